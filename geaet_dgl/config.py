@@ -1,0 +1,277 @@
+"""Configuration dataclasses: one field per quantity, no global config.
+
+A run is described by three dataclasses: :class:`ModelConfig` (the network),
+:class:`TrainConfig` (optimisation and schedule) and the dataset name held by a
+:class:`Preset`. Presets (``geaet_dgl.presets``) are values of these classes;
+YAML/JSON only serialise them.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, fields
+from typing import Any, Dict, List, Optional
+
+MPNN_CHOICES = ("gatedgcn", "gcn", "gin", "gine", "none")
+ATTENTION_CHOICES = ("transformer", "none")
+PE_CHOICES = ("none", "eslappe", "lappe", "rwse")
+NORM_CHOICES = ("batch", "layer")
+SCOPE_CHOICES = ("graph", "batch")
+HEAD_CHOICES = ("graph", "mlp_graph", "node")
+POOLING_CHOICES = ("mean", "sum", "max")
+ENCODER_CHOICES = ("linear", "embedding", "constant")
+ACTIVATION_CHOICES = ("relu", "gelu")
+LOSS_CHOICES = ("cross_entropy", "weighted_cross_entropy", "l1", "bce")
+METRIC_CHOICES = ("accuracy", "balanced_accuracy", "mae", "average_precision", "f1_macro")
+
+
+class ConfigError(ValueError):
+    """A configuration value is unknown, mistyped or impossible."""
+
+
+@dataclass
+class GEANetConfig:
+    """Graph external attention (GEANet) settings.
+
+    ``unit_size`` is S, the number of external memory slots per head; the
+    reference ties it to the per-head width, so ``unit_size * num_heads`` must
+    equal the hidden width.
+    """
+
+    num_heads: int = 4
+    unit_size: int = 10
+    node_unit: bool = True
+    edge_unit: bool = False
+    shared_unit: bool = False
+    scope: str = "graph"
+
+
+@dataclass
+class ModelConfig:
+    """The GEAET network: encoders, ``num_layers`` GEAET layers and a head."""
+
+    node_in_feats: int = 3
+    edge_in_feats: int = 1
+    out_feats: int = 10
+    node_encoder: str = "linear"
+    edge_encoder: str = "linear"
+    node_vocab_sizes: List[int] = field(default_factory=list)
+    edge_vocab_sizes: List[int] = field(default_factory=list)
+    pe: str = "eslappe"
+    pe_k: int = 8
+    pe_dim: int = 8
+    pe_layers: int = 2
+    pe_raw_norm: bool = False
+    hidden_dim: int = 40
+    num_layers: int = 5
+    mpnn: str = "gatedgcn"
+    attention: str = "transformer"
+    external: bool = True
+    num_heads: int = 4
+    geanet: GEANetConfig = field(default_factory=GEANetConfig)
+    local_dropout: float = 0.0
+    global_dropout: float = 0.0
+    external_dropout: float = 0.0
+    ffn_dropout: float = 0.0
+    attn_dropout: float = 0.0
+    norm: str = "batch"
+    use_ffn: bool = True
+    local_out_act: bool = False
+    activation: str = "relu"
+    head: str = "graph"
+    pooling: str = "mean"
+    head_layers: int = 2
+    head_dropout: float = 0.0
+    head_batchnorm: bool = False
+
+    def validate(self) -> "ModelConfig":
+        _check_choice("mpnn", self.mpnn, MPNN_CHOICES)
+        _check_choice("attention", self.attention, ATTENTION_CHOICES)
+        _check_choice("pe", self.pe, PE_CHOICES)
+        _check_choice("norm", self.norm, NORM_CHOICES)
+        _check_choice("geanet.scope", self.geanet.scope, SCOPE_CHOICES)
+        _check_choice("head", self.head, HEAD_CHOICES)
+        _check_choice("pooling", self.pooling, POOLING_CHOICES)
+        _check_choice("node_encoder", self.node_encoder, ENCODER_CHOICES)
+        _check_choice("edge_encoder", self.edge_encoder, ENCODER_CHOICES)
+        _check_choice("activation", self.activation, ACTIVATION_CHOICES)
+        if self.hidden_dim <= 0 or self.num_layers <= 0:
+            raise ConfigError("hidden_dim and num_layers must be positive; fix the preset or --set value")
+        if self.attention != "none" and self.hidden_dim % self.num_heads:
+            raise ConfigError(
+                f"num_heads={self.num_heads} does not divide hidden_dim={self.hidden_dim}; "
+                "choose a head count that divides the width"
+            )
+        if self.external and self.geanet.unit_size * self.geanet.num_heads != self.hidden_dim:
+            raise ConfigError(
+                f"geanet.unit_size * geanet.num_heads = {self.geanet.unit_size}*{self.geanet.num_heads} "
+                f"must equal hidden_dim={self.hidden_dim} (the reference's head layout); "
+                f"set geanet.unit_size={self.hidden_dim // max(self.geanet.num_heads, 1)}"
+            )
+        if self.mpnn == "none" and self.attention == "none" and not self.external:
+            raise ConfigError("a GEAET layer needs at least one branch: set mpnn, attention or external")
+        if self.pe in ("lappe", "rwse") and self.pe_dim >= self.hidden_dim:
+            raise ConfigError(f"pe_dim={self.pe_dim} must be smaller than hidden_dim={self.hidden_dim}")
+        if self.node_encoder == "embedding" and len(self.node_vocab_sizes) != self.node_in_feats:
+            raise ConfigError("node_encoder='embedding' needs one vocabulary size per node feature column")
+        if self.edge_encoder == "embedding" and len(self.edge_vocab_sizes) != self.edge_in_feats:
+            raise ConfigError("edge_encoder='embedding' needs one vocabulary size per edge feature column")
+        if self.head_layers < 1:
+            raise ConfigError("head_layers must be at least 1")
+        return self
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation: AdamW, cosine schedule with linear warm-up, clipping."""
+
+    batch_size: int = 16
+    lr: float = 1e-3
+    weight_decay: float = 1e-5
+    epochs: int = 150
+    warmup_epochs: int = 5
+    clip_grad_norm: Optional[float] = 1.0
+    loss: str = "cross_entropy"
+    metric: str = "accuracy"
+    seed: int = 0
+
+    def validate(self) -> "TrainConfig":
+        _check_choice("loss", self.loss, LOSS_CHOICES)
+        _check_choice("metric", self.metric, METRIC_CHOICES)
+        if self.batch_size <= 0 or self.epochs <= 0 or self.lr <= 0:
+            raise ConfigError("batch_size, epochs and lr must be positive")
+        if self.warmup_epochs < 0:
+            raise ConfigError("warmup_epochs must be >= 0")
+        return self
+
+
+@dataclass
+class Preset:
+    """A named configuration: one column of the paper's hyper-parameter table."""
+
+    name: str
+    dataset: str
+    model: ModelConfig
+    train: TrainConfig
+    paper_params: Optional[int] = None
+    note: str = ""
+
+
+def _check_choice(name: str, value: Any, choices) -> None:
+    if value not in choices:
+        raise ConfigError(f"{name}={value!r} is not one of {', '.join(map(str, choices))}")
+
+
+def to_dict(obj) -> Dict[str, Any]:
+    """Dataclass -> nested plain dict (JSON/YAML friendly)."""
+    return dataclasses.asdict(obj)
+
+
+def from_dict(cls, data: Dict[str, Any], where: str = ""):
+    """Nested dict -> dataclass, rejecting unknown keys and wrong types.
+
+    Raises :class:`ConfigError` naming the offending key and the valid ones.
+    """
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where or cls.__name__} must be a mapping, got {type(data).__name__}")
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ConfigError(
+            f"unknown key(s) {', '.join(where + k for k in unknown)}; valid keys: {', '.join(sorted(known))}"
+        )
+    kwargs = {}
+    defaults = cls() if _has_all_defaults(cls) else None
+    for key, value in data.items():
+        f = known[key]
+        default = getattr(defaults, key) if defaults is not None else None
+        if dataclasses.is_dataclass(default):
+            kwargs[key] = from_dict(type(default), value, where=f"{where}{key}.")
+        else:
+            kwargs[key] = _coerce(f"{where}{key}", value, default)
+    return cls(**kwargs)
+
+
+def _has_all_defaults(cls) -> bool:
+    return all(
+        f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING  # type: ignore[misc]
+        for f in fields(cls)
+    )
+
+
+def _coerce(name: str, value: Any, default: Any) -> Any:
+    """Check ``value`` against the type of ``default`` (ints may stand for floats)."""
+    if default is None or value is None:
+        return value
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise ConfigError(f"{name} must be true or false, got {value!r}")
+    if isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        raise ConfigError(f"{name} must be an integer, got {value!r}")
+    if isinstance(default, float):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise ConfigError(f"{name} must be a number, got {value!r}")
+    if isinstance(default, str):
+        if isinstance(value, str):
+            return value
+        raise ConfigError(f"{name} must be a string, got {value!r}")
+    return value
+
+
+def apply_overrides(preset: Preset, overrides: Dict[str, str]) -> Preset:
+    """Apply ``{"model.hidden_dim": "64", "train.lr": "5e-4"}`` style overrides.
+
+    Keys are dotted paths into the preset (``model.geanet.scope``); values are
+    strings parsed with the type of the field they replace.
+    """
+    data = {"model": to_dict(preset.model), "train": to_dict(preset.train)}
+    for path, raw in overrides.items():
+        parts = path.split(".")
+        if parts[0] not in data:
+            parts = ["model"] + parts if _is_model_key(parts[0]) else ["train"] + parts
+        node = data
+        for p in parts[:-1]:
+            if p not in node or not isinstance(node[p], dict):
+                raise ConfigError(f"unknown setting {path!r}; use keys like model.hidden_dim or train.lr")
+            node = node[p]
+        if parts[-1] not in node:
+            raise ConfigError(f"unknown setting {path!r}; valid keys here: {', '.join(sorted(node))}")
+        node[parts[-1]] = _parse_literal(raw)
+    model = from_dict(ModelConfig, data["model"], where="model.").validate()
+    train = from_dict(TrainConfig, data["train"], where="train.").validate()
+    return dataclasses.replace(preset, model=model, train=train)
+
+
+def _is_model_key(key: str) -> bool:
+    return key in {f.name for f in fields(ModelConfig)}
+
+
+def _parse_literal(raw: Any) -> Any:
+    if not isinstance(raw, str):
+        return raw
+    low = raw.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("null", "none_value"):
+        return None
+    for cast in (int, float):
+        try:
+            return cast(raw)
+        except ValueError:
+            continue
+    return raw

@@ -1,0 +1,66 @@
+"""Input encoders: raw node/edge features -> hidden width."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+from torch import nn
+
+
+class TypeEmbeddingEncoder(nn.Module):
+    """Sum of one embedding per integer feature column (OGB Atom/BondEncoder style).
+
+    Parameters
+    ----------
+    vocab_sizes : sizes of the vocabularies of the C columns.
+    out_feats : int
+
+    Input (M, C) int64, output (M, out_feats).
+    """
+
+    def __init__(self, vocab_sizes: Sequence[int], out_feats: int):
+        super().__init__()
+        self.embeddings = nn.ModuleList(nn.Embedding(size, out_feats) for size in vocab_sizes)
+        for emb in self.embeddings:
+            nn.init.xavier_uniform_(emb.weight)
+
+    def forward(self, types: torch.Tensor) -> torch.Tensor:
+        types = types.long().view(types.shape[0], -1)
+        out = 0
+        for column, emb in enumerate(self.embeddings):
+            out = out + emb(types[:, column])
+        return out
+
+
+class ConstantEncoder(nn.Module):
+    """One learned vector for every row (the reference's DummyEdge encoder)."""
+
+    def __init__(self, out_feats: int):
+        super().__init__()
+        self.encoder = nn.Embedding(1, out_feats)
+
+    def forward(self, feat: torch.Tensor) -> torch.Tensor:
+        return self.encoder(torch.zeros(feat.shape[0], dtype=torch.long, device=feat.device))
+
+
+class LinearEncoder(nn.Module):
+    """Affine map of float features: (M, in_feats) -> (M, out_feats)."""
+
+    def __init__(self, in_feats: int, out_feats: int):
+        super().__init__()
+        self.in_feats = in_feats
+        self.encoder = nn.Linear(in_feats, out_feats)
+
+    def forward(self, feat: torch.Tensor) -> torch.Tensor:
+        return self.encoder(feat.view(feat.shape[0], self.in_feats).float())
+
+
+def build_encoder(kind: str, in_feats: int, out_feats: int, vocab_sizes: Sequence[int] = ()) -> nn.Module:
+    """Encoder by name: 'linear', 'embedding' or 'constant'."""
+    if kind == "linear":
+        return LinearEncoder(in_feats, out_feats)
+    if kind == "embedding":
+        return TypeEmbeddingEncoder(vocab_sizes, out_feats)
+    if kind == "constant":
+        return ConstantEncoder(out_feats)
+    raise ValueError(f"encoder={kind!r} is not one of linear, embedding, constant")

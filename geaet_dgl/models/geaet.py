@@ -1,0 +1,116 @@
+"""The GEAET model: encoders -> L GEAET layers -> head."""
+from __future__ import annotations
+
+from typing import Optional
+
+import dgl
+import torch
+from torch import nn
+
+from ..config import ModelConfig
+from ..nn.batch_layout import BatchLayout
+from ..nn.geaet_layer import GEAETLayer
+from .encoders import build_encoder
+from .heads import GraphHead, NodeHead
+from .positional import EquivStableLapPEEncoder, LapPEDeepSetEncoder, RWSEEncoder
+
+
+class GEAET(nn.Module):
+    """Graph External Attention Enhanced Transformer on batched DGL graphs.
+
+    Reads ``graph.ndata['feat']`` (N, F_n), ``graph.edata['feat']`` (E, F_e) and,
+    depending on ``config.pe``, ``ndata['lap_pe']`` / ``ndata['lap_eigval']`` /
+    ``ndata['rwse']`` (N, k). Returns (B, out_feats) for graph heads and
+    (N, out_feats) for node heads.
+
+    Example
+    -------
+    >>> from geaet_dgl.presets import get_preset
+    >>> model = GEAET(get_preset('mnist').model)
+    >>> sum(p.numel() for p in model.parameters())
+    113155
+    """
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        config.validate()
+        self.config = config
+        d = config.hidden_dim
+        concat_pe = config.pe in ("lappe", "rwse")
+        node_width = d - config.pe_dim if concat_pe else d
+        self.node_encoder = build_encoder(config.node_encoder, config.node_in_feats, node_width,
+                                          config.node_vocab_sizes)
+        self.edge_encoder = build_encoder(config.edge_encoder, config.edge_in_feats, d, config.edge_vocab_sizes)
+        self.pe_encoder: Optional[nn.Module] = None
+        if config.pe == "eslappe":
+            self.pe_encoder = EquivStableLapPEEncoder(config.pe_k, d)
+        elif config.pe == "lappe":
+            self.pe_encoder = LapPEDeepSetEncoder(config.pe_k, config.pe_dim, config.pe_layers)
+        elif config.pe == "rwse":
+            self.pe_encoder = RWSEEncoder(config.pe_k, config.pe_dim, config.pe_raw_norm)
+
+        g = config.geanet
+        self.layers = nn.ModuleList(
+            GEAETLayer(
+                d, mpnn=config.mpnn, attention=config.attention, external=config.external,
+                num_heads=config.num_heads, geanet_heads=g.num_heads, geanet_unit_size=g.unit_size,
+                geanet_node_unit=g.node_unit, geanet_edge_unit=g.edge_unit, geanet_shared_unit=g.shared_unit,
+                geanet_scope=g.scope, local_dropout=config.local_dropout, global_dropout=config.global_dropout,
+                external_dropout=config.external_dropout, ffn_dropout=config.ffn_dropout,
+                attn_dropout=config.attn_dropout, norm=config.norm, use_ffn=config.use_ffn,
+                local_out_act=config.local_out_act, activation=config.activation,
+                equivstable_pe=config.pe == "eslappe",
+            )
+            for _ in range(config.num_layers)
+        )
+        if config.head == "node":
+            self.head = NodeHead(d, config.out_feats, config.head_layers, config.activation)
+        else:
+            mlp_graph = config.head == "mlp_graph"
+            self.head = GraphHead(d, config.out_feats, config.head_layers, config.pooling, config.activation,
+                                  config.head_dropout, dropout_first=mlp_graph)
+
+    @property
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def encode(self, graph: dgl.DGLGraph, layout: BatchLayout):
+        """Input features -> (N, d) nodes, (E, d) edges, and the (N, d) ESLapPE (or None)."""
+        cfg = self.config
+        h = self.node_encoder(graph.ndata["feat"])
+        edge_in = graph.edata["feat"] if "feat" in graph.edata else \
+            torch.zeros(graph.num_edges(), cfg.edge_in_feats, device=h.device)
+        e = self.edge_encoder(edge_in)
+        gate_pe = None
+        if cfg.pe == "eslappe":
+            gate_pe = self.pe_encoder(_require(graph, "lap_pe"))
+        elif cfg.pe == "lappe":
+            pe = self.pe_encoder(_require(graph, "lap_pe"), _require(graph, "lap_eigval"), layout)
+            h = torch.cat([h, pe], dim=-1)
+        elif cfg.pe == "rwse":
+            h = torch.cat([h, self.pe_encoder(_require(graph, "rwse"))], dim=-1)
+        return h, e, gate_pe
+
+    def forward(self, graph: dgl.DGLGraph, layout: Optional[BatchLayout] = None) -> torch.Tensor:
+        """Batched graph -> (B, out_feats) graph predictions or (N, out_feats) node predictions."""
+        if graph.num_nodes() == 0:
+            raise ValueError("the batch has no nodes; drop empty graphs from the dataset")
+        layout = layout if layout is not None else BatchLayout.from_graph(graph)
+        h, e, gate_pe = self.encode(graph, layout)
+        for layer in self.layers:
+            h, e = layer(graph, h, e, gate_pe, layout)
+        return self.head(h, layout)
+
+
+def _require(graph: dgl.DGLGraph, key: str) -> torch.Tensor:
+    if key not in graph.ndata:
+        raise ValueError(
+            f"the model's positional encoding needs graph.ndata[{key!r}]; load the dataset with that "
+            "encoding (geaet_dgl.data) or set model.pe=none"
+        )
+    return graph.ndata[key]
+
+
+def build_model(config: ModelConfig) -> GEAET:
+    """Build a :class:`GEAET` from its configuration."""
+    return GEAET(config)

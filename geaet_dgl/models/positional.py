@@ -1,0 +1,81 @@
+"""Positional-encoding encoders (the encodings themselves are precomputed on the graphs).
+
+Graphs carry ``ndata['lap_pe']`` (N, k) Laplacian eigenvectors,
+``ndata['lap_eigval']`` (N, k) their eigenvalues and ``ndata['rwse']`` (N, k)
+random-walk landing probabilities; see ``geaet_dgl.data.positional_encoding``.
+Frequencies past a graph's node count are padding.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..nn.batch_layout import BatchLayout
+
+
+class EquivStableLapPEEncoder(nn.Module):
+    """Linear map of the eigenvectors, (N, k) -> (N, d), used by the GatedGCN gate."""
+
+    def __init__(self, k: int, out_feats: int):
+        super().__init__()
+        self.linear_encoder_eigenvec = nn.Linear(k, out_feats)
+
+    def forward(self, eigvecs: torch.Tensor) -> torch.Tensor:
+        return self.linear_encoder_eigenvec(torch.nan_to_num(eigvecs, nan=0.0))
+
+
+class LapPEDeepSetEncoder(nn.Module):
+    """LapPE with a DeepSet over frequencies (GraphGPS ``LapPENodeEncoder``, DeepSet model).
+
+    For each node, each frequency j gives the pair (v_j, lambda_j); a shared MLP
+    maps it to ``pe_dim`` and the results are summed over the real frequencies.
+    During training the eigenvector signs are flipped at random (one sign per
+    frequency for the whole batch), as in the reference.
+
+    Parameters
+    ----------
+    k : number of frequencies.
+    pe_dim : output width.
+    num_layers : MLP depth (>= 1).
+    """
+
+    def __init__(self, k: int, pe_dim: int, num_layers: int = 2):
+        super().__init__()
+        self.k = k
+        if num_layers == 1:
+            self.linear_A = nn.Linear(2, pe_dim)
+            layers = [nn.ReLU()]
+        else:
+            self.linear_A = nn.Linear(2, 2 * pe_dim)
+            layers = [nn.ReLU()]
+            for _ in range(num_layers - 2):
+                layers += [nn.Linear(2 * pe_dim, 2 * pe_dim), nn.ReLU()]
+            layers += [nn.Linear(2 * pe_dim, pe_dim), nn.ReLU()]
+        self.pe_encoder = nn.Sequential(*layers)
+
+    def forward(self, eigvecs: torch.Tensor, eigvals: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
+        """(N, k), (N, k) -> (N, pe_dim)."""
+        if self.training:
+            signs = torch.where(torch.rand(self.k, device=eigvecs.device) >= 0.5, 1.0, -1.0)
+            eigvecs = eigvecs * signs
+        padded = torch.arange(self.k, device=eigvecs.device)[None, :] >= \
+            layout.num_nodes_per_graph[layout.node_graph_id][:, None]
+        padded = padded | torch.isnan(eigvecs) | torch.isnan(eigvals)
+        pairs = torch.stack([eigvecs, eigvals], dim=-1).masked_fill(padded[..., None], 0.0)  # (N, k, 2)
+        encoded = self.pe_encoder(self.linear_A(pairs)).masked_fill(padded[..., None], 0.0)
+        return encoded.sum(dim=1)
+
+
+class RWSEEncoder(nn.Module):
+    """Random-walk structural encoding: optional BatchNorm over the k probabilities, then Linear."""
+
+    def __init__(self, k: int, pe_dim: int, raw_norm: bool = True):
+        super().__init__()
+        self.raw_norm = nn.BatchNorm1d(k) if raw_norm else None
+        self.pe_encoder = nn.Linear(k, pe_dim)
+
+    def forward(self, rwse: torch.Tensor) -> torch.Tensor:
+        """(N, k) -> (N, pe_dim)."""
+        if self.raw_norm is not None:
+            rwse = self.raw_norm(rwse)
+        return self.pe_encoder(rwse)

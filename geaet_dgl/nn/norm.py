@@ -1,0 +1,63 @@
+"""Normalisation layers used around every branch of the GEAET layer."""
+from __future__ import annotations
+
+from typing import Optional
+
+import dgl
+import torch
+from torch import nn
+
+from .batch_layout import BatchLayout
+
+NORMS = ("batch", "layer")
+
+
+class GraphLayerNorm(nn.Module):
+    """Layer normalisation over all nodes and channels of each graph.
+
+    This is PyG's ``torch_geometric.nn.norm.LayerNorm`` in its default
+    ``mode='graph'``, which the reference uses: for graph :math:`G` with
+    :math:`n_G` nodes, mean and variance run over the :math:`n_G \\times d`
+    entries, then a per-channel affine map is applied.
+
+    Parameters
+    ----------
+    hidden_dim : int
+    eps : float
+    """
+
+    def __init__(self, hidden_dim: int, eps: float = 1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(hidden_dim))
+        self.bias = nn.Parameter(torch.zeros(hidden_dim))
+
+    def reset_parameters(self) -> None:
+        nn.init.ones_(self.weight)
+        nn.init.zeros_(self.bias)
+
+    def forward(self, x: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
+        """(N, d) -> (N, d)."""
+        seglen = layout.num_nodes_per_graph
+        count = (seglen.clamp(min=1) * x.shape[-1]).to(x.dtype).unsqueeze(-1)
+        mean = dgl.ops.segment_reduce(seglen, x, "sum").sum(-1, keepdim=True) / count
+        centred = x - mean[layout.node_graph_id]
+        var = dgl.ops.segment_reduce(seglen, centred * centred, "sum").sum(-1, keepdim=True) / count
+        out = centred / (var + self.eps).sqrt()[layout.node_graph_id]
+        return out * self.weight + self.bias
+
+
+class BranchNorm(nn.Module):
+    """BatchNorm1d over the nodes of the batch, or :class:`GraphLayerNorm`."""
+
+    def __init__(self, kind: str, hidden_dim: int):
+        super().__init__()
+        if kind not in NORMS:
+            raise ValueError(f"norm={kind!r} is not one of {', '.join(NORMS)}")
+        self.kind = kind
+        self.norm = nn.BatchNorm1d(hidden_dim) if kind == "batch" else GraphLayerNorm(hidden_dim)
+
+    def forward(self, x: torch.Tensor, layout: Optional[BatchLayout]) -> torch.Tensor:
+        if self.kind == "batch":
+            return self.norm(x)
+        return self.norm(x, layout)
