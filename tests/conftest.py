@@ -1,0 +1,50 @@
+"""Shared graph cases: one graph, a batch of unequal sizes, isolated nodes, no edges, self-loops."""
+import os
+
+os.environ.setdefault("DGLBACKEND", "pytorch")
+
+import dgl  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+
+def random_graph(num_nodes: int, num_edges: int, seed: int, self_loops: bool = False) -> dgl.DGLGraph:
+    gen = torch.Generator().manual_seed(seed)
+    src = torch.randint(0, num_nodes, (num_edges,), generator=gen)
+    dst = torch.randint(0, num_nodes, (num_edges,), generator=gen)
+    if not self_loops:
+        keep = src != dst
+        src, dst = src[keep], dst[keep]
+    return dgl.graph((src, dst), num_nodes=num_nodes)
+
+
+def graph_cases():
+    """Name -> list of graphs (a batch is built from the list)."""
+    return {
+        "single": [random_graph(7, 20, 0)],
+        "unequal_batch": [random_graph(7, 20, 1), random_graph(3, 5, 2), random_graph(11, 40, 3)],
+        "isolated_nodes": [dgl.graph(([0, 1], [1, 0]), num_nodes=5), random_graph(4, 8, 4)],
+        "no_edges": [dgl.graph(([], []), num_nodes=4), random_graph(5, 9, 5)],
+        "self_loops": [random_graph(6, 18, 6, self_loops=True)],
+        "single_node": [dgl.graph(([], []), num_nodes=1), random_graph(4, 6, 7)],
+    }
+
+
+@pytest.fixture(params=sorted(graph_cases()))
+def graph_case(request):
+    return request.param, graph_cases()[request.param]
+
+
+def with_features(graphs, dim: int, seed: int = 0, pe_k: int = 8):
+    """Attach random node/edge features of width ``dim`` and an (N, pe_k) 'lap_pe'."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for g in graphs:
+        g = g.clone()
+        g.ndata["h"] = torch.randn(g.num_nodes(), dim, generator=gen)
+        g.edata["h"] = torch.randn(g.num_edges(), dim, generator=gen)
+        g.ndata["feat"] = torch.rand(g.num_nodes(), 3, generator=gen)
+        g.edata["feat"] = torch.rand(g.num_edges(), 1, generator=gen)
+        g.ndata["lap_pe"] = torch.randn(g.num_nodes(), pe_k, generator=gen)
+        out.append(g)
+    return out
