@@ -64,11 +64,11 @@ class GEAET(nn.Module):
             for _ in range(config.num_layers)
         )
         if config.head == "node":
-            self.head = NodeHead(d, config.out_feats, config.head_layers, config.activation)
+            self.head = NodeHead(d, config.out_feats, config.head_layers)
         else:
-            mlp_graph = config.head == "mlp_graph"
-            self.head = GraphHead(d, config.out_feats, config.head_layers, config.pooling, config.activation,
-                                  config.head_dropout, dropout_first=mlp_graph)
+            style = "dropout_mlp" if config.head == "mlp_graph" else "graphgym"
+            self.head = GraphHead(d, config.out_feats, config.head_layers, config.pooling, style,
+                                  config.activation, config.head_dropout)
 
     @property
     def num_parameters(self) -> int:

@@ -1,8 +1,14 @@
-"""Prediction heads: graph-level (pool then MLP) and node-level (MLP per node)."""
+"""Prediction heads: graph-level (pool then MLP) and node-level (MLP per node).
+
+The three heads of the reference: graphgym ``default`` (:class:`GraphHead`, style
+'graphgym'), GraphGPS ``mlp_graph`` (:class:`GraphHead`, style 'dropout_mlp') and
+``inductive_node`` (:class:`NodeHead`).
+"""
 from __future__ import annotations
 
 import dgl
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ..nn.activation import make_activation
@@ -11,22 +17,33 @@ from ..nn.batch_layout import BatchLayout
 POOLINGS = ("mean", "sum", "max")
 
 
-def mlp(in_feats: int, out_feats: int, num_layers: int, activation: str, dropout: float = 0.0,
-        dropout_first: bool = False) -> nn.Sequential:
-    """``num_layers - 1`` hidden blocks of width ``in_feats`` then a final Linear.
+class PostMPMLP(nn.Module):
+    """graphgym's post-message-passing MLP, as the reference's ``default`` and
+    ``inductive_node`` heads build it.
 
-    With ``dropout_first`` every block is Dropout -> Linear -> act and the final
-    Linear is preceded by Dropout (GraphGPS ``mlp_graph``); otherwise the blocks
-    are Linear -> act (graphgym's post-MP MLP).
+    ``num_layers - 1`` hidden blocks Linear(d, d) -> ReLU -> row-wise L2
+    normalisation, then Linear(d, out_feats). graphgym builds the hidden blocks
+    from a fresh ``LayerConfig``, so they always use ReLU, no dropout and no
+    BatchNorm, and L2-normalise their output, whatever the model's settings.
     """
+
+    def __init__(self, in_feats: int, out_feats: int, num_layers: int):
+        super().__init__()
+        self.hidden = nn.ModuleList(nn.Linear(in_feats, in_feats) for _ in range(num_layers - 1))
+        self.final = nn.Linear(in_feats, out_feats)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for linear in self.hidden:
+            x = F.normalize(F.relu(linear(x)), p=2.0, dim=-1)
+        return self.final(x)
+
+
+def dropout_mlp(in_feats: int, out_feats: int, num_layers: int, activation: str, dropout: float) -> nn.Sequential:
+    """GraphGPS ``mlp_graph``: (Dropout -> Linear(d, d) -> act) x (L-1), then Dropout -> Linear(d, out)."""
     layers = []
     for _ in range(num_layers - 1):
-        if dropout_first:
-            layers.append(nn.Dropout(dropout))
-        layers += [nn.Linear(in_feats, in_feats), make_activation(activation)]
-    if dropout_first:
-        layers.append(nn.Dropout(dropout))
-    layers.append(nn.Linear(in_feats, out_feats))
+        layers += [nn.Dropout(dropout), nn.Linear(in_feats, in_feats), make_activation(activation)]
+    layers += [nn.Dropout(dropout), nn.Linear(in_feats, out_feats)]
     return nn.Sequential(*layers)
 
 
@@ -41,12 +58,15 @@ class GraphHead(nn.Module):
     """Pool the nodes of each graph, then an MLP: (N, d) -> (B, out_feats)."""
 
     def __init__(self, hidden_dim: int, out_feats: int, num_layers: int = 2, pooling: str = "mean",
-                 activation: str = "relu", dropout: float = 0.0, dropout_first: bool = False):
+                 style: str = "graphgym", activation: str = "relu", dropout: float = 0.0):
         super().__init__()
         if pooling not in POOLINGS:
             raise ValueError(f"pooling={pooling!r} is not one of {', '.join(POOLINGS)}")
+        if style not in ("graphgym", "dropout_mlp"):
+            raise ValueError(f"style={style!r} is not one of graphgym, dropout_mlp")
         self.pooling = pooling
-        self.layer_post_mp = mlp(hidden_dim, out_feats, num_layers, activation, dropout, dropout_first)
+        self.layer_post_mp = (PostMPMLP(hidden_dim, out_feats, num_layers) if style == "graphgym"
+                              else dropout_mlp(hidden_dim, out_feats, num_layers, activation, dropout))
 
     def forward(self, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
         return self.layer_post_mp(pool_nodes(self.pooling, node_feat, layout))
@@ -55,9 +75,9 @@ class GraphHead(nn.Module):
 class NodeHead(nn.Module):
     """An MLP on every node: (N, d) -> (N, out_feats)."""
 
-    def __init__(self, hidden_dim: int, out_feats: int, num_layers: int = 2, activation: str = "relu"):
+    def __init__(self, hidden_dim: int, out_feats: int, num_layers: int = 2):
         super().__init__()
-        self.layer_post_mp = mlp(hidden_dim, out_feats, num_layers, activation)
+        self.layer_post_mp = PostMPMLP(hidden_dim, out_feats, num_layers)
 
     def forward(self, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
         return self.layer_post_mp(node_feat)

@@ -1,0 +1,1 @@
+"""Throughput benchmarks and the side-by-side comparison with the PyG reference."""

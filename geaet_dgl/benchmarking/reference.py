@@ -1,0 +1,113 @@
+"""Bridge to the PyG reference (icm1018/GEAET) for parity checks and side-by-side timing.
+
+Nothing of the reference is copied here: its modules are imported at run time
+from a checkout the user names (``REF_DIR``), with torch_geometric, yacs,
+torch-scatter, ogb, torchmetrics and performer-pytorch installed in the same
+environment (see the README, "Comparing with the PyG reference").
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Dict, List, Tuple
+
+import dgl
+import torch
+
+#: our preset -> (the reference's config file, its cfg.share.dim_in, cfg.share.dim_out)
+REFERENCE_CONFIGS = {
+    "mnist": ("configs/GEAET/mnist.yaml", 3, 10),
+    "cifar10": ("configs/GEAET/CIFAR10.yaml", 5, 10),
+}
+
+
+class ReferenceUnavailable(RuntimeError):
+    """The reference checkout or its dependencies cannot be imported."""
+
+
+def load_reference_model(ref_dir: str, preset: str, seed: int = 0) -> torch.nn.Module:
+    """Build the reference's GEAET network for ``preset`` from its own config file.
+
+    Returns the registered ``GEAET`` ``nn.Module`` (graphgym's ``model.model``),
+    whose forward takes a PyG ``Batch`` and returns ``(pred, label)``.
+    """
+    if preset not in REFERENCE_CONFIGS:
+        raise ReferenceUnavailable(
+            f"no reference mapping for preset {preset!r}; available: {', '.join(REFERENCE_CONFIGS)}"
+        )
+    ref_dir = os.path.abspath(ref_dir)
+    config_file, dim_in, dim_out = REFERENCE_CONFIGS[preset]
+    if not os.path.isfile(os.path.join(ref_dir, config_file)):
+        raise ReferenceUnavailable(f"{ref_dir} is not a checkout of icm1018/GEAET ({config_file} missing)")
+    sys.modules.setdefault("outdated", None)  # ogb's update check can hang the import
+    if ref_dir not in sys.path:
+        sys.path.insert(0, ref_dir)
+    try:
+        import importlib
+
+        importlib.import_module("GEAET")  # registers the reference's modules
+        graphgym_config = importlib.import_module("torch_geometric.graphgym.config")
+        model_builder = importlib.import_module("torch_geometric.graphgym.model_builder")
+    except ImportError as exc:
+        raise ReferenceUnavailable(
+            f"cannot import the reference from {ref_dir} ({exc}); install torch_geometric==2.5.3, yacs, ogb, "
+            "torchmetrics, performer-pytorch and torch-scatter in this environment (README)"
+        ) from exc
+    cfg = graphgym_config.cfg
+    graphgym_config.set_cfg(cfg)
+    cfg.merge_from_file(os.path.join(ref_dir, config_file))
+    graphgym_config.assert_cfg(cfg)
+    cfg.share.dim_in, cfg.share.dim_out = dim_in, dim_out
+    cfg.accelerator = cfg.device = "cpu"
+    torch.manual_seed(seed)
+    return model_builder.create_model(to_device=False, dim_in=dim_in, dim_out=dim_out).model
+
+
+_KEY_RULES: List[Tuple[str, str]] = [
+    (r"^encoder\.node_encoder\.encoder1\.", "node_encoder."),
+    (r"^encoder\.node_encoder\.encoder2\.", "pe_encoder."),
+    (r"^encoder\.edge_encoder\.", "edge_encoder."),
+    (r"^(layers\.\d+)\.(norm1_local|norm1_global|norm1_external|norm2)\.", r"\1.\2.norm."),
+    (r"^post_mp\.layer_post_mp\.model\.0\.Layer_(\d+)\.layer\.model\.", r"head.layer_post_mp.hidden.\1."),
+    (r"^post_mp\.layer_post_mp\.model\.1\.model\.", "head.layer_post_mp.final."),
+]
+
+
+def reference_to_ours(ref_state: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+    """Rename the reference's state-dict keys to ours (same tensors, same layout)."""
+    out = {}
+    for key, value in ref_state.items():
+        new = key
+        for pattern, repl in _KEY_RULES:
+            if re.match(pattern, new):
+                new = re.sub(pattern, repl, new)
+                break
+        out[new] = value
+    return out
+
+
+def to_pyg_batch(graph: dgl.DGLGraph, labels: torch.Tensor):
+    """A batched DGL graph with MNIST-style features -> the equivalent PyG ``Batch``."""
+    from torch_geometric.data import Batch, Data  # imported here: only this harness needs PyG
+
+    items = []
+    for i, g in enumerate(dgl.unbatch(graph)):
+        src, dst = g.edges()
+        data = Data(x=g.ndata["feat"], edge_index=torch.stack([src, dst]), edge_attr=g.edata["feat"],
+                    y=labels[i:i + 1], EigVecs=g.ndata["lap_pe"],
+                    EigVals=g.ndata.get("lap_eigval", torch.zeros_like(g.ndata["lap_pe"])).unsqueeze(-1))
+        items.append(data)
+    return Batch.from_data_list(items)
+
+
+def zero_dropout(model: torch.nn.Module) -> None:
+    """Set every dropout probability in ``model`` to 0 (ours and the reference's)."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+        if isinstance(module, torch.nn.MultiheadAttention):
+            module.dropout = 0.0
+        for attr in ("dropout", "attn_dropout"):
+            if isinstance(getattr(module, attr, None), float):
+                setattr(module, attr, 0.0)

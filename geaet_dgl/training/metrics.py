@@ -1,0 +1,225 @@
+"""Evaluation metrics of the GEAET benchmarks, computed over a whole split.
+
+Each metric is a plain function of two tensors and returns a Python float.
+Classification metrics read predicted labels (see :func:`predicted_labels`),
+the others read the raw model output. The definitions follow the reference
+(GraphGPS' ``CustomLogger``): sklearn's accuracy and macro F1, Benchmarking
+GNNs' ``accuracy_SBM`` and OGB's ``eval_ap``.
+
+Example
+-------
+>>> import torch
+>>> accuracy(torch.tensor([0, 1, 1]), torch.tensor([0, 1, 0]))
+0.6666666666666666
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional
+
+import torch
+
+
+def predicted_labels(output: torch.Tensor) -> torch.Tensor:
+    """Model output -> (N,) int64 class labels.
+
+    (N, C) logits with C > 1 give ``argmax``; a single logit per item, shape
+    (N,) or (N, 1), gives ``sigmoid(logit) > 0.5`` (graphgym's threshold).
+    """
+    if output.ndim == 2 and output.shape[1] > 1:
+        return output.argmax(dim=-1)
+    return (torch.sigmoid(output.reshape(-1)) > 0.5).long()
+
+
+def accuracy(pred: torch.Tensor, target: torch.Tensor) -> float:
+    """Fraction of correct labels: ``mean(pred == target)``; (N,), (N,) -> float."""
+    _check_same_length(pred, target)
+    return (pred.reshape(-1) == target.reshape(-1)).double().mean().item()
+
+
+def balanced_accuracy(pred: torch.Tensor, target: torch.Tensor) -> float:
+    """Class-averaged recall, Benchmarking GNNs' ``accuracy_SBM`` (PATTERN, CLUSTER).
+
+    .. math:: \\frac{1}{K} \\sum_{c=0}^{K-1} \\frac{|\\{i : p_i = c = t_i\\}|}{|\\{i : t_i = c\\}|}
+
+    K is the number of distinct labels in ``target`` and ``pred`` together; a
+    class that only occurs among the predictions scores 0 but still counts in
+    K (as the benchmark's confusion-matrix code does). This equals the
+    benchmark's value whenever those labels are 0..K-1.
+
+    Parameters
+    ----------
+    pred, target : (N,) int64
+    """
+    _check_same_length(pred, target)
+    pred, target = pred.reshape(-1), target.reshape(-1)
+    classes = torch.unique(torch.cat([pred, target]))
+    num_classes = classes.numel()
+    total = torch.bincount(target, minlength=num_classes)[:num_classes].double()
+    hits = torch.bincount(target[pred == target], minlength=num_classes)[:num_classes].double()
+    recall = torch.where(total > 0, hits / total.clamp(min=1), torch.zeros_like(total))
+    return (recall.sum() / num_classes).item()
+
+
+def mae(pred: torch.Tensor, target: torch.Tensor) -> float:
+    """Mean absolute error over every entry: (N, T) or (N,), same shape -> float."""
+    if pred.numel() != target.numel():
+        raise ValueError(f"mae needs outputs and targets of the same size, got {tuple(pred.shape)} "
+                         f"and {tuple(target.shape)}")
+    return (pred.reshape(-1).double() - target.reshape(-1).double()).abs().mean().item()
+
+
+def average_precision(scores: torch.Tensor, target: torch.Tensor) -> float:
+    """Multi-label average precision, OGB's ``eval_ap`` (Peptides-Func).
+
+    Per label column with at least one positive and one negative, NaN targets
+    left out: :math:`AP = \\sum_k (R_k - R_{k-1}) P_k` over the distinct score
+    thresholds in decreasing order (sklearn's ``average_precision_score``);
+    then the mean over those columns.
+
+    Parameters
+    ----------
+    scores : (N, T) float, any monotone score (logits or probabilities)
+    target : (N, T) float in {0, 1}, NaN where unlabelled
+    """
+    scores, target = _as_columns(scores), _as_columns(target)
+    if scores.shape != target.shape:
+        raise ValueError(f"average_precision needs scores and targets of one shape, got "
+                         f"{tuple(scores.shape)} and {tuple(target.shape)}")
+    per_label = []
+    for col in range(target.shape[1]):
+        labelled = ~torch.isnan(target[:, col])
+        y, s = target[labelled, col], scores[labelled, col]
+        if (y == 1).any() and (y == 0).any():
+            per_label.append(_binary_average_precision(s.double(), y.double()))
+    if not per_label:
+        raise ValueError("average_precision needs a label column with both positives and negatives")
+    return sum(per_label) / len(per_label)
+
+
+def f1_macro(pred: torch.Tensor, target: torch.Tensor) -> float:
+    """Macro F1, sklearn's ``f1_score(average='macro', zero_division=0)`` (PascalVOC-SP, COCO-SP).
+
+    The mean over the labels present in ``target`` or ``pred`` of
+    :math:`F1_c = 2 TP_c / (2 TP_c + FP_c + FN_c)`; a label absent from the
+    targets has F1 = 0, a label absent from both is left out.
+
+    Parameters
+    ----------
+    pred, target : (N,) int64
+    """
+    _check_same_length(pred, target)
+    pred, target = pred.reshape(-1), target.reshape(-1)
+    classes = torch.unique(torch.cat([pred, target]))
+    size = int(classes.max()) + 1
+    tp = torch.bincount(target[pred == target], minlength=size).double()
+    predicted = torch.bincount(pred, minlength=size).double()
+    actual = torch.bincount(target, minlength=size).double()
+    f1 = 2 * tp / (predicted + actual).clamp(min=1)  # 2TP + FP + FN = predicted + actual
+    return f1[classes].mean().item()
+
+
+def _binary_average_precision(scores: torch.Tensor, target: torch.Tensor) -> float:
+    """(M,) float64 scores, (M,) {0, 1} targets with at least one positive -> AP."""
+    order = torch.argsort(scores, descending=True, stable=True)
+    scores, target = scores[order], target[order]
+    # The last index of each run of equal scores: one point of the PR curve per threshold.
+    last_of_run = torch.nonzero(torch.diff(scores, append=scores.new_tensor([float("nan")])) != 0).squeeze(1)
+    tps = torch.cumsum(target, 0)[last_of_run]
+    precision = tps / (last_of_run + 1).double()
+    recall = tps / tps[-1]
+    recall_step = torch.diff(recall, prepend=recall.new_zeros(1))
+    return (recall_step * precision).sum().item()
+
+
+def _as_columns(x: torch.Tensor) -> torch.Tensor:
+    return x.reshape(-1, 1) if x.ndim == 1 else x
+
+
+def _check_same_length(pred: torch.Tensor, target: torch.Tensor) -> None:
+    if pred.numel() != target.numel():
+        raise ValueError(f"got {pred.numel()} predictions for {target.numel()} targets")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric: its function, whether larger is better, and what it reads.
+
+    ``reads`` is ``"labels"`` (the function gets :func:`predicted_labels` of
+    the output) or ``"scores"`` (it gets the raw output).
+    """
+
+    name: str
+    fn: Callable[[torch.Tensor, torch.Tensor], float]
+    higher_is_better: bool
+    reads: str
+
+
+METRICS: Dict[str, MetricSpec] = {
+    "accuracy": MetricSpec("accuracy", accuracy, True, "labels"),
+    "balanced_accuracy": MetricSpec("balanced_accuracy", balanced_accuracy, True, "labels"),
+    "mae": MetricSpec("mae", mae, False, "scores"),
+    "average_precision": MetricSpec("average_precision", average_precision, True, "scores"),
+    "f1_macro": MetricSpec("f1_macro", f1_macro, True, "labels"),
+}
+
+
+def get_metric(name: str) -> MetricSpec:
+    if name not in METRICS:
+        raise ValueError(f"metric={name!r} is not one of {', '.join(METRICS)}")
+    return METRICS[name]
+
+
+def is_improvement(metric: str, new: float, best: Optional[float]) -> bool:
+    """True if ``new`` is strictly better than ``best`` (ties keep the earlier epoch)."""
+    if best is None:
+        return True
+    return new > best if get_metric(metric).higher_is_better else new < best
+
+
+class MetricAccumulator:
+    """Collects one pass over a split: the loss and what the metric reads.
+
+    The loss is averaged with one weight per target row (graphs for graph
+    tasks, nodes for node tasks), as the reference's logger does. Only what
+    the metric needs is kept (labels, not logits, for classification), so the
+    state stays small enough to sit in a mid-epoch checkpoint.
+    """
+
+    def __init__(self, metric: str):
+        self.spec = get_metric(metric)
+        self.loss_sum = 0.0
+        self.count = 0
+        self.num_graphs = 0
+        self._outputs: List[torch.Tensor] = []
+        self._targets: List[torch.Tensor] = []
+
+    def update(self, output: torch.Tensor, target: torch.Tensor, loss: float, num_graphs: int) -> None:
+        """Add one batch: model output (B or N, C), targets, its mean loss."""
+        output, target = output.detach().cpu(), target.detach().cpu()
+        self._outputs.append(predicted_labels(output) if self.spec.reads == "labels" else output)
+        self._targets.append(target)
+        self.loss_sum += loss * target.shape[0]
+        self.count += target.shape[0]
+        self.num_graphs += num_graphs
+
+    def compute(self) -> Dict[str, float]:
+        """-> {"loss": mean loss, "metric": the metric over everything added}."""
+        if not self.count:
+            raise ValueError("no batch was added; the split is empty")
+        value = self.spec.fn(torch.cat(self._outputs), torch.cat(self._targets))
+        return {"loss": self.loss_sum / self.count, "metric": value}
+
+    def state_dict(self) -> dict:
+        return {
+            "metric": self.spec.name, "loss_sum": self.loss_sum, "count": self.count,
+            "num_graphs": self.num_graphs,
+            "outputs": torch.cat(self._outputs) if self._outputs else None,
+            "targets": torch.cat(self._targets) if self._targets else None,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        self.spec = get_metric(state["metric"])
+        self.loss_sum, self.count, self.num_graphs = state["loss_sum"], state["count"], state["num_graphs"]
+        self._outputs = [state["outputs"]] if state["outputs"] is not None else []
+        self._targets = [state["targets"]] if state["targets"] is not None else []
