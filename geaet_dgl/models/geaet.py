@@ -9,6 +9,7 @@ from torch import nn
 
 from ..config import ModelConfig
 from ..nn.batch_layout import BatchLayout
+from ..nn.gated_gcn import pe_square_distance
 from ..nn.geaet_layer import GEAETLayer
 from .encoders import build_encoder
 from .heads import GraphHead, NodeHead
@@ -75,30 +76,33 @@ class GEAET(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def encode(self, graph: dgl.DGLGraph, layout: BatchLayout):
-        """Input features -> (N, d) nodes, (E, d) edges, and the (N, d) ESLapPE (or None)."""
+        """Input features -> (N, d) nodes, (E, d) edges and the (E, 1) ESLapPE distances (or None)."""
         cfg = self.config
         h = self.node_encoder(graph.ndata["feat"])
         edge_in = graph.edata["feat"] if "feat" in graph.edata else \
             torch.zeros(graph.num_edges(), cfg.edge_in_feats, device=h.device)
         e = self.edge_encoder(edge_in)
-        gate_pe = None
+        pe_dist = None
         if cfg.pe == "eslappe":
-            gate_pe = self.pe_encoder(_require(graph, "lap_pe"))
+            # The gate reads only ||p_i - p_j||^2, identical in every layer: computed once here.
+            pe_dist = pe_square_distance(graph, self.pe_encoder(_require(graph, "lap_pe")))
         elif cfg.pe == "lappe":
             pe = self.pe_encoder(_require(graph, "lap_pe"), _require(graph, "lap_eigval"), layout)
             h = torch.cat([h, pe], dim=-1)
         elif cfg.pe == "rwse":
             h = torch.cat([h, self.pe_encoder(_require(graph, "rwse"))], dim=-1)
-        return h, e, gate_pe
+        return h, e, pe_dist
 
     def forward(self, graph: dgl.DGLGraph, layout: Optional[BatchLayout] = None) -> torch.Tensor:
         """Batched graph -> (B, out_feats) graph predictions or (N, out_feats) node predictions."""
         if graph.num_nodes() == 0:
             raise ValueError("the batch has no nodes; drop empty graphs from the dataset")
         layout = layout if layout is not None else BatchLayout.from_graph(graph)
-        h, e, gate_pe = self.encode(graph, layout)
-        for layer in self.layers:
-            h, e = layer(graph, h, e, gate_pe, layout)
+        h, e, pe_dist = self.encode(graph, layout)
+        last = len(self.layers) - 1
+        for i, layer in enumerate(self.layers):
+            # The last layer's edge output feeds nothing: skip computing it.
+            h, e = layer(graph, h, e, pe_dist, layout, edge_output=i < last)
         return self.head(h, layout)
 
 

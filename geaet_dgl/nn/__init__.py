@@ -1,7 +1,7 @@
 """Layers: one per file (GEANet, the local MPNNs, self-attention, the GEAET layer)."""
 from .batch_layout import BatchLayout
 from .external_attention import GEANet, double_normalize
-from .gated_gcn import GatedGCNLayer
+from .gated_gcn import GatedGCNLayer, pe_square_distance
 from .gcn import GCNLayer
 from .geaet_layer import GEAETLayer, build_mpnn
 from .gin import GINELayer, GINLayer
@@ -9,6 +9,6 @@ from .norm import BranchNorm, GraphLayerNorm
 from .self_attention import GraphSelfAttention
 
 __all__ = [
-    "BatchLayout", "GEANet", "double_normalize", "GatedGCNLayer", "GCNLayer", "GEAETLayer", "build_mpnn",
+    "BatchLayout", "GEANet", "double_normalize", "GatedGCNLayer", "pe_square_distance", "GCNLayer", "GEAETLayer", "build_mpnn",
     "GINELayer", "GINLayer", "BranchNorm", "GraphLayerNorm", "GraphSelfAttention",
 ]

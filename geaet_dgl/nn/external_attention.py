@@ -137,7 +137,7 @@ class GEANet(nn.Module):
         Returns
         -------
         (N, d) node output and (E, d) edge output (``edge_feat`` itself when
-        the edge unit is off).
+        the edge unit is off or ``edge_feat`` is None).
         """
         num_nodes, dim = node_feat.shape
         if dim != self.hidden_dim:
@@ -159,9 +159,7 @@ class GEANet(nn.Module):
             node_out = self.node_U2(attn).reshape(num_nodes, dim)
 
         edge_out = edge_feat
-        if self.edge_unit:
-            if edge_feat is None:
-                raise ValueError("edge_unit=True needs edge features")
+        if self.edge_unit and edge_feat is not None:
             if self.shared_unit:
                 edge_feat = self.share_U(edge_feat)
             num_edges = edge_feat.shape[0]

@@ -10,7 +10,9 @@ For an edge :math:`j \\to i` with features :math:`e_{ij}`:
 
 then BatchNorm, activation, dropout and the residual on both
 :math:`\\hat x` and :math:`\\hat e`. With ``equivstable_pe`` the gate is multiplied
-by :math:`r_{ij} = \\mathrm{MLP}(\\lVert p_i - p_j \\rVert^2)` (EquivStableLapPE).
+by :math:`r_{ij} = \\mathrm{MLP}(\\lVert p_i - p_j \\rVert^2)` (EquivStableLapPE). The
+squared distances are the same for every layer of a model, so the caller
+computes them once with :func:`pe_square_distance` and passes them in.
 
 The per-edge gate is one ``gsddmm`` (``E x_src + D x_dst``) and both sums are
 ``gspmm`` calls, so no (E, d) message tensor is gathered in Python.
@@ -25,6 +27,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from .activation import make_activation
+
+
+def pe_square_distance(graph: dgl.DGLGraph, pe: torch.Tensor) -> torch.Tensor:
+    """:math:`\\lVert p_j - p_i \\rVert^2` for every edge j -> i: (N, P) -> (E, 1)."""
+    diff = dgl.ops.gsddmm(graph, "sub", pe, pe, lhs_target="u", rhs_target="v")
+    return (diff * diff).sum(-1, keepdim=True)
 
 
 class GatedGCNLayer(nn.Module):
@@ -48,6 +56,8 @@ class GatedGCNLayer(nn.Module):
     >>> g = dgl.rand_graph(6, 20)
     >>> conv = GatedGCNLayer(8, 8)
     >>> x, e = conv(g, torch.randn(6, 8), torch.randn(20, 8))
+    >>> conv = GatedGCNLayer(8, 8, equivstable_pe=True)
+    >>> x, e = conv(g, torch.randn(6, 8), torch.randn(20, 8), pe_square_distance(g, torch.randn(6, 8)))
     """
 
     applies_residual = True  # the GEAET layer must not add a second residual or dropout
@@ -92,19 +102,24 @@ class GatedGCNLayer(nn.Module):
         graph: dgl.DGLGraph,
         node_feat: torch.Tensor,
         edge_feat: torch.Tensor,
-        pe: Optional[torch.Tensor] = None,
-    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        pe_dist: Optional[torch.Tensor] = None,
+        edge_output: bool = True,
+    ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """
         Parameters
         ----------
         graph : DGLGraph with N nodes, E edges.
         node_feat : (N, in_feats)
         edge_feat : (E, in_feats)
-        pe : (N, P) positional encoding, required when ``equivstable_pe``.
+        pe_dist : (E, 1) squared positional-encoding distances from
+            :func:`pe_square_distance`, required when ``equivstable_pe``.
+        edge_output : bool
+            When False the edge update is skipped and None returned (for a
+            last layer whose edge features feed nothing).
 
         Returns
         -------
-        (N, out_feats) nodes and (E, out_feats) edges.
+        (N, out_feats) nodes and (E, out_feats) edges (or None).
         """
         d = self.out_feats
         # One matmul for the four node projections (A, B, D, E).
@@ -116,17 +131,19 @@ class GatedGCNLayer(nn.Module):
         e_hat = dgl.ops.gsddmm(graph, "add", Ex, Dx, lhs_target="u", rhs_target="v") + Ce
         sigma = torch.sigmoid(e_hat)
         if self.equivstable_pe:
-            if pe is None:
-                raise ValueError("equivstable_pe=True needs the positional encoding `pe`")
-            diff = dgl.ops.gsddmm(graph, "sub", pe, pe, lhs_target="u", rhs_target="v")
-            sigma = sigma * self.mlp_r_ij((diff * diff).sum(-1, keepdim=True))
+            if pe_dist is None:
+                raise ValueError("equivstable_pe=True needs the positional-encoding distances `pe_dist`")
+            sigma = sigma * self.mlp_r_ij(pe_dist)
         numerator = dgl.ops.u_mul_e_sum(graph, Bx, sigma)
         denominator = dgl.ops.copy_e_sum(graph, sigma)
         x = Ax + numerator / (denominator + 1e-6)
 
         x = F.dropout(self.act_x(self.bn_node_x(x)), self.dropout, self.training)
-        e = F.dropout(self.act_e(self.bn_edge_e(e_hat)), self.dropout, self.training)
         if self.residual:
             x = node_feat + x
+        if not edge_output:
+            return x, None
+        e = F.dropout(self.act_e(self.bn_edge_e(e_hat)), self.dropout, self.training)
+        if self.residual:
             e = edge_feat + e
         return x, e

@@ -44,7 +44,8 @@ class GCNLayer(nn.Module):
         graph: dgl.DGLGraph,
         node_feat: torch.Tensor,
         edge_feat: Optional[torch.Tensor] = None,
-        pe: Optional[torch.Tensor] = None,
+        pe_dist: Optional[torch.Tensor] = None,
+        edge_output: bool = True,
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, in_feats) -> (N, out_feats); edge features pass through unchanged."""
         h = self.lin(node_feat)

@@ -140,8 +140,9 @@ class GEAETLayer(nn.Module):
         graph: dgl.DGLGraph,
         node_feat: torch.Tensor,
         edge_feat: Optional[torch.Tensor] = None,
-        pe: Optional[torch.Tensor] = None,
+        pe_dist: Optional[torch.Tensor] = None,
         layout: Optional[BatchLayout] = None,
+        edge_output: bool = True,
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """
         Parameters
@@ -149,8 +150,12 @@ class GEAETLayer(nn.Module):
         graph : batched DGLGraph, N nodes, E edges.
         node_feat : (N, d)
         edge_feat : (E, d) or None
-        pe : (N, d) EquivStableLapPE embedding for the GatedGCN gate, or None.
+        pe_dist : (E, 1) squared EquivStableLapPE distances for the GatedGCN
+            gate (``gated_gcn.pe_square_distance``), or None.
         layout : the batch's :class:`BatchLayout` (built if None).
+        edge_output : bool
+            False when nothing reads this layer's edge output (the model's last
+            layer): the edge updates are then skipped, and None is returned.
 
         Returns
         -------
@@ -160,7 +165,7 @@ class GEAETLayer(nn.Module):
         h_in = node_feat
         branches = []
         if self.local_model is not None:
-            h_local, edge_feat = self.local_model(graph, h_in, edge_feat, pe)
+            h_local, edge_feat = self.local_model(graph, h_in, edge_feat, pe_dist, edge_output)
             if not getattr(self.local_model, "applies_residual", False):
                 if self.local_out_act is not None:
                     h_local = self.local_out_act(h_local)
@@ -171,7 +176,8 @@ class GEAETLayer(nn.Module):
             branches.append(self.norm1_global(h_global, layout))
         if self.external_model is not None:
             h_ext, edge_feat = self.external_model(
-                graph, h_in, edge_feat, layout.num_nodes_per_graph, layout.num_edges_per_graph
+                graph, h_in, edge_feat if edge_output else None, layout.num_nodes_per_graph,
+                layout.num_edges_per_graph
             )
             branches.append(self.norm1_external(h_in + self.dropout_external(h_ext), layout))
 
@@ -180,4 +186,4 @@ class GEAETLayer(nn.Module):
             h = h + branch
         if self.use_ffn:
             h = h + self.ff_dropout2(self.ff_linear2(self.ff_dropout1(self.act_ff(self.ff_linear1(h)))))
-        return self.norm2(h, layout), edge_feat
+        return self.norm2(h, layout), edge_feat if edge_output else None

@@ -33,7 +33,8 @@ class GINLayer(nn.Module):
         graph: dgl.DGLGraph,
         node_feat: torch.Tensor,
         edge_feat: Optional[torch.Tensor] = None,
-        pe: Optional[torch.Tensor] = None,
+        pe_dist: Optional[torch.Tensor] = None,
+        edge_output: bool = True,
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, in_feats) -> (N, out_feats)."""
         return self.nn(node_feat + dgl.ops.copy_u_sum(graph, node_feat)), edge_feat
@@ -53,7 +54,8 @@ class GINELayer(nn.Module):
         graph: dgl.DGLGraph,
         node_feat: torch.Tensor,
         edge_feat: Optional[torch.Tensor] = None,
-        pe: Optional[torch.Tensor] = None,
+        pe_dist: Optional[torch.Tensor] = None,
+        edge_output: bool = True,
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, d), (E, d) -> (N, out_feats); edge features pass through."""
         if edge_feat is None:

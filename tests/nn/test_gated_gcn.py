@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from geaet_dgl.nn import GatedGCNLayer
+from geaet_dgl.nn import GatedGCNLayer, pe_square_distance
 from tests.conftest import with_features
 
 D = 8
@@ -54,7 +54,7 @@ def test_matches_edge_loop(graph_case, equivstable):
     _randomise_bn(conv)
     conv.eval()
     pe = torch.randn(bg.num_nodes(), D) if equivstable else None
-    x, e = conv(bg, bg.ndata["h"], bg.edata["h"], pe)
+    x, e = conv(bg, bg.ndata["h"], bg.edata["h"], pe_square_distance(bg, pe) if equivstable else None)
     ref_x, ref_e = reference_gated_gcn(conv, bg, bg.ndata["h"], bg.edata["h"], pe)
     torch.testing.assert_close(x, ref_x, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(e, ref_e, atol=1e-5, rtol=1e-5)
@@ -74,7 +74,7 @@ def test_batched_equals_single_in_eval():
 def test_gradients_and_clean_graph():
     bg = dgl.batch(with_features([dgl.rand_graph(6, 15), dgl.rand_graph(9, 30)], D))
     conv = GatedGCNLayer(D, D, equivstable_pe=True)
-    x, e = conv(bg, bg.ndata["h"], bg.edata["h"], torch.randn(bg.num_nodes(), D))
+    x, e = conv(bg, bg.ndata["h"], bg.edata["h"], pe_square_distance(bg, torch.randn(bg.num_nodes(), D)))
     (x.pow(2).sum() + e.pow(2).sum()).backward()
     for name, p in conv.named_parameters():
         assert p.grad is not None and torch.isfinite(p.grad).all(), name
@@ -83,5 +83,15 @@ def test_gradients_and_clean_graph():
 
 def test_requires_pe_when_equivstable():
     g = with_features([dgl.rand_graph(4, 6)], D)[0]
-    with pytest.raises(ValueError, match="positional encoding"):
+    with pytest.raises(ValueError, match="positional-encoding distances"):
         GatedGCNLayer(D, D, equivstable_pe=True)(g, g.ndata["h"], g.edata["h"])
+
+
+def test_skipping_the_edge_output_keeps_the_node_output():
+    bg = dgl.batch(with_features([dgl.rand_graph(6, 15), dgl.rand_graph(9, 30)], D))
+    conv = GatedGCNLayer(D, D).eval()
+    _randomise_bn(conv)
+    x_full, _ = conv(bg, bg.ndata["h"], bg.edata["h"])
+    x_only, e_none = conv(bg, bg.ndata["h"], bg.edata["h"], edge_output=False)
+    assert e_none is None
+    torch.testing.assert_close(x_only, x_full)
