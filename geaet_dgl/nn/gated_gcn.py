@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .activation import make_activation
+from .scalar_mlp import scalar_relu_mlp
 
 
 def pe_square_distance(graph: dgl.DGLGraph, pe: torch.Tensor) -> torch.Tensor:
@@ -97,6 +98,13 @@ class GatedGCNLayer(nn.Module):
             if module is not self and hasattr(module, "reset_parameters"):
                 module.reset_parameters()
 
+    def _distance_gate(self, pe_dist: torch.Tensor) -> torch.Tensor:
+        """(E, 1) -> (E, 1): sigmoid(MLP(||p_i - p_j||^2)); for ReLU without (E, d) intermediates."""
+        first, act, second, sigmoid = self.mlp_r_ij
+        if isinstance(act, nn.ReLU):
+            return sigmoid(scalar_relu_mlp(pe_dist, first, second))
+        return self.mlp_r_ij(pe_dist)
+
     def forward(
         self,
         graph: dgl.DGLGraph,
@@ -133,7 +141,7 @@ class GatedGCNLayer(nn.Module):
         if self.equivstable_pe:
             if pe_dist is None:
                 raise ValueError("equivstable_pe=True needs the positional-encoding distances `pe_dist`")
-            sigma = sigma * self.mlp_r_ij(pe_dist)
+            sigma = sigma * self._distance_gate(pe_dist)
         numerator = dgl.ops.u_mul_e_sum(graph, Bx, sigma)
         denominator = dgl.ops.copy_e_sum(graph, sigma)
         x = Ax + numerator / (denominator + 1e-6)
