@@ -7,7 +7,7 @@ validation, as ``custom_train.py`` does); gradient norm clipped at 1.0
 
 Example
 -------
->>> [round(cosine_with_warmup_factor(e, warmup_epochs=2, epochs=4), 4) for e in range(4)]
+>>> [cosine_with_warmup_factor(e, warmup_epochs=2, epochs=4) for e in range(4)]
 [1e-06, 0.5, 1.0, 0.5]
 """
 from __future__ import annotations

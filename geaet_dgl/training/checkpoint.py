@@ -1,0 +1,163 @@
+"""Training checkpoints: everything needed to continue a run bit for bit.
+
+A checkpoint is a ``torch.save`` file holding plain containers and tensors
+only, so it loads with ``weights_only=True`` (opening one never runs code):
+
+========================  ====================================================
+``format_version``        :data:`FORMAT_VERSION` of the writer
+``package_version``       ``geaet_dgl.__version__`` of the writer
+``run_config``            the full resolved run configuration (``model``,
+                          ``train``, ``data``, ... as nested dicts)
+``model``                 model ``state_dict``
+``optimizer``             optimiser ``state_dict``
+``scheduler``             learning-rate scheduler ``state_dict``
+``rng``                   python, numpy, torch (and CUDA) generator states
+``epoch``, ``step``       position: ``step`` batches of (0-based) ``epoch``
+                          are done (``step == 0``: the epoch has not started)
+``global_step``           optimiser steps taken in the whole run
+``best``                  best validation so far (epoch, val and test
+                          metric) or None
+``history``               one dict of metrics per finished epoch
+``progress``              the unfinished epoch's training accumulator state
+                          (see ``MetricAccumulator.state_dict``) or None
+========================  ====================================================
+
+Files are written atomically (temp file in the same folder, flush, fsync,
+``os.replace``), so a run killed while saving leaves the previous checkpoint.
+"""
+from __future__ import annotations
+
+import os
+import random
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+import torch
+
+from .. import __version__
+from ..data.atomic import atomic_write
+
+FORMAT_VERSION = 1
+
+REQUIRED_KEYS = ("format_version", "package_version", "run_config", "model", "optimizer", "scheduler",
+                 "rng", "epoch", "step", "global_step", "best", "history", "progress")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint cannot be read, is from a newer version, or does not fit."""
+
+
+def capture_rng_state() -> Dict[str, Any]:
+    """The python, numpy, torch CPU and CUDA generator states, as plain containers."""
+    _, keys, pos, has_gauss, cached = np.random.get_state()
+    return {
+        "python": random.getstate(),
+        "numpy": {"keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
+                  "has_gauss": int(has_gauss), "cached_gaussian": float(cached)},
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+    }
+
+
+def restore_rng_state(state: Dict[str, Any]) -> None:
+    """Inverse of :func:`capture_rng_state` (CUDA states only if devices are present)."""
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    np_state = state["numpy"]
+    np.random.set_state(("MT19937", np_state["keys"].numpy().astype(np.uint32), np_state["pos"],
+                         np_state["has_gauss"], np_state["cached_gaussian"]))
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def save_checkpoint(path: "os.PathLike | str", *, run_config: Dict[str, Any], model: torch.nn.Module,
+                    optimizer: torch.optim.Optimizer, scheduler: Any, epoch: int, step: int,
+                    global_step: int, best: Optional[Dict[str, Any]], history: List[Dict[str, Any]],
+                    progress: Optional[Dict[str, Any]]) -> None:
+    """Write the full training state to ``path`` atomically (see the module docstring)."""
+    state = {
+        "format_version": FORMAT_VERSION,
+        "package_version": __version__,
+        "run_config": run_config,
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": capture_rng_state(),
+        "epoch": epoch,
+        "step": step,
+        "global_step": global_step,
+        "best": best,
+        "history": history,
+        "progress": progress,
+    }
+    with atomic_write(path) as handle:
+        torch.save(state, handle)
+
+
+def load_checkpoint(path: "os.PathLike | str", expect_model: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """Read and validate a checkpoint.
+
+    Parameters
+    ----------
+    path : path-like
+    expect_model : dict, optional
+        The model configuration (``to_dict(ModelConfig)``) the caller will
+        load the weights into; every differing field is named in the error.
+
+    Raises
+    ------
+    CheckpointError
+        If the file is missing, truncated or corrupt, was written by a newer
+        format, or its model configuration differs from ``expect_model``.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises several types for damaged zip/pickle data
+        raise CheckpointError(
+            f"checkpoint {path} is truncated or corrupt and cannot be read ({type(exc).__name__}: "
+            f"{_first_line(exc)}); use another checkpoint (best.pt or last.pt) of the run"
+        ) from exc
+    if not isinstance(state, dict) or "format_version" not in state:
+        raise CheckpointError(f"{path} is not a geaet-dgl checkpoint (no format_version)")
+    version = state["format_version"]
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise CheckpointError(
+            f"checkpoint {path} has format version {version} (written by geaet-dgl "
+            f"{state.get('package_version', '?')}); this geaet-dgl {__version__} reads format "
+            f"{FORMAT_VERSION} or older: upgrade geaet-dgl"
+        )
+    missing = [key for key in REQUIRED_KEYS if key not in state]
+    if missing:
+        raise CheckpointError(f"checkpoint {path} lacks {', '.join(missing)}; it is damaged or not from geaet-dgl")
+    if expect_model is not None:
+        check_model_config(state, expect_model, where=f"checkpoint {path}")
+    return state
+
+
+def check_model_config(state: Dict[str, Any], expected: Dict[str, Any], where: str = "the checkpoint") -> None:
+    """Raise CheckpointError naming every model field where ``state`` differs from ``expected``."""
+    diffs = config_differences(state["run_config"].get("model", {}), expected, prefix="model.")
+    if diffs:
+        raise CheckpointError(f"{where} holds a different model: {'; '.join(diffs)} (checkpoint vs expected)")
+
+
+def config_differences(saved: Dict[str, Any], expected: Dict[str, Any], prefix: str = "") -> List[str]:
+    """Dotted names of the fields that differ, as ``"model.hidden_dim: 40 != 64"`` strings."""
+    diffs = []
+    for key in sorted(set(saved) | set(expected)):
+        name = prefix + key
+        a, b = saved.get(key, "<absent>"), expected.get(key, "<absent>")
+        if isinstance(a, dict) and isinstance(b, dict):
+            diffs += config_differences(a, b, prefix=name + ".")
+        elif a != b:
+            diffs.append(f"{name}: {a!r} != {b!r}")
+    return diffs
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else "no detail"

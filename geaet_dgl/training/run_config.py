@@ -1,0 +1,130 @@
+"""The full configuration of a training run, and loading the data it names.
+
+A :class:`RunConfig` is a preset (model + training settings, after
+``--set`` overrides) plus where the data comes from and where the run
+executes. It is what ``config.json`` holds and what a checkpoint carries, so
+a checkpoint alone is enough to rebuild the model and its data.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Dict, Mapping, Optional
+
+import torch
+
+from ..config import ConfigError, ModelConfig, TrainConfig, apply_overrides, from_dict
+from ..data import DatasetSplits, load_dataset
+from ..presets import get_preset
+
+DEVICE_CHOICES = ("cpu", "cuda")
+
+#: Datasets without a preset of their own train with this preset by default.
+DEFAULT_PRESETS = {"synthetic": "mnist"}
+
+
+@dataclass
+class DataOptions:
+    """Which dataset, where it lives, and how much of each split to use.
+
+    ``limit_*`` keep the first N graphs of a split (None: all of it).
+    """
+
+    dataset: str = "mnist"
+    data_dir: str = "data"
+    mnist_images: Optional[str] = None
+    limit_train: Optional[int] = None
+    limit_val: Optional[int] = None
+    limit_test: Optional[int] = None
+
+
+@dataclass
+class RunConfig:
+    """Everything that defines a run.
+
+    ``checkpoint_every`` > 0 also writes ``last.pt`` every that many training
+    steps inside an epoch (0: only at the end of each epoch).
+    """
+
+    preset: str = "mnist"
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    data: DataOptions = field(default_factory=DataOptions)
+    device: str = "cpu"
+    workers: int = 0
+    checkpoint_every: int = 0
+
+    def validate(self) -> "RunConfig":
+        self.model.validate()
+        self.train.validate()
+        if self.device not in DEVICE_CHOICES:
+            raise ConfigError(f"device={self.device!r} is not one of {', '.join(DEVICE_CHOICES)}")
+        if self.device == "cuda" and not torch.cuda.is_available():
+            raise ConfigError("device=cuda but no CUDA device is available; use --device cpu")
+        if self.workers < 0 or self.checkpoint_every < 0 or self.train.seed < 0:
+            raise ConfigError("workers, checkpoint_every and train.seed must be >= 0")
+        for name in ("limit_train", "limit_val", "limit_test"):
+            value = getattr(self.data, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name}={value} must be at least 1 (leave it out to use the whole split)")
+        return self
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
+        return from_dict(cls, dict(data)).validate()
+
+
+def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optional[Mapping[str, Any]] = None,
+                    data: Optional[Mapping[str, Any]] = None, device: str = "cpu", workers: int = 0,
+                    checkpoint_every: int = 0) -> RunConfig:
+    """Resolve a run: the preset (default: the dataset's own), dotted overrides, data options.
+
+    Parameters
+    ----------
+    dataset : str
+        Name for ``geaet_dgl.data.load_dataset``.
+    preset : str, optional
+        Preset name; default ``dataset`` itself (``mnist`` for ``synthetic``).
+    overrides : mapping, optional
+        ``{"model.hidden_dim": "64", "train.epochs": 3}`` style values.
+    data : mapping, optional
+        Fields of :class:`DataOptions` other than ``dataset``.
+    """
+    preset_name = preset or DEFAULT_PRESETS.get(dataset, dataset)
+    resolved = apply_overrides(get_preset(preset_name), dict(overrides or {}))
+    options = from_dict(DataOptions, {"dataset": dataset, **(data or {})}, where="data.")
+    run = RunConfig(preset=resolved.name, model=resolved.model, train=resolved.train, data=options,
+                    device=device, workers=workers, checkpoint_every=checkpoint_every)
+    return run.validate()
+
+
+def load_splits(options: DataOptions, pe_k: int, progress: bool = True) -> DatasetSplits:
+    """Load the dataset of ``options`` with ``pe_k`` Laplacian eigenvectors per graph."""
+    return load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images, pe_k=pe_k,
+                        limit_train=options.limit_train, limit_val=options.limit_val,
+                        limit_test=options.limit_test, progress=progress)
+
+
+def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
+    """Raise ConfigError if the model's input/output widths do not match the data."""
+    for name in ("train", "val", "test"):
+        if len(getattr(splits, name)) == 0:
+            raise ConfigError(f"the {name} split of {splits.name!r} is empty; raise --limit-{name}")
+    problems = []
+    if splits.node_feat_dim != model.node_in_feats:
+        problems.append(f"model.node_in_feats={model.node_in_feats} but the graphs have "
+                        f"{splits.node_feat_dim} node features")
+    if splits.edge_feat_dim != model.edge_in_feats:
+        problems.append(f"model.edge_in_feats={model.edge_in_feats} but the graphs have "
+                        f"{splits.edge_feat_dim} edge features")
+    if model.pe in ("eslappe", "lappe") and splits.pe_dim != model.pe_k:
+        problems.append(f"model.pe_k={model.pe_k} but the graphs carry {splits.pe_dim} Laplacian eigenvectors")
+    classes = splits.num_classes
+    if model.out_feats != classes and not (model.out_feats == 1 and classes == 2):
+        problems.append(f"model.out_feats={model.out_feats} but {splits.name!r} has {classes} classes")
+    if problems:
+        raise ConfigError(f"the model does not fit dataset {splits.name!r}: {'; '.join(problems)}; "
+                          "pick the dataset's preset or fix these with --set")

@@ -1,0 +1,353 @@
+"""The training loop: seeded, resumable bit for bit, interruptible.
+
+Every epoch trains on the training split in a (seed, epoch)-determined order,
+scores validation and test, steps the learning-rate schedule, appends a line
+to ``metrics.jsonl`` and writes ``last.pt`` (and ``best.pt`` when validation
+improved). The reported test metric is the one at the best-validation epoch.
+
+Resuming (:func:`resume`) restores weights, optimiser, schedule, every RNG
+state and the position inside the epoch, so on CPU with a fixed seed the
+final weights and metrics equal those of an uninterrupted run. SIGINT or
+SIGTERM finishes the current step, writes ``last.pt`` and raises
+:class:`TrainingInterrupted`.
+
+Example
+-------
+>>> from geaet_dgl.training import make_run_config, train
+>>> run = make_run_config("synthetic", overrides={"train.epochs": 2, "model.num_layers": 1},
+...                       data={"limit_train": 32, "limit_val": 16, "limit_test": 16})
+>>> summary = train(run, "runs/example")  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import random
+import signal
+import statistics
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, Iterator, Optional, Tuple, Union
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from .. import __version__
+from ..config import to_dict
+from ..data import DatasetSplits, collate
+from ..models import build_model
+from . import run_dir as files
+from .batching import make_epoch_loader, move_batch
+from .checkpoint import check_model_config, load_checkpoint, restore_rng_state, save_checkpoint
+from .curves import plot_curves
+from .evaluation import evaluate
+from .losses import get_loss
+from .metrics import MetricAccumulator, is_improvement
+from .run_config import RunConfig, check_data_fits, load_splits
+from .schedule import build_optimizer, build_scheduler, clip_gradients
+
+log = logging.getLogger(__name__)
+
+PathLike = Union[str, os.PathLike]
+
+
+class TrainingInterrupted(Exception):
+    """A stop signal arrived; ``last.pt`` holds the state after the last finished step."""
+
+    def __init__(self, message: str, signum: int):
+        super().__init__(message)
+        self.signum = signum
+
+
+class NonFiniteLossError(RuntimeError):
+    """The loss became NaN or infinite; nothing after the last good checkpoint was saved."""
+
+
+def seed_everything(seed: int) -> None:
+    """Seed python, numpy and torch (CPU and CUDA)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class Trainer:
+    """Owns the model, optimiser, schedule and position of one run.
+
+    Parameters
+    ----------
+    run : RunConfig
+    run_dir : path-like
+        Existing directory the run's files go to.
+    splits : DatasetSplits
+        The data (see :func:`load_splits`).
+    progress : bool
+        Show a tqdm bar per epoch.
+    """
+
+    def __init__(self, run: RunConfig, run_dir: PathLike, splits: DatasetSplits, progress: bool = True):
+        check_data_fits(run.model, splits)
+        self.run = run
+        self.run_dir = Path(run_dir)
+        self.splits = splits
+        self.show_progress = progress
+        self.device = torch.device(run.device)
+        seed_everything(run.train.seed)
+        self.model = build_model(run.model).to(self.device)
+        self.optimizer = build_optimizer(self.model.parameters(), run.train.lr, run.train.weight_decay)
+        self.scheduler = build_scheduler(self.optimizer, run.train.warmup_epochs, run.train.epochs)
+        self.loss_fn = get_loss(run.train.loss)
+        self.epoch = 0  # epochs finished = index of the epoch in progress
+        self.step = 0  # batches of that epoch already trained
+        self.global_step = 0
+        self.best: Optional[Dict[str, Any]] = None
+        self.history: list = []
+        self.progress_state: Optional[Dict[str, Any]] = None  # the unfinished epoch's train accumulator
+        self.stop_signal: Optional[int] = None
+        self.saved_at: Optional[Tuple[int, int]] = None  # (epoch, step) of the newest checkpoint
+
+    def restore(self, state: Dict[str, Any]) -> None:
+        """Continue from a checkpoint written by this run (see ``checkpoint.py``)."""
+        check_model_config(state, to_dict(self.run.model))
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.epoch, self.step, self.global_step = state["epoch"], state["step"], state["global_step"]
+        self.best, self.history, self.progress_state = state["best"], state["history"], state["progress"]
+        restore_rng_state(state["rng"])
+        self.saved_at = (self.epoch, self.step)
+
+    def fit(self) -> Dict[str, Any]:
+        """Train up to ``train.epochs``; write summary and curves; return the summary."""
+        log.info("model: %s parameters (preset %s)", f"{self.model.num_parameters:,}", self.run.preset)
+        with _stop_on_signals(self):
+            if self.epoch >= self.run.train.epochs:
+                log.info("the run already finished its %d epochs", self.run.train.epochs)
+            while self.epoch < self.run.train.epochs:
+                self._run_epoch()
+            summary = self.summary()
+            files.write_json(self.run_dir / files.SUMMARY, summary)
+            plot_curves(self.history, self.run.train.metric, self.run_dir / files.CURVES)
+            log.info("best epoch %d: val %s %.6f, test %.6f; results in %s", summary["best_epoch"],
+                     summary["metric_name"], summary["val_metric"], summary["test_metric"], self.run_dir)
+        return summary
+
+    def _run_epoch(self) -> None:
+        """Train the rest of the current epoch, score val/test, step the schedule, save."""
+        cfg = self.run.train
+        epoch, started, lr = self.epoch, time.perf_counter(), self.optimizer.param_groups[0]["lr"]
+        train, graphs, train_seconds = self._train_steps()
+        val = evaluate(self.model, self.splits.val, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
+                       self.run.workers)
+        test = evaluate(self.model, self.splits.test, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
+                        self.run.workers)
+        self.scheduler.step()
+        self.history.append({
+            "epoch": epoch + 1, "lr": lr,
+            "train_loss": train["loss"], "train_metric": train["metric"],
+            "val_loss": val["loss"], "val_metric": val["metric"],
+            "test_loss": test["loss"], "test_metric": test["metric"],
+            "seconds": time.perf_counter() - started,
+            "graphs_per_s": graphs / train_seconds if train_seconds > 0 else None,
+        })
+        improved = is_improvement(cfg.metric, val["metric"], self.best["val_metric"] if self.best else None)
+        if improved:
+            self.best = {"epoch": epoch + 1, "train_metric": train["metric"], "val_metric": val["metric"],
+                         "test_metric": test["metric"], "val_loss": val["loss"], "test_loss": test["loss"]}
+        self.epoch, self.step, self.progress_state = epoch + 1, 0, None
+        self._save(files.LAST)
+        if improved:
+            self._save(files.BEST)
+        files.write_metrics(self.run_dir, self.history)
+        log.info("epoch %d/%d: lr %.3g | train loss %.4f %s %.4f | val loss %.4f %s %.4f | test %s %.4f | "
+                 "%.1fs%s", epoch + 1, cfg.epochs, lr, train["loss"], cfg.metric, train["metric"], val["loss"],
+                 cfg.metric, val["metric"], cfg.metric, test["metric"], self.history[-1]["seconds"],
+                 " (best)" if improved else "")
+        if self.stop_signal is not None:
+            self._interrupted()
+
+    def _train_steps(self) -> Tuple[Dict[str, float], int, float]:
+        """Train from ``self.step`` to the end of the epoch -> (train loss/metric, graphs, seconds).
+
+        Writes ``last.pt`` every ``checkpoint_every`` steps, and after the
+        current step when a stop signal arrived (then raises).
+        """
+        cfg = self.run.train
+        accumulator = MetricAccumulator(cfg.metric)
+        if self.progress_state is not None:
+            accumulator.load_state_dict(self.progress_state)
+        loader = make_epoch_loader(self.splits.train, collate, cfg.batch_size, shuffle=True, seed=cfg.seed,
+                                   epoch=self.epoch, start_step=self.step, workers=self.run.workers,
+                                   pin_memory=self.device.type == "cuda")
+        sampler = loader.batch_sampler
+        every = self.run.checkpoint_every
+        graphs, seconds = 0, 0.0
+        self.model.train()
+        with tqdm(total=sampler.total, initial=self.step, desc=f"epoch {self.epoch + 1}/{cfg.epochs}",
+                  unit="batch", leave=False, disable=not self.show_progress, dynamic_ncols=True) as bar:
+            tick = time.perf_counter()
+            for batch in loader:
+                graph, labels = move_batch(batch, self.device)
+                output = self.model(graph)
+                loss = self.loss_fn(output, labels)
+                if not torch.isfinite(loss):
+                    raise NonFiniteLossError(
+                        f"loss became {loss.item()} at epoch {self.epoch + 1}, batch {self.step + 1}/"
+                        f"{sampler.total} (training graphs {_short_list(sampler.batch_indices(self.step))}); "
+                        f"stopped without saving: {self._last_saved_note()}; lower train.lr or check the data"
+                    )
+                self.optimizer.zero_grad()
+                loss.backward()
+                clip_gradients(self.model.parameters(), cfg.clip_grad_norm)
+                self.optimizer.step()
+                accumulator.update(output, labels, loss.item(), graph.batch_size)
+                self.step += 1
+                self.global_step += 1
+                graphs += graph.batch_size
+                seconds += time.perf_counter() - tick
+                bar.update(1)
+                bar.set_postfix({"loss": f"{accumulator.loss_sum / accumulator.count:.4f}",
+                                 "graphs/s": f"{graphs / max(seconds, 1e-9):.0f}"})
+                if self.stop_signal is not None or (every and self.step % every == 0 and self.step < sampler.total):
+                    self.progress_state = accumulator.state_dict()
+                    self._save(files.LAST)
+                    if self.stop_signal is not None:
+                        self._interrupted()
+                tick = time.perf_counter()  # checkpoint writing is not training time
+        return accumulator.compute(), graphs, seconds
+
+    def _last_saved_note(self) -> str:
+        if self.saved_at is None:
+            return "no checkpoint was written yet"
+        return f"{self.run_dir / files.LAST} keeps the last good state ({_position(*self.saved_at)})"
+
+    def _save(self, name: str) -> None:
+        self.saved_at = (self.epoch, self.step)
+        save_checkpoint(self.run_dir / name, run_config=self.run.to_dict(), model=self.model,
+                        optimizer=self.optimizer, scheduler=self.scheduler, epoch=self.epoch, step=self.step,
+                        global_step=self.global_step, best=self.best, history=self.history,
+                        progress=self.progress_state)
+
+    def _interrupted(self) -> None:
+        name = signal.Signals(self.stop_signal).name
+        raise TrainingInterrupted(
+            f"stopped by {name} {_position(self.epoch, self.step)}; state saved to "
+            f"{self.run_dir / files.LAST}; continue with `geaet-dgl train --resume {self.run_dir}`",
+            self.stop_signal,
+        )
+
+    def summary(self) -> Dict[str, Any]:
+        """The run's result: best epoch and its metrics, size and speed."""
+        if self.best is None:
+            raise RuntimeError("no epoch has finished yet")
+        speeds = [row["graphs_per_s"] for row in self.history if row["graphs_per_s"] is not None]
+        return {
+            "dataset": self.run.data.dataset, "preset": self.run.preset, "params": self.model.num_parameters,
+            "epochs": len(self.history), "best_epoch": self.best["epoch"], "metric_name": self.run.train.metric,
+            "train_metric": self.best["train_metric"], "val_metric": self.best["val_metric"],
+            "test_metric": self.best["test_metric"],
+            "final_val_metric": self.history[-1]["val_metric"], "final_test_metric": self.history[-1]["test_metric"],
+            "seconds_per_epoch": statistics.fmean(row["seconds"] for row in self.history),
+            "graphs_per_s": statistics.fmean(speeds) if speeds else None,
+            "num_graphs": self.splits.sizes(), "seed": self.run.train.seed, "device": self.run.device,
+            "package_version": __version__,
+        }
+
+
+def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: bool = True) -> Dict[str, Any]:
+    """Start a new run in ``run_dir`` (refused if it exists, unless ``overwrite``); return its summary."""
+    run.validate()
+    run_dir = files.prepare_new_run_dir(run_dir, overwrite)
+    # Data and model first: if either fails, the run directory stays empty and can be reused.
+    splits = load_splits(run.data, run.model.pe_k, progress=progress)
+    trainer = Trainer(run, run_dir, splits, progress)
+    files.write_config(run_dir, run.to_dict())
+    with _log_to_file(run_dir / files.LOG):
+        _log_data(splits)
+        return trainer.fit()
+
+
+def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[int] = None,
+           progress: bool = True) -> Dict[str, Any]:
+    """Continue the run in ``run_dir`` from its ``last.pt``; return its summary.
+
+    ``device`` and ``workers`` may change; everything else comes from the
+    checkpoint.
+    """
+    run_dir = Path(run_dir)
+    last = run_dir / files.LAST
+    if not last.is_file():
+        raise files.RunDirError(f"{run_dir} has no {files.LAST} to resume from; start a new run instead")
+    state = load_checkpoint(last)
+    run = RunConfig.from_dict(state["run_config"])
+    if device is not None:
+        run.device = device
+    if workers is not None:
+        run.workers = workers
+    run.validate()
+    splits = load_splits(run.data, run.model.pe_k, progress=progress)
+    trainer = Trainer(run, run_dir, splits, progress)
+    trainer.restore(state)
+    with _log_to_file(run_dir / files.LOG):
+        log.info("resuming %s %s", run_dir, _position(state["epoch"], state["step"]))
+        _log_data(splits)
+        files.write_metrics(run_dir, trainer.history)  # drops lines written after the checkpoint
+        return trainer.fit()
+
+
+def _log_data(splits: DatasetSplits) -> None:
+    log.info("data: %s %s (%s)", splits.name, splits.sizes(), splits.source)
+
+
+def _position(epoch: int, step: int) -> str:
+    """Words for a checkpoint position: ``epoch`` epochs finished, then ``step`` batches."""
+    if step == 0:
+        return f"after epoch {epoch}"
+    return f"in epoch {epoch + 1} after {step} batches"
+
+
+def _short_list(items: list, limit: int = 8) -> str:
+    shown = ", ".join(map(str, items[:limit]))
+    return f"[{shown}{', ...' if len(items) > limit else ''}]"
+
+
+@contextlib.contextmanager
+def _stop_on_signals(trainer: Trainer) -> Iterator[None]:
+    """SIGINT/SIGTERM ask ``trainer`` to stop after its current step; a second one stops at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def request_stop(signum, frame):
+        if trainer.stop_signal is not None:
+            raise KeyboardInterrupt
+        trainer.stop_signal = signum
+        log.warning("%s received: finishing the current step, then saving a checkpoint (again to stop now)",
+                    signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def _log_to_file(path: Path) -> Iterator[None]:
+    """Copy the package's log records to ``path`` (appending) while training."""
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    package_logger = logging.getLogger("geaet_dgl")
+    previous_level = package_logger.level
+    package_logger.addHandler(handler)
+    if previous_level == logging.NOTSET or previous_level > logging.INFO:
+        package_logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        package_logger.removeHandler(handler)
+        package_logger.setLevel(previous_level)
+        handler.close()
