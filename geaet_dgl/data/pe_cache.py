@@ -1,0 +1,280 @@
+"""Compute per-split positional encodings once and cache them on disk, verified.
+
+A cache file (``torch.save`` of plain tensors, written atomically) holds the
+encodings of a list of graphs together with
+
+* ``meta``: what was computed (PE sizes, Laplacian norm, a stamp of the
+  graphs' source file), compared with what is asked for;
+* ``num_nodes`` / ``num_edges`` per graph, compared with the graphs in memory;
+* ``sha256`` over all stored tensors, recomputed on load.
+
+A file that cannot be read, fails a check, or was truncated is logged and
+recomputed, never used. A cache of the first ``n`` graphs also serves any
+request for its first ``m <= n`` graphs.
+"""
+
+import hashlib
+import json
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Union
+
+import dgl
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from .atomic import atomic_write
+from .positional_encoding import laplacian_pe_from_edges, random_walk_se_from_edges
+
+log = logging.getLogger(__name__)
+
+PathLike = Union[str, os.PathLike]
+CACHE_FORMAT = 1
+CACHE_PREFIX = "geaet_pe_"
+
+
+@dataclass
+class SplitPE:
+    """Encodings of ``G`` graphs with ``N = sum(num_nodes)`` nodes in total.
+
+    Attributes
+    ----------
+    lap_pe : torch.Tensor
+        ``(N, k)`` float32 Laplacian eigenvectors, graphs concatenated.
+    lap_eigval : torch.Tensor
+        ``(G, k)`` float32 eigenvalues per graph.
+    num_nodes : torch.Tensor
+        ``(G,)`` int64.
+    num_edges : torch.Tensor
+        ``(G,)`` int64.
+    rwse : torch.Tensor or None
+        ``(N, r)`` float32 random-walk landing probabilities, if asked for.
+    """
+
+    lap_pe: torch.Tensor
+    lap_eigval: torch.Tensor
+    num_nodes: torch.Tensor
+    num_edges: torch.Tensor
+    rwse: Optional[torch.Tensor] = None
+
+    def tensors(self) -> Dict[str, torch.Tensor]:
+        """The stored tensors by name, in a fixed order (``rwse`` only if present)."""
+        out = {
+            "lap_pe": self.lap_pe,
+            "lap_eigval": self.lap_eigval,
+            "num_nodes": self.num_nodes,
+            "num_edges": self.num_edges,
+        }
+        if self.rwse is not None:
+            out["rwse"] = self.rwse
+        return out
+
+    def head(self, count: int) -> "SplitPE":
+        """Encodings of the first ``count`` graphs."""
+        n_nodes = int(self.num_nodes[:count].sum())
+        return SplitPE(
+            lap_pe=self.lap_pe[:n_nodes],
+            lap_eigval=self.lap_eigval[:count],
+            num_nodes=self.num_nodes[:count],
+            num_edges=self.num_edges[:count],
+            rwse=None if self.rwse is None else self.rwse[:n_nodes],
+        )
+
+
+def graph_counts(graphs: Sequence[dgl.DGLGraph]):
+    """``(num_nodes (G,), num_edges (G,))`` int64 tensors of ``graphs``."""
+    nodes = torch.tensor([g.num_nodes() for g in graphs], dtype=torch.int64)
+    edges = torch.tensor([g.num_edges() for g in graphs], dtype=torch.int64)
+    return nodes, edges
+
+
+def compute_split_pe(
+    graphs: Sequence[dgl.DGLGraph], k: int, norm: str = "sym", rwse_k: Optional[int] = None, progress: bool = True
+) -> SplitPE:
+    """Laplacian PE (and optionally RWSE) of every graph.
+
+    Parameters
+    ----------
+    graphs : sequence of dgl.DGLGraph
+    k : int
+        Laplacian eigenpairs per graph.
+    norm : {'sym', 'none'}
+    rwse_k : int, optional
+        Random-walk steps; no RWSE if ``None``.
+    progress : bool
+        Show a tqdm bar.
+
+    Returns
+    -------
+    SplitPE
+    """
+    vecs: List[np.ndarray] = []
+    vals: List[np.ndarray] = []
+    walks: List[np.ndarray] = []
+    for g in tqdm(graphs, desc=f"Laplacian PE k={k} ({norm})", disable=not progress, unit="graph"):
+        src, dst = (t.numpy() for t in g.edges())
+        v, lam = laplacian_pe_from_edges(src, dst, g.num_nodes(), k, norm)
+        vecs.append(v)
+        vals.append(lam)
+        if rwse_k is not None:
+            walks.append(random_walk_se_from_edges(src, dst, g.num_nodes(), rwse_k))
+    num_nodes, num_edges = graph_counts(graphs)
+    return SplitPE(
+        lap_pe=torch.from_numpy(np.concatenate(vecs) if vecs else np.zeros((0, k), np.float32)),
+        lap_eigval=torch.from_numpy(np.stack(vals) if vals else np.zeros((0, k), np.float32)),
+        num_nodes=num_nodes,
+        num_edges=num_edges,
+        rwse=None
+        if rwse_k is None
+        else torch.from_numpy(np.concatenate(walks) if walks else np.zeros((0, rwse_k), np.float32)),
+    )
+
+
+def attach_pe(graphs: Sequence[dgl.DGLGraph], pe: SplitPE) -> None:
+    """Store ``pe`` on the graphs in place.
+
+    Sets ``ndata['lap_pe']`` ``(N_i, k)``, ``ndata['lap_eigval']`` ``(N_i, k)``
+    (the graph's eigenvalues repeated per node) and, if present,
+    ``ndata['rwse']`` ``(N_i, r)``.
+    """
+    sizes = pe.num_nodes.tolist()
+    vec_parts = torch.split(pe.lap_pe, sizes)
+    walk_parts = torch.split(pe.rwse, sizes) if pe.rwse is not None else None
+    for i, g in enumerate(graphs):
+        g.ndata["lap_pe"] = vec_parts[i]
+        g.ndata["lap_eigval"] = pe.lap_eigval[i].unsqueeze(0).repeat(sizes[i], 1)
+        if walk_parts is not None:
+            g.ndata["rwse"] = walk_parts[i]
+
+
+def _digest(tensors: Dict[str, torch.Tensor], meta: dict) -> str:
+    sha = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())
+    for name, tensor in tensors.items():
+        sha.update(name.encode())
+        sha.update(str(tuple(tensor.shape)).encode())
+        sha.update(tensor.contiguous().numpy().tobytes())
+    return sha.hexdigest()
+
+
+def save_pe_cache(path: PathLike, pe: SplitPE, meta: dict) -> None:
+    """Write ``pe`` with ``meta`` and a checksum to ``path`` atomically."""
+    tensors = pe.tensors()
+    payload = {
+        "format": CACHE_FORMAT,
+        "meta": dict(meta),
+        "count": int(len(pe.num_nodes)),
+        "tensors": tensors,
+        "sha256": _digest(tensors, meta),
+    }
+    with atomic_write(path) as handle:
+        torch.save(payload, handle)
+
+
+def load_pe_cache(path: PathLike, meta: dict) -> Optional[SplitPE]:
+    """Read a cache written by :func:`save_pe_cache`; ``None`` if unusable.
+
+    Unusable means: missing, unreadable or truncated, written for different
+    ``meta``, or failing its checksum. Every case but "missing" is logged.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+        tensors = payload["tensors"]
+        ok_format = payload["format"] == CACHE_FORMAT
+        stored_meta = payload["meta"]
+        checksum = payload["sha256"]
+    except Exception as exc:  # any failure to read means "corrupt": recompute
+        log.warning("PE cache %s is unreadable (%s: %s); recomputing", path, type(exc).__name__, exc)
+        return None
+    if not ok_format or stored_meta != meta:
+        log.info("PE cache %s was built for other settings; recomputing", path)
+        return None
+    if _digest(tensors, stored_meta) != checksum:
+        log.warning("PE cache %s fails its checksum (corrupt); recomputing", path)
+        return None
+    return SplitPE(**tensors)
+
+
+def cache_path(cache_dir: PathLike, tag: str, count: int, meta: dict) -> Path:
+    """File name for ``count`` graphs of ``tag`` under the settings in ``meta``."""
+    rw = f"_rw{meta['rwse_k']}" if meta.get("rwse_k") is not None else ""
+    return Path(cache_dir) / f"{CACHE_PREFIX}{tag}_n{count}_k{meta['k']}_{meta['norm']}{rw}.pt"
+
+
+def _candidates(cache_dir: Path, tag: str, count: int, meta: dict) -> List[Path]:
+    """Existing caches for ``tag``/settings holding >= ``count`` graphs, smallest first."""
+    exact = cache_path(cache_dir, tag, count, meta)
+    pattern = re.compile(re.escape(exact.name).replace(f"_n{count}_", r"_n(\d+)_") + "$")
+    found = []
+    if cache_dir.is_dir():
+        for entry in cache_dir.iterdir():
+            match = pattern.match(entry.name)
+            if match and int(match.group(1)) >= count:
+                found.append((int(match.group(1)), entry))
+    return [p for _, p in sorted(found)]
+
+
+def cached_split_pe(
+    graphs: Sequence[dgl.DGLGraph],
+    cache_dir: PathLike,
+    tag: str,
+    k: int,
+    norm: str = "sym",
+    rwse_k: Optional[int] = None,
+    stamp: str = "",
+    progress: bool = True,
+) -> SplitPE:
+    """Encodings of ``graphs``: from a verified cache if possible, else computed and cached.
+
+    Parameters
+    ----------
+    graphs : sequence of dgl.DGLGraph
+        The graphs, in a fixed order (the first ``len(graphs)`` of ``tag``).
+    cache_dir : path-like
+        Folder of the cache files.
+    tag : str
+        Names the graph sequence, e.g. ``"train_from5000"``.
+    k, norm, rwse_k : see :func:`compute_split_pe`.
+    stamp : str
+        Identifies the source of ``graphs`` (e.g. size and mtime of the
+        processed dataset file); a cache with another stamp is not used.
+    progress : bool
+        Show a bar while computing.
+
+    Returns
+    -------
+    SplitPE
+        Exactly ``len(graphs)`` graphs' encodings.
+    """
+    cache_dir = Path(cache_dir)
+    meta = {"k": int(k), "norm": norm, "rwse_k": None if rwse_k is None else int(rwse_k), "tag": tag, "stamp": stamp}
+    count = len(graphs)
+    num_nodes, num_edges = graph_counts(graphs)
+    for candidate in _candidates(cache_dir, tag, count, meta):
+        pe = load_pe_cache(candidate, meta)
+        if pe is None:
+            continue
+        pe = pe.head(count)
+        if torch.equal(pe.num_nodes, num_nodes) and torch.equal(pe.num_edges, num_edges):
+            log.info("PE for %d %s graphs read from cache %s", count, tag, candidate)
+            return pe
+        log.warning("PE cache %s does not match the graphs' sizes; recomputing", candidate)
+    pe = compute_split_pe(graphs, k, norm, rwse_k, progress)
+    target = cache_path(cache_dir, tag, count, meta)
+    save_pe_cache(target, pe, meta)
+    log.info("PE for %d %s graphs cached in %s", count, tag, target)
+    return pe
+
+
+def remove_pe_caches(cache_dir: PathLike) -> None:
+    """Delete every PE cache file in ``cache_dir`` (after the graphs were rebuilt)."""
+    cache_dir = Path(cache_dir)
+    if cache_dir.is_dir():
+        for entry in cache_dir.glob(f"{CACHE_PREFIX}*.pt"):
+            entry.unlink()

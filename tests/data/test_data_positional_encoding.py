@@ -1,0 +1,116 @@
+"""Laplacian PE and RWSE against independent dense computations."""
+
+import dgl
+import numpy as np
+import pytest
+import torch
+from scipy.sparse import csgraph
+
+from geaet_dgl.data import DataError, laplacian_pe, random_walk_se
+from geaet_dgl.data.synthetic import synthetic_mnist_like
+
+
+def directed_knn_graph(n=12, seed=0):
+    """A directed graph like the MNIST kNN graphs (some edges one-way)."""
+    return synthetic_mnist_like(1, num_nodes=n, k=4, seed=seed).graphs[0]
+
+
+def independent_laplacian(g, norm):
+    """Laplacian from scipy.sparse.csgraph on the symmetrised 0/1 adjacency."""
+    n = g.num_nodes()
+    src, dst = (t.numpy() for t in g.edges())
+    adj = np.zeros((n, n))
+    adj[src, dst] = 1
+    adj = np.maximum(adj, adj.T)
+    np.fill_diagonal(adj, 0)
+    return csgraph.laplacian(adj, normed=(norm == "sym"))
+
+
+@pytest.mark.parametrize("norm", ["sym", "none"])
+def test_laplacian_pe_solves_the_eigenproblem(norm):
+    g = directed_knn_graph()
+    k = 6
+    vecs, vals = laplacian_pe(g, k, norm)
+    assert vecs.shape == (g.num_nodes(), k) and vals.shape == (g.num_nodes(), k)
+    assert vecs.dtype == torch.float32 and vals.dtype == torch.float32
+    lap = independent_laplacian(g, norm)
+    lam = vals[0].double().numpy()
+    assert torch.all(vals == vals[0])  # eigenvalues repeated for every node
+    v = vecs.double().numpy()
+    np.testing.assert_allclose(lap @ v, v * lam, atol=1e-5)  # L v = lambda v
+    np.testing.assert_allclose(np.linalg.norm(v, axis=0), 1.0, atol=1e-5)
+    np.testing.assert_allclose(lam, np.linalg.eigvalsh(lap)[:k], atol=1e-5)  # the k smallest, ascending
+    assert lam[0] == pytest.approx(0.0, abs=1e-6)  # trivial eigenpair kept
+    if norm == "none":
+        np.testing.assert_allclose(np.abs(v[:, 0]), 1 / np.sqrt(g.num_nodes()), atol=1e-5)
+
+
+def test_laplacian_pe_ignores_direction_and_duplicates():
+    g = directed_knn_graph(seed=3)
+    src, dst = g.edges()
+    both = dgl.graph((torch.cat([src, dst, src]), torch.cat([dst, src, dst])), num_nodes=g.num_nodes())
+    _, vals_a = laplacian_pe(g, 5)
+    _, vals_b = laplacian_pe(both, 5)
+    torch.testing.assert_close(vals_a, vals_b)
+
+
+def test_laplacian_pe_pads_small_graphs_with_zeros():
+    g = dgl.graph(([0, 1], [1, 2]), num_nodes=3)
+    vecs, vals = laplacian_pe(g, 5, "none")
+    assert vecs.shape == (3, 5)
+    assert torch.all(vecs[:, 3:] == 0) and torch.all(vals[:, 3:] == 0)
+    np.testing.assert_allclose(vals[0, :3].numpy(), [0.0, 1.0, 3.0], atol=1e-5)  # path graph P3
+
+
+def test_laplacian_pe_sym_isolated_node_matches_pyg_convention():
+    """PyG's get_laplacian('sym') puts 1 on the diagonal of isolated nodes too."""
+    g = dgl.graph(([0], [1]), num_nodes=3)
+    _, vals = laplacian_pe(g, 3, "sym")
+    np.testing.assert_allclose(vals[0].numpy(), [0.0, 1.0, 2.0], atol=1e-5)
+
+
+def test_laplacian_pe_rejects_bad_arguments():
+    g = directed_knn_graph()
+    with pytest.raises(DataError, match="normalisation"):
+        laplacian_pe(g, 4, "rw")
+    with pytest.raises(DataError, match="k must be >= 1"):
+        laplacian_pe(g, 0)
+
+
+def test_rwse_equals_explicit_matrix_powers():
+    g = directed_knn_graph(n=11, seed=2)
+    n, k = g.num_nodes(), 5
+    src, dst = (t.numpy() for t in g.edges())
+    adj = np.zeros((n, n))
+    np.add.at(adj, (src, dst), 1)
+    walk = adj / adj.sum(axis=1, keepdims=True)
+    expected = np.stack([np.diag(np.linalg.matrix_power(walk, t)) for t in range(1, k + 1)], axis=1)
+    got = random_walk_se(g, k)
+    assert got.shape == (n, k) and got.dtype == torch.float32
+    np.testing.assert_allclose(got.numpy(), expected, atol=1e-6)
+    assert torch.all(got[:, 0] == 0)  # no self loops: cannot return in one step
+
+
+def test_rwse_agrees_with_dgl_random_walk_pe():
+    g = directed_knn_graph(n=10, seed=4)
+    torch.testing.assert_close(random_walk_se(g, 6), dgl.random_walk_pe(g, 6), atol=1e-5, rtol=1e-5)
+
+
+def test_rwse_node_without_out_edges_is_zero():
+    g = dgl.graph(([0, 1], [1, 0]), num_nodes=3)
+    got = random_walk_se(g, 4)
+    np.testing.assert_allclose(got[2].numpy(), 0.0)
+    np.testing.assert_allclose(got[0].numpy(), [0, 1, 0, 1], atol=1e-7)
+
+
+@pytest.mark.parametrize("norm", ["sym", "none"])
+def test_encodings_are_finite_on_awkward_graphs(graph_case, norm):
+    """Isolated nodes, no edges, self loops, a single node (shared cases in tests/conftest.py)."""
+    _, graphs = graph_case
+    for g in graphs:
+        vecs, vals = laplacian_pe(g, 8, norm)
+        walks = random_walk_se(g, 4)
+        n = g.num_nodes()
+        assert vecs.shape == vals.shape == (n, 8) and walks.shape == (n, 4)
+        assert torch.isfinite(vecs).all() and torch.isfinite(vals).all() and torch.isfinite(walks).all()
+        assert (vals >= 0).all() and ((walks >= 0) & (walks <= 1 + 1e-6)).all()
