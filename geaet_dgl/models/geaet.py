@@ -12,7 +12,7 @@ from ..nn.batch_layout import BatchLayout
 from ..nn.gated_gcn import pe_square_distance
 from ..nn.geaet_layer import GEAETLayer
 from .encoders import build_encoder
-from .heads import GraphHead, NodeHead
+from .heads import GraphHead, NodeHead, RootHead
 from .positional import EquivStableLapPEEncoder, LapPEDeepSetEncoder, RWSEEncoder
 
 
@@ -66,6 +66,8 @@ class GEAET(nn.Module):
         )
         if config.head == "node":
             self.head = NodeHead(d, config.out_feats, config.head_layers)
+        elif config.head == "root":
+            self.head = RootHead(d, config.out_feats, config.head_layers)
         else:
             style = "dropout_mlp" if config.head == "mlp_graph" else "graphgym"
             self.head = GraphHead(d, config.out_feats, config.head_layers, config.pooling, style,

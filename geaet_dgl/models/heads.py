@@ -72,6 +72,19 @@ class GraphHead(nn.Module):
         return self.layer_post_mp(pool_nodes(self.pooling, node_feat, layout))
 
 
+class RootHead(nn.Module):
+    """Read out node 0 of every graph (the root of a TreeNeighbourMatch tree), then an MLP:
+    (N, d) -> (B, out_feats)."""
+
+    def __init__(self, hidden_dim: int, out_feats: int, num_layers: int = 2):
+        super().__init__()
+        self.layer_post_mp = PostMPMLP(hidden_dim, out_feats, num_layers)
+
+    def forward(self, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
+        first = torch.cumsum(layout.num_nodes_per_graph, 0) - layout.num_nodes_per_graph
+        return self.layer_post_mp(node_feat[first])
+
+
 class NodeHead(nn.Module):
     """An MLP on every node: (N, d) -> (N, out_feats)."""
 

@@ -8,6 +8,7 @@ Parameters carry the names of ``torch.nn.MultiheadAttention`` (``in_proj_weight`
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Optional
 
 import dgl
@@ -49,6 +50,10 @@ class GraphSelfAttention(nn.Module):
         self.in_proj_weight = nn.Parameter(torch.empty(3 * hidden_dim, hidden_dim))
         self.in_proj_bias = nn.Parameter(torch.empty(3 * hidden_dim))
         self.out_proj = nn.Linear(hidden_dim, hidden_dim)
+        # Set ``keep_attention`` to keep each forward's (B, H, N_max, N_max) weights in
+        # ``last_attention`` (for inspection, e.g. ``geaet-dgl attention``); off by default.
+        self.keep_attention = False
+        self.last_attention: Optional[torch.Tensor] = None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -58,9 +63,19 @@ class GraphSelfAttention(nn.Module):
         nn.init.zeros_(self.out_proj.bias)
 
     def forward(
-        self, graph: dgl.DGLGraph, node_feat: torch.Tensor, layout: Optional[BatchLayout] = None
-    ) -> torch.Tensor:
-        """(N, d) -> (N, d): each node attends to every node of its own graph."""
+        self, graph: dgl.DGLGraph, node_feat: torch.Tensor, layout: Optional[BatchLayout] = None,
+        return_weights: bool = False,
+    ):
+        """(N, d) -> (N, d): each node attends to every node of its own graph.
+
+        With ``return_weights=True`` (or ``keep_attention`` set) the attention
+        weights are also computed explicitly: a (B, H, N_max, N_max) tensor,
+        ``[b, h, q, k]`` the weight query node q puts on key node k of graph b
+        (positions in ``layout.node_position``; rows of padding queries are
+        meaningless, padding keys get 0), before attention dropout. The
+        default path (fused kernel) is unchanged. Returns ``(out, weights)``
+        when ``return_weights``, else ``out``.
+        """
         layout = layout_of(graph, layout)
         num_graphs, max_nodes = layout.batch_size, layout.max_nodes
         heads, head_dim = self.num_heads, self.hidden_dim // self.num_heads
@@ -80,5 +95,13 @@ class GraphSelfAttention(nn.Module):
             attn_mask=key_mask[:, None, None, :],
             dropout_p=self.attn_dropout if self.training else 0.0,
         )
-        out = out.transpose(1, 2).reshape(num_graphs, max_nodes, self.hidden_dim)[index]
-        return self.out_proj(out)
+        out = self.out_proj(out.transpose(1, 2).reshape(num_graphs, max_nodes, self.hidden_dim)[index])
+        if not (return_weights or self.keep_attention):
+            return out
+        with contextlib.nullcontext() if return_weights else torch.no_grad():
+            scores = query @ key.transpose(-1, -2) / head_dim ** 0.5
+            weights = torch.softmax(scores.masked_fill(~key_mask[:, None, None, :], float("-inf")), dim=-1)
+        if self.keep_attention:
+            self.last_attention = weights.detach()
+        return (out, weights) if return_weights else out
+

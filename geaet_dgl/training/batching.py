@@ -62,14 +62,50 @@ class EpochBatchSampler(Sampler):
         return max(0, self.total - self.start_step)
 
 
+class ShardedEpochBatchSampler(EpochBatchSampler):
+    """Rank ``rank``'s share of each global batch of ``world_size * batch_size`` items.
+
+    The global batches are those of :class:`EpochBatchSampler` with batch
+    ``world_size * batch_size`` (same (seed, epoch) order); rank ``r`` gets
+    the ``r``-th of ``world_size`` equal, disjoint, contiguous slices. The
+    last global batch keeps ``len // world_size`` items per rank (its
+    ``len % world_size`` trailing items are skipped this epoch) and is
+    dropped if that is 0. Steps count global batches.
+
+    >>> [list(ShardedEpochBatchSampler(7, 2, False, 0, 0, rank=r, world_size=2)) for r in (0, 1)]
+    [[[0, 1], [4]], [[2, 3], [5]]]
+    """
+
+    def __init__(self, num_items: int, batch_size: int, shuffle: bool, seed: int, epoch: int,
+                 start_step: int = 0, *, rank: int, world_size: int):
+        super().__init__(num_items, batch_size * world_size, shuffle, seed, epoch, start_step)
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank={rank} is not in [0, {world_size})")
+        self.rank, self.world_size, self.per_rank = rank, world_size, batch_size
+        self.total = num_items // self.batch_size + (1 if num_items % self.batch_size >= world_size else 0)
+
+    def batch_indices(self, step: int) -> List[int]:
+        """Dataset indices of this rank's part of global batch ``step``."""
+        whole = self.order[step * self.batch_size:(step + 1) * self.batch_size]
+        size = len(whole) // self.world_size
+        return whole[self.rank * size:(self.rank + 1) * size].tolist()
+
+
 def make_epoch_loader(dataset: Dataset, collate_fn: Callable, batch_size: int, *, shuffle: bool, seed: int,
-                      epoch: int, start_step: int = 0, workers: int = 0, pin_memory: bool = False) -> DataLoader:
+                      epoch: int, start_step: int = 0, workers: int = 0, pin_memory: bool = False,
+                      rank: int = 0, world_size: int = 1) -> DataLoader:
     """A DataLoader over batches ``start_step..`` of ``epoch``.
 
     Its own generator (seeded by ``(seed, epoch)``) provides the workers' base
-    seed, so building it leaves the global torch RNG untouched.
+    seed, so building it leaves the global torch RNG untouched. With
+    ``world_size > 1`` it yields rank ``rank``'s shard of each global batch of
+    ``world_size * batch_size`` items (:class:`ShardedEpochBatchSampler`).
     """
-    sampler = EpochBatchSampler(len(dataset), batch_size, shuffle, seed, epoch, start_step)
+    if world_size > 1:
+        sampler = ShardedEpochBatchSampler(len(dataset), batch_size, shuffle, seed, epoch, start_step,
+                                           rank=rank, world_size=world_size)
+    else:
+        sampler = EpochBatchSampler(len(dataset), batch_size, shuffle, seed, epoch, start_step)
     return DataLoader(dataset, batch_sampler=sampler, collate_fn=collate_fn, num_workers=workers,
                       pin_memory=pin_memory,
                       generator=torch.Generator().manual_seed(epoch_seed(seed, epoch, stream=1)))

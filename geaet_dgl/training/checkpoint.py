@@ -20,6 +20,9 @@ only, so it loads with ``weights_only=True`` (opening one never runs code):
 ``history``               one dict of metrics per finished epoch
 ``progress``              the unfinished epoch's training accumulator state
                           (see ``MetricAccumulator.state_dict``) or None
+``ranks`` (optional)      multi-process runs: ``world_size`` and every
+                          rank's ``rng`` and ``progress`` (``rng`` and
+                          ``progress`` above are rank 0's)
 ========================  ====================================================
 
 Files are written atomically (temp file in the same folder, flush, fsync,
@@ -27,6 +30,7 @@ Files are written atomically (temp file in the same folder, flush, fsync,
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 from typing import Any, Dict, List, Optional
@@ -74,8 +78,12 @@ def restore_rng_state(state: Dict[str, Any]) -> None:
 def save_checkpoint(path: "os.PathLike | str", *, run_config: Dict[str, Any], model: torch.nn.Module,
                     optimizer: torch.optim.Optimizer, scheduler: Any, epoch: int, step: int,
                     global_step: int, best: Optional[Dict[str, Any]], history: List[Dict[str, Any]],
-                    progress: Optional[Dict[str, Any]]) -> None:
-    """Write the full training state to ``path`` atomically (see the module docstring)."""
+                    progress: Optional[Dict[str, Any]], ranks: Optional[Dict[str, Any]] = None) -> None:
+    """Write the full training state to ``path`` atomically (see the module docstring).
+
+    ``ranks`` (multi-process runs only): ``{"world_size", "rng": [per rank],
+    "progress": [per rank]}``, stored under key ``ranks``.
+    """
     state = {
         "format_version": FORMAT_VERSION,
         "package_version": __version__,
@@ -91,8 +99,18 @@ def save_checkpoint(path: "os.PathLike | str", *, run_config: Dict[str, Any], mo
         "history": history,
         "progress": progress,
     }
-    with atomic_write(path) as handle:
-        torch.save(state, handle)
+    if ranks is not None:
+        state["ranks"] = ranks
+    try:
+        with atomic_write(path) as handle:
+            torch.save(state, handle)
+    except OSError as exc:  # disk full, quota, permissions: the previous file is still whole (atomic write)
+        folder = os.path.dirname(os.path.abspath(path))
+        raise CheckpointError(
+            f"could not write checkpoint {path} ({exc.strerror or exc}); the previous "
+            f"{os.path.basename(path)} (if any) is intact; free space or fix permissions in {folder}, then "
+            f"continue with `geaet-dgl train --resume {folder}`"
+        ) from exc
 
 
 def load_checkpoint(path: "os.PathLike | str", expect_model: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
@@ -143,6 +161,49 @@ def check_model_config(state: Dict[str, Any], expected: Dict[str, Any], where: s
     diffs = config_differences(state["run_config"].get("model", {}), expected, prefix="model.")
     if diffs:
         raise CheckpointError(f"{where} holds a different model: {'; '.join(diffs)} (checkpoint vs expected)")
+
+
+#: Run settings that may legitimately differ between a run's config.json and its checkpoints.
+_MAY_CHANGE_ON_RESUME = ("device", "workers", "world_size")
+
+
+def check_belongs_to_run(state: Dict[str, Any], config_path: "os.PathLike | str", where: str) -> None:
+    """Raise CheckpointError if ``state`` was written by another run than the one ``config_path`` describes.
+
+    ``config_path`` is the run directory's ``config.json`` (written when the
+    run started); every differing field (model, training, data, preset) is
+    named. A missing or unreadable ``config.json`` is not checked.
+    """
+    try:
+        with open(config_path) as handle:
+            expected = json.load(handle)
+    except (OSError, ValueError):
+        return
+    saved = json.loads(json.dumps(state["run_config"], default=str))  # as config.json holds it (lists, not tuples)
+    saved = {k: v for k, v in saved.items() if k not in _MAY_CHANGE_ON_RESUME}
+    expected = {k: v for k, v in expected.items() if k not in _MAY_CHANGE_ON_RESUME}
+    diffs = config_differences(saved, expected)
+    if diffs:
+        shown = "; ".join(diffs[:6]) + (f"; ... ({len(diffs)} fields)" if len(diffs) > 6 else "")
+        raise CheckpointError(
+            f"{where} is from another run than {config_path}: {shown} (checkpoint vs config.json); "
+            "put the run's own last.pt back, or start a new run with --out"
+        )
+
+
+def weight_differences(model: torch.nn.Module, weights: Dict[str, torch.Tensor], limit: int = 4) -> str:
+    """Words for how ``weights`` fail to fit ``model``: missing, unexpected and reshaped tensors."""
+    own = model.state_dict()
+    missing = [k for k in own if k not in weights]
+    unexpected = [k for k in weights if k not in own]
+    reshaped = [f"{k} {tuple(weights[k].shape)} vs {tuple(own[k].shape)}" for k in own
+                if k in weights and tuple(weights[k].shape) != tuple(own[k].shape)]
+    parts = []
+    for label, items in (("shape differs", reshaped), ("missing", missing), ("unexpected", unexpected)):
+        if items:
+            more = f", ... ({len(items)} in all)" if len(items) > limit else ""
+            parts.append(f"{label}: {', '.join(items[:limit])}{more}")
+    return "; ".join(parts) or "no difference in names or shapes"
 
 
 def config_differences(saved: Dict[str, Any], expected: Dict[str, Any], prefix: str = "") -> List[str]:

@@ -12,12 +12,12 @@ from typing import Any, Callable, Dict, Mapping, Optional
 
 import torch
 from torch import nn
-from torch.utils.data import Dataset
+from torch.utils.data import DataLoader, Dataset
 
-from ..data import collate
+from ..data import collate_for
 from ..models import build_model
-from .batching import make_epoch_loader, move_batch
-from .checkpoint import CheckpointError, load_checkpoint
+from .batching import EpochBatchSampler, make_epoch_loader, move_batch
+from .checkpoint import CheckpointError, load_checkpoint, weight_differences
 from .losses import get_loss
 from .metrics import MetricAccumulator
 from .run_config import RunConfig, check_data_fits, load_splits
@@ -27,16 +27,43 @@ SPLITS = ("train", "val", "test")
 
 @torch.no_grad()
 def evaluate(model: nn.Module, dataset: Dataset, loss_fn: Callable, metric: str, batch_size: int,
-             device: torch.device, workers: int = 0) -> Dict[str, float]:
-    """Score ``model`` (in eval mode) on ``dataset``: -> {"loss": mean loss, "metric": value}."""
+             device: torch.device, workers: int = 0, dist: Optional[Any] = None) -> Dict[str, float]:
+    """Score ``model`` (in eval mode) on ``dataset``: -> {"loss": mean loss, "metric": value}.
+
+    With ``dist`` (a :class:`~.distributed.DistContext` of several ranks) rank
+    ``r`` scores batches ``r, r + N, ...`` of the same batches, and every rank
+    returns the value one process would compute (see ``distributed.py``).
+    """
     model.eval()
+    if dist is not None and dist.enabled:
+        return _evaluate_sharded(model, dataset, loss_fn, metric, batch_size, device, workers, dist)
     accumulator = MetricAccumulator(metric)
-    loader = make_epoch_loader(dataset, collate, batch_size, shuffle=False, seed=0, epoch=0, workers=workers,
+    loader = make_epoch_loader(dataset, collate_for(dataset), batch_size, shuffle=False, seed=0, epoch=0, workers=workers,
                                pin_memory=device.type == "cuda")
     for batch in loader:
         graph, labels = move_batch(batch, device)
         output = model(graph)
         accumulator.update(output, labels, loss_fn(output, labels).item(), graph.batch_size)
+    return accumulator.compute()
+
+
+def _evaluate_sharded(model, dataset, loss_fn, metric, batch_size, device, workers, dist) -> Dict[str, float]:
+    """This rank's batches, then the per-batch sufficient statistics of all ranks merged in batch order."""
+    sampler = EpochBatchSampler(len(dataset), batch_size, shuffle=False, seed=0, epoch=0)
+    steps = list(range(dist.rank, sampler.total, dist.world_size))
+    loader = DataLoader(dataset, batch_sampler=[sampler.batch_indices(step) for step in steps],
+                        collate_fn=collate_for(dataset), num_workers=workers, pin_memory=device.type == "cuda")
+    pieces = []
+    for step, batch in zip(steps, loader):
+        graph, labels = move_batch(batch, device)
+        output = model(graph)
+        piece = MetricAccumulator(metric)
+        piece.update(output, labels, loss_fn(output, labels).item(), graph.batch_size)
+        pieces.append((step, piece.state_dict()))
+    accumulator = MetricAccumulator(metric)
+    for _, state in sorted((p for rank_pieces in dist.all_gather_object(pieces) for p in rank_pieces),
+                           key=lambda item: item[0]):
+        accumulator.merge_state_dict(state)
     return accumulator.compute()
 
 
@@ -69,9 +96,13 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     try:
         model.load_state_dict(state["model"])
     except RuntimeError as exc:
-        raise CheckpointError(f"checkpoint {path}: weights do not fit its model configuration ({exc})") from exc
+        raise CheckpointError(
+            f"checkpoint {path}: its weights do not fit its own model configuration "
+            f"({weight_differences(model, state['model'])}); it was edited or damaged: use another checkpoint "
+            "of the run"
+        ) from exc
     torch_device = torch.device(run.device)
-    splits = load_splits(run.data, run.model.pe_k, progress=progress)
+    splits = load_splits(run.data, run.model, progress=progress)
     check_data_fits(run.model, splits)
     result = evaluate(model.to(torch_device), getattr(splits, split), get_loss(run.train.loss), run.train.metric,
                       run.train.batch_size, torch_device, run.workers)

@@ -218,6 +218,21 @@ class MetricAccumulator:
             "targets": torch.cat(self._targets) if self._targets else None,
         }
 
+    def merge_state_dict(self, state: dict) -> None:
+        """Append another accumulator's contents (its :meth:`state_dict`) after this one's.
+
+        Merging per-batch states in batch order repeats the float operations
+        of :meth:`update`, so the result equals one accumulator fed all batches.
+        """
+        if state["metric"] != self.spec.name:
+            raise ValueError(f"cannot merge a {state['metric']} accumulator into a {self.spec.name} one")
+        self.loss_sum += state["loss_sum"]
+        self.count += state["count"]
+        self.num_graphs += state["num_graphs"]
+        if state["outputs"] is not None:
+            self._outputs.append(state["outputs"])
+            self._targets.append(state["targets"])
+
     def load_state_dict(self, state: dict) -> None:
         self.spec = get_metric(state["metric"])
         self.loss_sum, self.count, self.num_graphs = state["loss_sum"], state["count"], state["num_graphs"]

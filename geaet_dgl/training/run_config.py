@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 import torch
 
-from ..config import ConfigError, ModelConfig, TrainConfig, apply_overrides, from_dict
+from ..config import ConfigError, ModelConfig, TrainConfig, _parse_literal, apply_overrides, from_dict
 from ..data import DatasetSplits, load_dataset
+from ..data.validation import check_labels, node_label_sizes, validate_splits
 from ..presets import get_preset
 
 DEVICE_CHOICES = ("cpu", "cuda")
@@ -28,6 +29,9 @@ class DataOptions:
     """Which dataset, where it lives, and how much of each split to use.
 
     ``limit_*`` keep the first N graphs of a split (None: all of it).
+    ``generate`` builds a missing PATTERN/CLUSTER dataset offline with the
+    benchmark's SBM generator; ``depth`` is TreeNeighbourMatch's radius r.
+    Set them with ``--set data.generate=true`` / ``--set data.depth=3``.
     """
 
     dataset: str = "mnist"
@@ -36,6 +40,8 @@ class DataOptions:
     limit_train: Optional[int] = None
     limit_val: Optional[int] = None
     limit_test: Optional[int] = None
+    generate: bool = False
+    depth: int = 3
 
 
 @dataclass
@@ -44,6 +50,9 @@ class RunConfig:
 
     ``checkpoint_every`` > 0 also writes ``last.pt`` every that many training
     steps inside an epoch (0: only at the end of each epoch).
+    ``world_size`` is the number of data-parallel processes that train the run
+    (set by the launcher; ``train.batch_size`` is per process) and ``sync_bn``
+    whether they synchronise BatchNorm statistics (see ``distributed.py``).
     """
 
     preset: str = "mnist"
@@ -53,6 +62,8 @@ class RunConfig:
     device: str = "cpu"
     workers: int = 0
     checkpoint_every: int = 0
+    world_size: int = 1
+    sync_bn: bool = True
 
     def validate(self) -> "RunConfig":
         self.model.validate()
@@ -61,6 +72,8 @@ class RunConfig:
             raise ConfigError(f"device={self.device!r} is not one of {', '.join(DEVICE_CHOICES)}")
         if self.device == "cuda" and not torch.cuda.is_available():
             raise ConfigError("device=cuda but no CUDA device is available; use --device cpu")
+        if self.world_size < 1:
+            raise ConfigError(f"world_size={self.world_size} must be at least 1")
         if self.workers < 0 or self.checkpoint_every < 0 or self.train.seed < 0:
             raise ConfigError("workers, checkpoint_every and train.seed must be >= 0")
         for name in ("limit_train", "limit_val", "limit_test"):
@@ -75,6 +88,14 @@ class RunConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
         return from_dict(cls, dict(data)).validate()
+
+
+def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str, Any]:
+    """Model settings the data fixes: TreeNeighbourMatch of depth r has 2^r classes and, as Alon & Yahav
+    train it, r + 1 layers (so messages from every leaf reach the root)."""
+    if options.dataset.lower() == "tree" and preset_name == "tree":
+        return {"model.out_feats": 2 ** options.depth, "model.num_layers": options.depth + 1}
+    return {}
 
 
 def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optional[Mapping[str, Any]] = None,
@@ -94,18 +115,49 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
         Fields of :class:`DataOptions` other than ``dataset``.
     """
     preset_name = preset or DEFAULT_PRESETS.get(dataset, dataset)
-    resolved = apply_overrides(get_preset(preset_name), dict(overrides or {}))
-    options = from_dict(DataOptions, {"dataset": dataset, **(data or {})}, where="data.")
+    overrides = dict(overrides or {})
+    data = dict(data or {})
+    for key in [k for k in overrides if k.startswith("data.")]:  # --set data.depth=3
+        data[key[len("data."):]] = _parse_literal(overrides.pop(key))
+    options = from_dict(DataOptions, {"dataset": dataset, **data}, where="data.")
+    overrides = {**_data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
+    resolved = apply_overrides(get_preset(preset_name), overrides)
     run = RunConfig(preset=resolved.name, model=resolved.model, train=resolved.train, data=options,
                     device=device, workers=workers, checkpoint_every=checkpoint_every)
     return run.validate()
 
 
-def load_splits(options: DataOptions, pe_k: int, progress: bool = True) -> DatasetSplits:
-    """Load the dataset of ``options`` with ``pe_k`` Laplacian eigenvectors per graph."""
-    return load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images, pe_k=pe_k,
-                        limit_train=options.limit_train, limit_val=options.limit_val,
-                        limit_test=options.limit_test, progress=progress)
+def data_pe_sizes(model: Union[ModelConfig, int]) -> Tuple[int, Optional[int]]:
+    """``(Laplacian eigenpairs, RWSE steps or None)`` the data must carry for ``model``.
+
+    Every dataset carries ``ndata['lap_pe']``/``ndata['lap_eigval']``;
+    ``model.pe='rwse'`` also asks for ``ndata['rwse']`` with ``model.pe_k`` steps.
+    An int stands for ``pe_k`` alone (no RWSE).
+    """
+    if isinstance(model, ModelConfig):
+        return model.pe_k, model.pe_k if model.pe == "rwse" else None
+    return int(model), None
+
+
+def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: bool = True) -> DatasetSplits:
+    """Load the dataset of ``options`` with the encodings ``model`` reads, and validate it.
+
+    ``model`` is the run's :class:`ModelConfig` (or just the number of
+    Laplacian eigenvectors). The graphs are checked at load time (no empty
+    graph, no NaN/inf field, labels in range: see
+    :mod:`geaet_dgl.data.validation`), so bad data fails before training.
+    """
+    pe_k, rwse_k = data_pe_sizes(model)
+    extra = {} if rwse_k is None else {"rwse_k": rwse_k}
+    splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images, pe_k=pe_k,
+                          limit_train=options.limit_train, limit_val=options.limit_val,
+                          limit_test=options.limit_test, progress=progress, generate=options.generate,
+                          depth=options.depth, **extra)
+    return validate_splits(splits)
+
+
+#: ndata fields each positional encoding reads.
+PE_FIELDS = {"none": (), "eslappe": ("lap_pe",), "lappe": ("lap_pe", "lap_eigval"), "rwse": ("rwse",)}
 
 
 def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
@@ -120,11 +172,24 @@ def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
     if splits.edge_feat_dim != model.edge_in_feats:
         problems.append(f"model.edge_in_feats={model.edge_in_feats} but the graphs have "
                         f"{splits.edge_feat_dim} edge features")
-    if model.pe in ("eslappe", "lappe") and splits.pe_dim != model.pe_k:
+    example = splits._example()
+    missing = [key for key in PE_FIELDS[model.pe] if key not in example.ndata]
+    if missing:
+        problems.append(f"model.pe={model.pe!r} reads ndata[{missing[0]!r}], which the graphs lack "
+                        f"(load them with load_splits(options, model), or set model.pe=none)")
+    elif model.pe in ("eslappe", "lappe") and splits.pe_dim != model.pe_k:
         problems.append(f"model.pe_k={model.pe_k} but the graphs carry {splits.pe_dim} Laplacian eigenvectors")
+    elif model.pe == "rwse" and example.ndata["rwse"].shape[1] != model.pe_k:
+        problems.append(f"model.pe_k={model.pe_k} but the graphs carry {example.ndata['rwse'].shape[1]} "
+                        "random-walk steps")
     classes = splits.num_classes
     if model.out_feats != classes and not (model.out_feats == 1 and classes == 2):
         problems.append(f"model.out_feats={model.out_feats} but {splits.name!r} has {classes} classes")
     if problems:
         raise ConfigError(f"the model does not fit dataset {splits.name!r}: {'; '.join(problems)}; "
                           "pick the dataset's preset or fix these with --set")
+    model_classes = 2 if model.out_feats == 1 else model.out_feats
+    for name in ("train", "val", "test"):
+        dataset = getattr(splits, name)
+        check_labels(dataset.labels, name, splits.name, model_classes, what=f"model.out_feats={model.out_feats}",
+                     node_sizes=node_label_sizes(dataset))

@@ -37,12 +37,15 @@ from tqdm import tqdm
 
 from .. import __version__
 from ..config import to_dict
-from ..data import DatasetSplits, collate
+from ..data import DatasetSplits, collate_for
 from ..models import build_model
 from . import run_dir as files
 from .batching import make_epoch_loader, move_batch
-from .checkpoint import check_model_config, load_checkpoint, restore_rng_state, save_checkpoint
+from .checkpoint import (capture_rng_state, check_belongs_to_run, check_model_config, load_checkpoint,
+                         restore_rng_state, save_checkpoint)
 from .curves import plot_curves
+from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, convert_sync_batchnorm, rank_seed,
+                          wrap_model)
 from .evaluation import evaluate
 from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
@@ -60,6 +63,9 @@ class TrainingInterrupted(Exception):
     def __init__(self, message: str, signum: int):
         super().__init__(message)
         self.signum = signum
+
+    def __reduce__(self):  # picklable, to cross from a spawned rank to the launcher
+        return type(self), (str(self), self.signum)
 
 
 class NonFiniteLossError(RuntimeError):
@@ -85,17 +91,29 @@ class Trainer:
         The data (see :func:`load_splits`).
     progress : bool
         Show a tqdm bar per epoch.
+    dist : DistContext, optional
+        This process's place in a data-parallel job (see ``distributed.py``);
+        default one process. ``self.model`` is the plain module (evaluation,
+        checkpoints), ``self.train_model`` the DistributedDataParallel wrapper.
     """
 
-    def __init__(self, run: RunConfig, run_dir: PathLike, splits: DatasetSplits, progress: bool = True):
+    def __init__(self, run: RunConfig, run_dir: PathLike, splits: DatasetSplits, progress: bool = True,
+                 dist: Optional[DistContext] = None):
         check_data_fits(run.model, splits)
         self.run = run
         self.run_dir = Path(run_dir)
         self.splits = splits
         self.show_progress = progress
-        self.device = torch.device(run.device)
+        self.dist = dist if dist is not None else SINGLE_PROCESS
+        self.device = self.dist.device(run.device)
         seed_everything(run.train.seed)
         self.model = build_model(run.model).to(self.device)
+        self.train_model = self.model
+        if self.dist.enabled:
+            if run.sync_bn:
+                self.model = convert_sync_batchnorm(self.model, self.device)
+            self.train_model = wrap_model(self.model, self.dist, self.device)
+            torch.manual_seed(rank_seed(run.train.seed, self.dist.rank))  # own dropout masks per rank
         self.optimizer = build_optimizer(self.model.parameters(), run.train.lr, run.train.weight_decay)
         self.scheduler = build_scheduler(self.optimizer, run.train.warmup_epochs, run.train.epochs)
         self.loss_fn = get_loss(run.train.loss)
@@ -106,17 +124,22 @@ class Trainer:
         self.history: list = []
         self.progress_state: Optional[Dict[str, Any]] = None  # the unfinished epoch's train accumulator
         self.stop_signal: Optional[int] = None
+        self.stop_agreed = False  # multi-process: every rank saw the stop signal's agreement
         self.saved_at: Optional[Tuple[int, int]] = None  # (epoch, step) of the newest checkpoint
 
     def restore(self, state: Dict[str, Any]) -> None:
         """Continue from a checkpoint written by this run (see ``checkpoint.py``)."""
         check_model_config(state, to_dict(self.run.model))
+        check_resume_world_size(state, self.dist)
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.epoch, self.step, self.global_step = state["epoch"], state["step"], state["global_step"]
         self.best, self.history, self.progress_state = state["best"], state["history"], state["progress"]
         restore_rng_state(state["rng"])
+        if self.dist.enabled:
+            restore_rng_state(state["ranks"]["rng"][self.dist.rank])
+            self.progress_state = state["ranks"]["progress"][self.dist.rank]
         self.saved_at = (self.epoch, self.step)
 
     def fit(self) -> Dict[str, Any]:
@@ -128,8 +151,9 @@ class Trainer:
             while self.epoch < self.run.train.epochs:
                 self._run_epoch()
             summary = self.summary()
-            files.write_json(self.run_dir / files.SUMMARY, summary)
-            plot_curves(self.history, self.run.train.metric, self.run_dir / files.CURVES)
+            if self.dist.is_main:
+                files.write_json(self.run_dir / files.SUMMARY, summary)
+                plot_curves(self.history, self.run.train.metric, self.run_dir / files.CURVES)
             log.info("best epoch %d: val %s %.6f, test %.6f; results in %s", summary["best_epoch"],
                      summary["metric_name"], summary["val_metric"], summary["test_metric"], self.run_dir)
         return summary
@@ -139,10 +163,11 @@ class Trainer:
         cfg = self.run.train
         epoch, started, lr = self.epoch, time.perf_counter(), self.optimizer.param_groups[0]["lr"]
         train, graphs, train_seconds = self._train_steps()
+        self.dist.broadcast_buffers(self.model)  # rank 0's BatchNorm statistics (they differ without sync_bn)
         val = evaluate(self.model, self.splits.val, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
-                       self.run.workers)
+                       self.run.workers, dist=self.dist)
         test = evaluate(self.model, self.splits.test, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
-                        self.run.workers)
+                        self.run.workers, dist=self.dist)
         self.scheduler.step()
         self.history.append({
             "epoch": epoch + 1, "lr": lr,
@@ -160,12 +185,13 @@ class Trainer:
         self._save(files.LAST)
         if improved:
             self._save(files.BEST)
-        files.write_metrics(self.run_dir, self.history)
+        if self.dist.is_main:
+            files.write_metrics(self.run_dir, self.history)
         log.info("epoch %d/%d: lr %.3g | train loss %.4f %s %.4f | val loss %.4f %s %.4f | test %s %.4f | "
                  "%.1fs%s", epoch + 1, cfg.epochs, lr, train["loss"], cfg.metric, train["metric"], val["loss"],
                  cfg.metric, val["metric"], cfg.metric, test["metric"], self.history[-1]["seconds"],
                  " (best)" if improved else "")
-        if self.stop_signal is not None:
+        if self._stop_requested(agree=True):
             self._interrupted()
 
     def _train_steps(self) -> Tuple[Dict[str, float], int, float]:
@@ -178,21 +204,23 @@ class Trainer:
         accumulator = MetricAccumulator(cfg.metric)
         if self.progress_state is not None:
             accumulator.load_state_dict(self.progress_state)
-        loader = make_epoch_loader(self.splits.train, collate, cfg.batch_size, shuffle=True, seed=cfg.seed,
-                                   epoch=self.epoch, start_step=self.step, workers=self.run.workers,
-                                   pin_memory=self.device.type == "cuda")
+        loader = make_epoch_loader(self.splits.train, collate_for(self.splits.train), cfg.batch_size, shuffle=True,
+                                   seed=cfg.seed, epoch=self.epoch, start_step=self.step, workers=self.run.workers,
+                                   pin_memory=self.device.type == "cuda", rank=self.dist.rank,
+                                   world_size=self.dist.world_size)
         sampler = loader.batch_sampler
         every = self.run.checkpoint_every
         graphs, seconds = 0, 0.0
-        self.model.train()
+        self.train_model.train()
         with tqdm(total=sampler.total, initial=self.step, desc=f"epoch {self.epoch + 1}/{cfg.epochs}",
-                  unit="batch", leave=False, disable=not self.show_progress, dynamic_ncols=True) as bar:
+                  unit="batch", leave=False, disable=not (self.show_progress and self.dist.is_main),
+                  dynamic_ncols=True) as bar:
             tick = time.perf_counter()
             for batch in loader:
                 graph, labels = move_batch(batch, self.device)
-                output = self.model(graph)
+                output = self.train_model(graph)
                 loss = self.loss_fn(output, labels)
-                if not torch.isfinite(loss):
+                if not self._agree_finite(loss):
                     raise NonFiniteLossError(
                         f"loss became {loss.item()} at epoch {self.epoch + 1}, batch {self.step + 1}/"
                         f"{sampler.total} (training graphs {_short_list(sampler.batch_indices(self.step))}); "
@@ -210,13 +238,39 @@ class Trainer:
                 bar.update(1)
                 bar.set_postfix({"loss": f"{accumulator.loss_sum / accumulator.count:.4f}",
                                  "graphs/s": f"{graphs / max(seconds, 1e-9):.0f}"})
-                if self.stop_signal is not None or (every and self.step % every == 0 and self.step < sampler.total):
+                stop = self._stop_requested()
+                if stop or (every and self.step % every == 0 and self.step < sampler.total):
                     self.progress_state = accumulator.state_dict()
                     self._save(files.LAST)
-                    if self.stop_signal is not None:
+                    if stop:
                         self._interrupted()
                 tick = time.perf_counter()  # checkpoint writing is not training time
+        if self.dist.enabled:  # the epoch's training metric over every rank's graphs
+            accumulator = self.dist.merge_accumulators(accumulator)
+            graphs = int(self.dist.sum_floats([graphs], self.device)[0])
         return accumulator.compute(), graphs, seconds
+
+    def _agree_finite(self, loss: torch.Tensor) -> bool:
+        """Whether the loss is finite on every rank; ranks also agree on a pending stop signal."""
+        if not self.dist.enabled:
+            return bool(torch.isfinite(loss))
+        bad, signum = self.dist.max_floats([0.0 if torch.isfinite(loss) else 1.0, float(self.stop_signal or 0)],
+                                           self.device)
+        if signum and self.stop_signal is None:
+            self.stop_signal = int(signum)
+        self.stop_agreed = bool(signum)
+        return not bad
+
+    def _stop_requested(self, agree: bool = False) -> bool:
+        """Whether to stop now; in a multi-process run only what all ranks agreed on (``agree``: ask now)."""
+        if not self.dist.enabled:
+            return self.stop_signal is not None
+        if agree:
+            signum = self.dist.max_floats([float(self.stop_signal or 0)], self.device)[0]
+            if signum and self.stop_signal is None:
+                self.stop_signal = int(signum)
+            self.stop_agreed = bool(signum)
+        return self.stop_agreed
 
     def _last_saved_note(self) -> str:
         if self.saved_at is None:
@@ -225,10 +279,17 @@ class Trainer:
 
     def _save(self, name: str) -> None:
         self.saved_at = (self.epoch, self.step)
+        ranks = None
+        if self.dist.enabled:  # every rank's RNG and unfinished-epoch state; rank 0 writes
+            gathered = self.dist.all_gather_object({"rng": capture_rng_state(), "progress": self.progress_state})
+            ranks = {"world_size": self.dist.world_size, "rng": [g["rng"] for g in gathered],
+                     "progress": [g["progress"] for g in gathered]}
+            if not self.dist.is_main:
+                return
         save_checkpoint(self.run_dir / name, run_config=self.run.to_dict(), model=self.model,
                         optimizer=self.optimizer, scheduler=self.scheduler, epoch=self.epoch, step=self.step,
                         global_step=self.global_step, best=self.best, history=self.history,
-                        progress=self.progress_state)
+                        progress=self.progress_state, ranks=ranks)
 
     def _interrupted(self) -> None:
         name = signal.Signals(self.stop_signal).name
@@ -256,21 +317,31 @@ class Trainer:
         }
 
 
-def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: bool = True) -> Dict[str, Any]:
-    """Start a new run in ``run_dir`` (refused if it exists, unless ``overwrite``); return its summary."""
+def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: bool = True,
+          dist: Optional[DistContext] = None) -> Dict[str, Any]:
+    """Start a new run in ``run_dir`` (refused if it exists, unless ``overwrite``); return its summary.
+
+    ``dist``: this process's place in a data-parallel job (every rank calls
+    ``train``; only rank 0 writes); default one process.
+    """
+    dist = dist if dist is not None else SINGLE_PROCESS
     run.validate()
-    run_dir = files.prepare_new_run_dir(run_dir, overwrite)
+    run.world_size = dist.world_size
+    if dist.is_main:
+        run_dir = files.prepare_new_run_dir(run_dir, overwrite)
+    run_dir = Path(run_dir)
     # Data and model first: if either fails, the run directory stays empty and can be reused.
-    splits = load_splits(run.data, run.model.pe_k, progress=progress)
-    trainer = Trainer(run, run_dir, splits, progress)
-    files.write_config(run_dir, run.to_dict())
-    with _log_to_file(run_dir / files.LOG):
+    splits = _load_splits_in_turn(run, progress, dist)
+    trainer = Trainer(run, run_dir, splits, progress, dist)
+    if dist.is_main:
+        files.write_config(run_dir, run.to_dict())
+    with _log_to_file(run_dir / files.LOG) if dist.is_main else contextlib.nullcontext():
         _log_data(splits)
         return trainer.fit()
 
 
 def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[int] = None,
-           progress: bool = True) -> Dict[str, Any]:
+           progress: bool = True, dist: Optional[DistContext] = None) -> Dict[str, Any]:
     """Continue the run in ``run_dir`` from its ``last.pt``; return its summary.
 
     ``device`` and ``workers`` may change; everything else comes from the
@@ -281,20 +352,34 @@ def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[in
     if not last.is_file():
         raise files.RunDirError(f"{run_dir} has no {files.LAST} to resume from; start a new run instead")
     state = load_checkpoint(last)
+    check_belongs_to_run(state, run_dir / files.CONFIG_JSON, where=str(last))
     run = RunConfig.from_dict(state["run_config"])
     if device is not None:
         run.device = device
     if workers is not None:
         run.workers = workers
     run.validate()
-    splits = load_splits(run.data, run.model.pe_k, progress=progress)
-    trainer = Trainer(run, run_dir, splits, progress)
+    dist = dist if dist is not None else SINGLE_PROCESS
+    check_resume_world_size(state, dist)
+    splits = _load_splits_in_turn(run, progress, dist)
+    trainer = Trainer(run, run_dir, splits, progress, dist)
     trainer.restore(state)
-    with _log_to_file(run_dir / files.LOG):
+    with _log_to_file(run_dir / files.LOG) if dist.is_main else contextlib.nullcontext():
         log.info("resuming %s %s", run_dir, _position(state["epoch"], state["step"]))
         _log_data(splits)
-        files.write_metrics(run_dir, trainer.history)  # drops lines written after the checkpoint
+        if dist.is_main:
+            files.write_metrics(run_dir, trainer.history)  # drops lines written after the checkpoint
         return trainer.fit()
+
+
+def _load_splits_in_turn(run: RunConfig, progress: bool, dist: DistContext) -> DatasetSplits:
+    """Rank 0 loads (and builds or caches) the data first, then the other ranks read it."""
+    if not dist.is_main:
+        dist.barrier()
+    splits = load_splits(run.data, run.model, progress=progress and dist.is_main)
+    if dist.is_main:
+        dist.barrier()
+    return splits
 
 
 def _log_data(splits: DatasetSplits) -> None:

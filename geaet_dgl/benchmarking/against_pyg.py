@@ -1,0 +1,128 @@
+"""Side-by-side speed of our model and the PyG reference, on the same weights and batches.
+
+1. :func:`~.parity.check_parity` on one batch; timing is refused when the
+   largest output/gradient difference exceeds ``parity_tolerance`` (unless
+   ``force``), since a faster model that computes something else means nothing.
+2. :func:`~.parity.paired_models` gives both models the same weights; each
+   gets its own AdamW with the preset's settings.
+3. For every batch size, ``num_batches`` batches are built once as DGL graphs
+   and converted once to the equivalent PyG ``Batch`` (the reference's
+   forward rewrites attributes of its input, so each call gets a
+   ``copy.copy`` of it, as in ``check_parity``).
+4. Inference (eval, no_grad), then training (forward, loss, backward, AdamW
+   step): ``warmup`` untimed step pairs, then ``repeats`` timed pairs,
+   interleaved so machine drift hits both alike (the order alternates each
+   repeat: ours-ref, ref-ours, ...). Medians of per-step graphs/s and the ratios
+   ours/reference are reported, plus the median of the per-repeat ratios.
+"""
+from __future__ import annotations
+
+import copy
+import statistics
+from typing import Callable, Dict, List, Optional, Sequence
+
+import torch
+
+from .inputs import UnsupportedPreset, check_supported, loss_function, prebuilt_batches
+from .throughput import infer_step_fn, make_optimizer, train_step_fn
+from .timing import environment, set_threads, summarize, time_call
+
+PARITY_TOLERANCE = 1e-5
+
+
+class ParityError(RuntimeError):
+    """The two models disagree beyond the tolerance: their timings are not comparable."""
+
+
+def reference_forward(model: torch.nn.Module, batch) -> tuple:
+    """The reference's forward on a shallow copy of the PyG batch: returns ``(pred, label)``."""
+    return model(copy.copy(batch[0]))
+
+
+def _interleaved(ours: Callable, ref: Callable, ours_batches, ref_batches, sizes: Sequence[int], warmup: int,
+                 repeats: int) -> Dict[str, object]:
+    cpu = torch.device("cpu")
+    n = len(sizes)
+    for i in range(warmup):
+        ours(ours_batches[i % n])
+        ref(ref_batches[i % n])
+    ours_rates: List[float] = []
+    ref_rates: List[float] = []
+    for r in range(repeats):
+        j = (warmup + r) % n
+        pair = [("ours", ours, ours_batches[j]), ("ref", ref, ref_batches[j])]
+        for name, step, batch in (pair if r % 2 == 0 else pair[::-1]):
+            rate = sizes[j] / time_call(lambda: step(batch), cpu)
+            (ours_rates if name == "ours" else ref_rates).append(rate)
+    return {"ours": summarize(ours_rates), "ref": summarize(ref_rates),
+            "paired_ratio": statistics.median(o / f for o, f in zip(ours_rates, ref_rates))}
+
+
+def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Sequence[int] = (16, 64, 128),
+                           repeats: int = 5, threads: int = 2, warmup: int = 2, num_batches: int = 2, seed: int = 0,
+                           force: bool = False, parity_tolerance: float = PARITY_TOLERANCE,
+                           progress: Optional[Callable[[str], None]] = None) -> Dict[str, object]:
+    """Parity check, then interleaved CPU timing of ours vs the reference at every batch size.
+
+    Returns ``{'config', 'parity' (ParityReport.as_dict()), 'parity_max_abs_diff',
+    'results': [{'batch_size', 'train_graphs_per_s', 'infer_graphs_per_s' (ours),
+    'ref_train_graphs_per_s', 'ref_infer_graphs_per_s', 'ratio_train',
+    'ratio_infer' (ours/ref of the medians), 'ratio_train_paired',
+    'ratio_infer_paired' (median of per-repeat ratios), min/max of each}]}``.
+    Raises :class:`ParityError` when the models differ by more than
+    ``parity_tolerance`` and ``force`` is False.
+    """
+    from .parity import check_parity, paired_models
+    from .reference import REFERENCE_CONFIGS, to_pyg_batch
+
+    key = check_supported(preset)
+    if key not in REFERENCE_CONFIGS:
+        raise UnsupportedPreset(f"no reference mapping for preset {preset!r}; available: "
+                                f"{', '.join(REFERENCE_CONFIGS)}")
+    set_threads(threads)
+    cpu = torch.device("cpu")
+
+    graph, labels = prebuilt_batches(key, min(batch_sizes), 1, cpu, seed=seed)[0]
+    parity = check_parity(ref_dir, key, graph, labels, seed=seed)
+    if progress:
+        progress(f"parity on a batch of {min(batch_sizes)} graphs: max |diff| = {parity.max_abs_diff:.3g} "
+                 f"(outputs eval {parity.eval_output_max_abs_diff:.3g}, train {parity.train_output_max_abs_diff:.3g},"
+                 f" gradients {parity.grad_max_abs_diff:.3g})")
+    if parity.max_abs_diff > parity_tolerance and not force:
+        raise ParityError(f"ours and the reference differ by {parity.max_abs_diff:.3g} > {parity_tolerance:g} "
+                          f"(worst gradient: {parity.worst_grad_param}); fix parity first or pass force=True")
+
+    reference, ours = paired_models(ref_dir, key, seed=seed)
+    loss_fn = loss_function(key)
+    ours_train = train_step_fn(ours, make_optimizer(ours, key), loss_fn)
+    ref_train = train_step_fn(reference, make_optimizer(reference, key), loss_fn, forward=reference_forward)
+    ours_infer = infer_step_fn(ours)
+    ref_infer = infer_step_fn(reference, forward=reference_forward)
+
+    results = []
+    for batch_size in batch_sizes:
+        ours_batches = prebuilt_batches(key, int(batch_size), num_batches, cpu, seed=seed)
+        ref_batches = [(to_pyg_batch(g, y), y) for g, y in ours_batches]
+        sizes = [int(y.shape[0]) for _, y in ours_batches]
+        ours.eval(), reference.eval()
+        infer = _interleaved(ours_infer, ref_infer, ours_batches, ref_batches, sizes, warmup, repeats)
+        ours.train(), reference.train()
+        train = _interleaved(ours_train, ref_train, ours_batches, ref_batches, sizes, warmup, repeats)
+        row: Dict[str, object] = {"batch_size": int(batch_size)}
+        for phase, data in (("train", train), ("infer", infer)):
+            for who, prefix in (("ours", ""), ("ref", "ref_")):
+                row[f"{prefix}{phase}_graphs_per_s"] = data[who]["median"]
+                row[f"{prefix}{phase}_graphs_per_s_min"] = data[who]["min"]
+                row[f"{prefix}{phase}_graphs_per_s_max"] = data[who]["max"]
+            row[f"ratio_{phase}"] = data["ours"]["median"] / data["ref"]["median"]
+            row[f"ratio_{phase}_paired"] = data["paired_ratio"]
+        results.append(row)
+        if progress:
+            progress(f"  batch {batch_size}: train ours {row['train_graphs_per_s']:.1f} vs ref "
+                     f"{row['ref_train_graphs_per_s']:.1f} g/s ({row['ratio_train']:.2f}x); infer ours "
+                     f"{row['infer_graphs_per_s']:.1f} vs ref {row['ref_infer_graphs_per_s']:.1f} g/s "
+                     f"({row['ratio_infer']:.2f}x)")
+    config = dict(environment("cpu", threads), preset=key, repeats=repeats, warmup=warmup, num_batches=num_batches,
+                  reference_dir=str(ref_dir), interleaved=True, parity_tolerance=parity_tolerance)
+    return {"config": config, "parity": parity.as_dict(), "parity_max_abs_diff": parity.max_abs_diff,
+            "results": results}

@@ -1,0 +1,127 @@
+"""``run_benchmark``: throughput, optional epoch/scaling/reference runs, table, JSON and plot."""
+from __future__ import annotations
+
+from typing import Callable, Dict, Optional, Sequence
+
+from .epoch import run_epoch
+from .inputs import check_supported
+from .report import format_report, plot_report, write_json
+from .scaling import DEFAULT_SIZES, run_scaling
+from .throughput import run_throughput
+from .timing import check_device, environment, set_threads
+
+#: keys copied from the isolated memory run into the interleaved results
+_MEMORY_KEYS = ("peak_rss_mib", "peak_rss_infer_mib", "base_rss_mib", "peak_gpu_mib", "nodes_per_batch",
+                "edges_per_batch", "num_parameters")
+
+
+def run_benchmark(
+    preset: str = "mnist",
+    batch_sizes: Sequence[int] = (16, 64, 128),
+    device: str = "cpu",
+    threads: int = 2,
+    repeats: int = 5,
+    warmup: int = 2,
+    epoch: bool = False,
+    scaling: bool = False,
+    max_nodes: int = 10**6,
+    against_pyg: Optional[str] = None,
+    json_path: Optional[str] = None,
+    plot_path: Optional[str] = None,
+    num_graphs: int = 512,
+    epoch_batch_size: Optional[int] = None,
+    workers: int = 0,
+    num_batches: int = 2,
+    seed: int = 0,
+    scaling_sizes: Sequence[int] = DEFAULT_SIZES,
+    scaling_components: Sequence[str] = ("geanet", "geaet_layer"),
+    scaling_repeats: int = 3,
+    scaling_min_time_s: float = 1.0,
+    force: bool = False,
+    isolate: bool = True,
+    echo: Optional[Callable[[str], None]] = print,
+) -> Dict[str, object]:
+    """Benchmark a preset's model and return the report dict (also printed, and written if asked).
+
+    Parameters
+    ----------
+    preset : a preset with a synthetic generator ('mnist', 'cifar10').
+    batch_sizes : throughput batch sizes (empty: skip throughput).
+    device : 'cpu' or 'cuda'.
+    threads : torch intra-op threads, in this and every measurement process.
+    repeats, warmup : timed and untimed steps per phase.
+    epoch : also time one whole training and inference epoch through ``make_loader``
+        over ``num_graphs`` synthetic graphs (batch ``epoch_batch_size``, default
+        the preset's; ``workers`` loader processes).
+    scaling : also time GEANet and the GEAET layer (no attention) on single kNN
+        graphs of ``scaling_sizes`` nodes up to ``max_nodes``; fit the exponents
+        (at least ``scaling_repeats`` timed calls per phase, more for small graphs
+        until ``scaling_min_time_s`` seconds are timed).
+    against_pyg : a checkout of the PyG reference (icm1018/GEAET): check parity,
+        then time ours and the reference interleaved on the same batches (CPU only,
+        needs torch_geometric etc. in this environment). The throughput columns then
+        come from that interleaved run; peak RSS still from one process per batch size.
+    json_path, plot_path : where to write the JSON report and the PNG plot.
+    num_batches : distinct pre-built batches cycled over per batch size.
+    isolate : run each measurement in a fresh process (needed for per-measurement peak RSS).
+    force : time against the reference even when parity fails.
+    echo : where the text report goes (None: silent).
+
+    Returns
+    -------
+    dict with ``config``, ``results`` (per batch size: ``batch_size``,
+    ``train_graphs_per_s``, ``infer_graphs_per_s``, ``peak_rss_mib`` [, ``peak_gpu_mib``]
+    [, ``ref_train_graphs_per_s``, ``ref_infer_graphs_per_s``, ``ratio_train``,
+    ``ratio_infer``]), and when run ``parity_max_abs_diff`` / ``parity``, ``epoch``,
+    ``scaling``.
+    """
+    if batch_sizes or epoch:
+        preset = check_supported(preset)
+    check_device(device)
+    if against_pyg is not None and check_device(device).type != "cpu":
+        raise ValueError("the reference comparison runs on CPU only (the reference bridge builds a CPU model); "
+                         "use device='cpu'")
+    set_threads(threads)
+    config = dict(environment(device, threads), preset=preset, batch_sizes=[int(b) for b in batch_sizes],
+                  repeats=repeats, warmup=warmup, num_batches=num_batches, seed=seed, isolated=isolate)
+    report: Dict[str, object] = {"config": config, "results": []}
+
+    if batch_sizes and against_pyg is not None:
+        from .against_pyg import compare_with_reference
+
+        comparison = compare_with_reference(against_pyg, preset, batch_sizes, repeats=repeats, threads=threads,
+                                            warmup=warmup, num_batches=num_batches, seed=seed, force=force,
+                                            progress=echo)
+        memory = run_throughput(preset, batch_sizes, device, threads, repeats=1, warmup=1, num_batches=num_batches,
+                                seed=seed, isolate=isolate)
+        for row, mem in zip(comparison["results"], memory):
+            row.update({k: mem[k] for k in _MEMORY_KEYS if k in mem})
+        report["results"] = comparison["results"]
+        report["parity_max_abs_diff"] = comparison["parity_max_abs_diff"]
+        report["parity"] = comparison["parity"]
+        config.update(reference_dir=str(against_pyg), throughput_source=(
+            "ours and the reference interleaved in one process on the same pre-built batches; peak RSS from a "
+            "separate process per batch size running our model alone (1 warm-up + 1 step per phase)"))
+    elif batch_sizes:
+        report["results"] = run_throughput(preset, batch_sizes, device, threads, repeats=repeats, warmup=warmup,
+                                           num_batches=num_batches, seed=seed, isolate=isolate)
+        config["throughput_source"] = "one fresh process per batch size" if isolate else "this process"
+
+    if epoch:
+        report["epoch"] = run_epoch(preset, num_graphs=num_graphs, batch_size=epoch_batch_size, workers=workers,
+                                    device=device, threads=threads, seed=seed, isolate=isolate)
+    if scaling:
+        report["scaling"] = run_scaling(scaling_components, scaling_sizes, max_nodes=max_nodes,
+                                        repeats=scaling_repeats, min_time_s=scaling_min_time_s, threads=threads,
+                                        device=device, seed=seed, isolate=isolate, progress=echo)
+    if echo is not None:
+        echo(format_report(report))
+    if json_path:
+        write_json(report, json_path)
+        if echo is not None:
+            echo(f"wrote {json_path}")
+    if plot_path and (report["results"] or report.get("scaling")):
+        plot_report(report, plot_path)
+        if echo is not None:
+            echo(f"wrote {plot_path}")
+    return report

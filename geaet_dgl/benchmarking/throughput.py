@@ -1,0 +1,136 @@
+"""Training and inference throughput (graphs/s) of a preset's model on pre-built batches.
+
+Each batch size is measured in its own process (:mod:`.worker`) so that the
+reported peak RSS belongs to that measurement alone. Inside it: the batches
+are built once (``dgl.batch``, moved to the device once); inference (eval,
+``no_grad``) is timed first, then training (forward, loss, backward, AdamW
+step); each phase runs ``warmup`` untimed steps, then ``repeats`` timed steps
+cycling over the pre-built batches, and reports the median (min, max) of the
+per-step graphs/s.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Sequence, Tuple
+
+import torch
+
+from ..models import build_model
+from ..presets import get_preset
+from .inputs import check_supported, loss_function, prebuilt_batches
+from .timing import (check_device, current_rss_mib, peak_gpu_mib, peak_rss_mib, rates, set_threads, summarize,
+                     time_call)
+
+Batch = Tuple[object, torch.Tensor]
+
+
+def make_optimizer(model: torch.nn.Module, preset: str) -> torch.optim.Optimizer:
+    train = get_preset(preset).train
+    return torch.optim.AdamW(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
+
+
+def train_step_fn(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn,
+                  forward: Callable = None) -> Callable[[Batch], None]:
+    """One optimisation step on a batch: forward, loss, backward, optimizer step.
+
+    ``forward(model, inputs) -> (logits, labels)`` adapts models whose call
+    differs (the reference returns ``(pred, label)``); ours is the default.
+    """
+    forward = forward or (lambda m, batch: (m(batch[0]), batch[1]))
+
+    def step(batch: Batch) -> None:
+        optimizer.zero_grad(set_to_none=True)
+        logits, labels = forward(model, batch)
+        loss_fn(logits, labels).backward()
+        optimizer.step()
+
+    return step
+
+
+def infer_step_fn(model: torch.nn.Module, forward: Callable = None) -> Callable[[Batch], None]:
+    forward = forward or (lambda m, batch: (m(batch[0]), batch[1]))
+
+    def step(batch: Batch) -> None:
+        with torch.no_grad():
+            forward(model, batch)
+
+    return step
+
+
+def time_steps(step: Callable[[Batch], None], batches: Sequence[Batch], sizes: Sequence[int], warmup: int,
+               repeats: int, device: torch.device) -> List[float]:
+    """Per-step graphs/s of ``repeats`` timed steps after ``warmup`` untimed ones, cycling over ``batches``."""
+    seconds, graphs = [], []
+    for i in range(warmup + repeats):
+        j = i % len(batches)
+        elapsed = time_call(lambda: step(batches[j]), device)
+        if i >= warmup:
+            seconds.append(elapsed)
+            graphs.append(sizes[j])
+    return rates(graphs, seconds)
+
+
+def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str = "cpu", threads: int = 2,
+                       repeats: int = 5, warmup: int = 2, num_batches: int = 2, seed: int = 0) -> Dict[str, object]:
+    """Throughput and memory of one batch size, measured in the calling process.
+
+    Returns a dict with ``batch_size``, ``train_graphs_per_s`` / ``infer_graphs_per_s``
+    (medians; ``*_min`` / ``*_max`` too), ``peak_rss_mib`` (whole process, after
+    training), ``peak_rss_infer_mib`` (after the inference phase),
+    ``base_rss_mib`` (after setup, before any step), ``peak_gpu_mib`` on CUDA,
+    ``nodes_per_batch`` / ``edges_per_batch`` and ``num_parameters``.
+    """
+    key = check_supported(preset)
+    set_threads(threads)
+    dev = check_device(device)
+    batches = prebuilt_batches(key, batch_size, num_batches, dev, seed=seed)
+    sizes = [g.batch_size for g, _ in batches]
+    torch.manual_seed(seed)
+    model = build_model(get_preset(key).model).to(dev)
+    optimizer = make_optimizer(model, key)
+    base_rss = current_rss_mib()
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(dev)
+
+    model.eval()
+    infer = summarize(time_steps(infer_step_fn(model), batches, sizes, warmup, repeats, dev))
+    peak_infer = peak_rss_mib()
+    gpu_infer = peak_gpu_mib(dev) if dev.type == "cuda" else None
+    model.train()
+    train = summarize(time_steps(train_step_fn(model, optimizer, loss_function(key)), batches, sizes, warmup,
+                                 repeats, dev))
+    result: Dict[str, object] = {
+        "batch_size": int(batch_size),
+        "train_graphs_per_s": train["median"],
+        "train_graphs_per_s_min": train["min"],
+        "train_graphs_per_s_max": train["max"],
+        "infer_graphs_per_s": infer["median"],
+        "infer_graphs_per_s_min": infer["min"],
+        "infer_graphs_per_s_max": infer["max"],
+        "peak_rss_mib": peak_rss_mib(),
+        "peak_rss_infer_mib": peak_infer,
+        "base_rss_mib": base_rss,
+        "nodes_per_batch": sum(g.num_nodes() for g, _ in batches) / len(batches),
+        "edges_per_batch": sum(g.num_edges() for g, _ in batches) / len(batches),
+        "num_parameters": sum(p.numel() for p in model.parameters()),
+    }
+    if dev.type == "cuda":
+        result["peak_gpu_mib"] = peak_gpu_mib(dev)
+        result["peak_gpu_infer_mib"] = gpu_infer
+    return result
+
+
+def run_throughput(preset: str = "mnist", batch_sizes: Sequence[int] = (16, 64, 128), device: str = "cpu",
+                   threads: int = 2, repeats: int = 5, warmup: int = 2, num_batches: int = 2, seed: int = 0,
+                   isolate: bool = True) -> List[Dict[str, object]]:
+    """:func:`measure_throughput` for every batch size, each in a fresh process when ``isolate``."""
+    from .worker import run_isolated
+
+    check_supported(preset)
+    check_device(device)
+    results = []
+    for batch_size in batch_sizes:
+        kwargs = dict(preset=preset, batch_size=int(batch_size), device=device, threads=threads, repeats=repeats,
+                      warmup=warmup, num_batches=num_batches, seed=seed)
+        results.append(run_isolated("throughput", kwargs) if isolate else measure_throughput(**kwargs))
+    return results
+

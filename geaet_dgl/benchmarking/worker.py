@@ -1,0 +1,76 @@
+"""Run one measurement in a fresh Python process, so its peak RSS is its own.
+
+``run_isolated(task, kwargs)`` starts ``python -m geaet_dgl.benchmarking.worker
+TASK KWARGS_JSON OUT_JSON``; the child calls the task's function with the
+keyword arguments and writes the returned dict to ``OUT_JSON``. Tasks:
+
+* ``throughput`` -> :func:`geaet_dgl.benchmarking.throughput.measure_throughput`
+* ``epoch`` -> :func:`geaet_dgl.benchmarking.epoch.measure_epoch`
+* ``scaling`` -> :func:`geaet_dgl.benchmarking.scaling.measure_scaling_point`
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from typing import Any, Dict, Optional
+
+TASKS = {
+    "throughput": ("geaet_dgl.benchmarking.throughput", "measure_throughput"),
+    "epoch": ("geaet_dgl.benchmarking.epoch", "measure_epoch"),
+    "scaling": ("geaet_dgl.benchmarking.scaling", "measure_scaling_point"),
+}
+
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class WorkerError(RuntimeError):
+    """The measurement subprocess failed; ``returncode`` is its exit status (negative: killed by a signal)."""
+
+    def __init__(self, message: str, returncode: int):
+        super().__init__(message)
+        self.returncode = returncode
+
+
+def run_isolated(task: str, kwargs: Dict[str, Any], timeout: Optional[float] = None) -> Dict[str, Any]:
+    """Run ``TASKS[task](**kwargs)`` in a fresh interpreter and return its result dict."""
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; one of {', '.join(TASKS)}")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p)
+    env.setdefault("DGLBACKEND", "pytorch")
+    if "threads" in kwargs:  # size OpenMP's pool before torch starts it
+        env["OMP_NUM_THREADS"] = str(kwargs["threads"])
+    with tempfile.TemporaryDirectory(prefix="geaet-bench-") as tmp:
+        out_path = os.path.join(tmp, "result.json")
+        cmd = [sys.executable, "-m", "geaet_dgl.benchmarking.worker", task, json.dumps(kwargs), out_path]
+        try:
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            raise WorkerError(f"{task} worker ran past {timeout:.0f} s ({kwargs})", -1) from exc
+        if proc.returncode != 0 or not os.path.exists(out_path):
+            tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
+            why = "killed (out of memory?)" if proc.returncode in (-9, 137) else f"exit status {proc.returncode}"
+            raise WorkerError(f"{task} worker failed, {why}, for {kwargs}:\n{tail}", proc.returncode)
+        with open(out_path) as f:
+            return json.load(f)
+
+
+def main(argv) -> int:
+    if len(argv) != 3:
+        print("usage: python -m geaet_dgl.benchmarking.worker TASK KWARGS_JSON OUT_JSON", file=sys.stderr)
+        return 2
+    task, spec, out_path = argv
+    module, name = TASKS[task]
+    func = getattr(importlib.import_module(module), name)
+    result = func(**json.loads(spec))
+    with open(out_path, "w") as f:
+        json.dump(result, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,135 @@
+"""Benchmark harness: report keys, JSON/PNG output, exponent fit, kNN graphs, reference comparison."""
+import json
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from geaet_dgl.benchmarking import run_benchmark
+from geaet_dgl.benchmarking.inputs import SUPPORTED_PRESETS, UnsupportedPreset, prebuilt_batches, synthetic_graphs
+from geaet_dgl.benchmarking.report import format_table
+from geaet_dgl.benchmarking.scaling import fit_power_law, knn_edges, random_knn_graph
+
+REQUIRED_RESULT_KEYS = ("batch_size", "train_graphs_per_s", "infer_graphs_per_s", "peak_rss_mib")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _check_outputs(report, json_path, plot_path):
+    with open(json_path) as f:
+        saved = json.load(f)
+    assert set(saved) == set(report)
+    for key in ("preset", "threads", "device", "torch", "dgl", "repeats"):
+        assert key in saved["config"]
+    with open(plot_path, "rb") as f:
+        assert f.read(8) == PNG_MAGIC
+    return saved
+
+
+def test_run_benchmark_isolated_throughput(tmp_path):
+    """One batch size in its own process: required keys, positive numbers, JSON and PNG written."""
+    json_path, plot_path = str(tmp_path / "bench.json"), str(tmp_path / "bench.png")
+    report = run_benchmark(batch_sizes=(2,), repeats=1, warmup=0, num_batches=1, threads=1,
+                           json_path=json_path, plot_path=plot_path, echo=None)
+    saved = _check_outputs(report, json_path, plot_path)
+    assert saved["config"]["threads"] == 1 and saved["config"]["isolated"] is True
+    (row,) = saved["results"]
+    assert row["batch_size"] == 2
+    for key in REQUIRED_RESULT_KEYS[1:]:
+        assert row[key] > 0
+    assert row["peak_rss_mib"] >= row["peak_rss_infer_mib"] >= row["base_rss_mib"] > 0
+    assert row["num_parameters"] == 113_155
+
+
+def test_run_benchmark_epoch_and_scaling_sections(tmp_path):
+    json_path, plot_path = str(tmp_path / "all.json"), str(tmp_path / "all.png")
+    lines = []
+    report = run_benchmark(batch_sizes=(3,), repeats=1, warmup=0, num_batches=1, threads=1, epoch=True,
+                           num_graphs=6, epoch_batch_size=3, scaling=True, scaling_sizes=(60, 120, 240),
+                           scaling_min_time_s=0.0,
+                           max_nodes=200, scaling_components=("geanet", "geaet_layer"), scaling_repeats=1,
+                           isolate=False, json_path=json_path, plot_path=plot_path, echo=lines.append)
+    saved = _check_outputs(report, json_path, plot_path)
+    epoch = saved["epoch"]
+    assert epoch["num_batches"] == 2 and epoch["train_graphs_per_s"] > 0 and epoch["infer_graphs_per_s"] > 0
+    assert epoch["collate_ms_per_batch"] > 0
+    scaling = saved["scaling"]
+    assert scaling["sizes"] == [60, 120]  # 240 > max_nodes
+    assert "attention='none'" in scaling["note"]
+    for entry in scaling["components"].values():
+        assert [p["num_nodes"] for p in entry["points"]] == [60, 120]
+        assert all(p["num_edges"] == 8 * p["num_nodes"] and p["forward_s"] > 0 for p in entry["points"])
+        assert isinstance(entry["exponent_forward"], float)
+    text = "\n".join(lines)
+    assert "Throughput" in text and "Whole epoch" in text and "exponent vs N+E" in text
+
+
+@pytest.mark.parametrize("exponent", [1.0, 1.5, 2.0])
+def test_fit_power_law_recovers_exponent(exponent):
+    sizes = np.logspace(3, 7, 9)
+    noise = np.exp(np.random.default_rng(0).normal(0.0, 0.02, sizes.size))
+    a, c = fit_power_law(sizes, 3e-8 * sizes**exponent * noise)
+    assert a == pytest.approx(exponent, abs=0.03)
+    assert c == pytest.approx(3e-8, rel=0.5)
+    a, c = fit_power_law(sizes, 3e-8 * sizes**exponent)
+    assert a == pytest.approx(exponent, abs=1e-9) and c == pytest.approx(3e-8, rel=1e-6)
+
+
+def test_fit_power_law_needs_two_sizes():
+    with pytest.raises(ValueError):
+        fit_power_law([10.0], [1.0])
+
+
+def test_knn_edges_are_the_true_k_nearest_in_edges():
+    """Each node gets exactly k IN-edges, from its k nearest other points (brute force on 200 points)."""
+    k, n = 8, 200
+    points = np.random.default_rng(1).random((n, 2))
+    src, dst = knn_edges(points, k)
+    assert src.shape == dst.shape == (k * n,)
+    assert np.all(np.bincount(dst, minlength=n) == k)
+    assert not np.any(src == dst)
+    dist = np.linalg.norm(points[:, None] - points[None], axis=-1)
+    np.fill_diagonal(dist, np.inf)
+    truth = np.argsort(dist, axis=1)[:, :k]
+    for node in range(n):
+        assert set(src[dst == node]) == set(truth[node])
+
+
+def test_random_knn_graph_shape():
+    g = random_knn_graph(500, k=8, seed=3)
+    assert g.num_nodes() == 500 and g.num_edges() == 4000
+    assert torch.all(g.in_degrees() == 8)
+
+
+def test_synthetic_inputs_match_presets():
+    assert set(SUPPORTED_PRESETS) == {"mnist", "cifar10"}
+    cifar = synthetic_graphs("cifar10", 3, seed=0)
+    assert cifar.graphs[0].ndata["feat"].shape[1] == 5 and 85 <= cifar.graphs[0].num_nodes() <= 150
+    (graph, labels), = prebuilt_batches("mnist", 4, 1, torch.device("cpu"))
+    assert graph.batch_size == 4 and labels.shape == (4,) and graph.ndata["feat"].shape[1] == 3
+
+
+def test_unsupported_preset_names_supported_ones():
+    with pytest.raises(UnsupportedPreset, match="mnist, cifar10"):
+        run_benchmark(preset="pattern", batch_sizes=(2,), echo=None)
+
+
+def test_format_table_aligns_columns():
+    lines = format_table(["a", "long header"], [[1, 2.5], [1000, None]]).splitlines()
+    assert len({len(line) for line in lines}) == 1 and lines[3].endswith("-")
+
+
+REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/ref/GEAET")
+
+
+def test_compare_with_reference_tiny():
+    pytest.importorskip("torch_geometric")
+    if not os.path.isdir(REF_DIR):
+        pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
+    from geaet_dgl.benchmarking.against_pyg import compare_with_reference
+
+    out = compare_with_reference(REF_DIR, "mnist", batch_sizes=(2,), repeats=2, warmup=0, threads=1, num_batches=1)
+    assert out["parity_max_abs_diff"] < 1e-5
+    (row,) = out["results"]
+    for key in ("ref_train_graphs_per_s", "ref_infer_graphs_per_s", "ratio_train", "ratio_infer"):
+        assert row[key] > 0
