@@ -1,5 +1,4 @@
 """PATTERN / CLUSTER: DGL's loader on fixture files (offline), and the SBM generator's defining properties."""
-import socket
 
 import numpy as np
 import pytest
@@ -11,13 +10,6 @@ from geaet_dgl.data.sbm import (CLUSTER_PARAMS, PATTERN_PARAMS, generate_cluster
 from tests.data.fixtures_dgl import write_sbm_fixture
 
 
-@pytest.fixture
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("tried to reach the network")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 @pytest.mark.parametrize("name,width", [("pattern", 3), ("cluster", 7)])

@@ -1,6 +1,5 @@
 """ZINC through DGL's loader on fixture files (offline); TreeNeighbourMatch's defining properties."""
 import math
-import socket
 
 import numpy as np
 import pytest
@@ -12,13 +11,6 @@ from geaet_dgl.data.zinc import zinc_files
 from tests.data.fixtures_dgl import write_zinc_fixture
 
 
-@pytest.fixture
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("tried to reach the network")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 def test_zinc_fixture_through_dgl(tmp_path, no_network):
