@@ -38,8 +38,12 @@ def cosine_with_warmup_factor(epoch: int, warmup_epochs: int, epochs: int, num_c
 
 
 def build_optimizer(parameters: Iterable[nn.Parameter], lr: float, weight_decay: float) -> AdamW:
-    """AdamW with torch's default betas and eps, as graphgym's ``adamW``."""
-    return AdamW(parameters, lr=lr, weight_decay=weight_decay)
+    """AdamW with torch's default betas and eps, as graphgym's ``adamW``.
+
+    ``foreach=True`` updates the model's ~200 small tensors in a few multi-tensor
+    kernels (torch only picks it by default on GPUs); same update, less overhead on CPU.
+    """
+    return AdamW(parameters, lr=lr, weight_decay=weight_decay, foreach=True)
 
 
 def build_scheduler(optimizer: Optimizer, warmup_epochs: int, epochs: int) -> LambdaLR:
@@ -50,4 +54,4 @@ def build_scheduler(optimizer: Optimizer, warmup_epochs: int, epochs: int) -> La
 def clip_gradients(parameters: Iterable[nn.Parameter], max_norm: Optional[float]) -> None:
     """Clip the global gradient norm to ``max_norm`` (no-op when None)."""
     if max_norm is not None:
-        torch.nn.utils.clip_grad_norm_(parameters, max_norm)
+        torch.nn.utils.clip_grad_norm_(parameters, max_norm, foreach=True)
