@@ -124,7 +124,7 @@ def _expand_list_options(args: list, names: Tuple[str, ...]) -> list:
 class _ListOptionCommand(click.Command):
     """A command whose list options (``--seeds``, ``--graphs``) take every value that follows them."""
 
-    list_options = ("--seeds", "--graphs", "--batch-sizes")
+    list_options = ("--seeds", "--graphs", "--batch-sizes", "--batch-size")
 
     def parse_args(self, ctx: click.Context, args: list) -> list:
         return super().parse_args(ctx, _expand_list_options(list(args), self.list_options))
@@ -419,8 +419,8 @@ def datasets(data_dir: str, as_json: bool) -> None:
 @main.command(cls=_ListOptionCommand)
 @click.option("--preset", default="mnist", show_default=True,
               help="Preset whose model is timed (synthetic graphs shaped like its dataset: mnist, cifar10).")
-@click.option("--batch-sizes", type=click.IntRange(min=1), multiple=True, metavar="B [B ...]",
-              help="Batch sizes for the throughput table (default 16 64 128).")
+@click.option("--batch-sizes", "--batch-size", "batch_sizes", type=click.IntRange(min=1), multiple=True,
+              metavar="B [B ...]", help="Batch sizes for the throughput table (default 16 64 128).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
               help="Where to run.")
 @click.option("--threads", type=click.IntRange(min=1), default=2, show_default=True,

@@ -43,18 +43,28 @@ def paired_models(ref_dir: str, preset: str, seed: int = 0):
 
 def check_parity(ref_dir: str, preset: str, graph: dgl.DGLGraph, labels: torch.Tensor, seed: int = 0
                  ) -> ParityReport:
-    """Compare outputs (eval mode, and train mode without dropout) and gradients of a CE loss."""
+    """Build both models with the same weights and compare them on ``graph`` (see :func:`compare_models`)."""
     reference, ours = paired_models(ref_dir, preset, seed)
-    pyg_batch = to_pyg_batch(graph, labels)
+    return compare_models(reference, ours, graph, labels, to_pyg_batch(graph, labels))
 
+
+def compare_models(reference: torch.nn.Module, ours: torch.nn.Module, graph: dgl.DGLGraph, labels: torch.Tensor,
+                   reference_input) -> ParityReport:
+    """Compare outputs (eval mode, and train mode without dropout) and gradients of a CE loss.
+
+    ``reference(copy.copy(reference_input))`` must return ``(pred, label)`` (the
+    reference mutates the batch it is given, hence the copy); its parameter names
+    are mapped to ours with :func:`reference_to_ours`. Both models are modified
+    (dropout zeroed, gradients accumulated, BatchNorm statistics updated).
+    """
     reference.eval(), ours.eval()
     with torch.no_grad():
-        eval_diff = (ours(graph) - reference(copy.copy(pyg_batch))[0]).abs().max().item()
+        eval_diff = (ours(graph) - reference(copy.copy(reference_input))[0]).abs().max().item()
 
     zero_dropout(reference), zero_dropout(ours)
     reference.train(), ours.train()
     out_ours = ours(graph)
-    out_ref = reference(copy.copy(pyg_batch))[0]
+    out_ref = reference(copy.copy(reference_input))[0]
     train_diff = (out_ours - out_ref).abs().max().item()
     torch.nn.functional.cross_entropy(out_ours, labels).backward()
     torch.nn.functional.cross_entropy(out_ref, labels).backward()

@@ -68,14 +68,14 @@ _KEY_RULES: List[Tuple[str, str]] = [
     (r"^encoder\.node_encoder\.encoder1\.", "node_encoder."),
     (r"^encoder\.node_encoder\.encoder2\.", "pe_encoder."),
     (r"^encoder\.edge_encoder\.", "edge_encoder."),
-    (r"^(layers\.\d+)\.(norm1_local|norm1_global|norm1_external|norm2)\.", r"\1.\2.norm."),
+    (r"^(layers\.\d+)\.(norm1_local|norm1_global|norm1_external|norm2)\.(?!norm\.)", r"\1.\2.norm."),
     (r"^post_mp\.layer_post_mp\.model\.0\.Layer_(\d+)\.layer\.model\.", r"head.layer_post_mp.hidden.\1."),
     (r"^post_mp\.layer_post_mp\.model\.1\.model\.", "head.layer_post_mp.final."),
 ]
 
 
 def reference_to_ours(ref_state: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-    """Rename the reference's state-dict keys to ours (same tensors, same layout)."""
+    """Rename the reference's state-dict keys to ours (same tensors, same layout); our own keys pass unchanged."""
     out = {}
     for key, value in ref_state.items():
         new = key

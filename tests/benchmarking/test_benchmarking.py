@@ -2,14 +2,19 @@
 import json
 import os
 
+import dgl
 import numpy as np
 import pytest
 import torch
 
 from geaet_dgl.benchmarking import run_benchmark
 from geaet_dgl.benchmarking.inputs import SUPPORTED_PRESETS, UnsupportedPreset, prebuilt_batches, synthetic_graphs
+from geaet_dgl.benchmarking.parity import compare_models
 from geaet_dgl.benchmarking.report import format_table
 from geaet_dgl.benchmarking.scaling import fit_power_law, knn_edges, random_knn_graph
+from geaet_dgl.data import synthetic_mnist_like
+from geaet_dgl.models import GEAET, build_model
+from geaet_dgl.presets import get_preset
 
 REQUIRED_RESULT_KEYS = ("batch_size", "train_graphs_per_s", "infer_graphs_per_s", "peak_rss_mib")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -133,3 +138,36 @@ def test_compare_with_reference_tiny():
     (row,) = out["results"]
     for key in ("ref_train_graphs_per_s", "ref_infer_graphs_per_s", "ratio_train", "ratio_infer"):
         assert row[key] > 0
+
+
+class _OwnModelAsReference(GEAET):
+    """Our model behind the reference's calling convention: forward(batch) -> (pred, label)."""
+
+    def forward(self, graph):
+        return super().forward(graph), None
+
+
+def _parity_pair():
+    config = get_preset("mnist").model
+    ours = build_model(config)
+    reference = _OwnModelAsReference(config)
+    reference.load_state_dict(ours.state_dict())
+    graphs = synthetic_mnist_like(6, seed=3)
+    graph = dgl.batch([graphs[i][0] for i in range(6)])
+    return reference, ours, graph, torch.arange(6) % 10
+
+
+def test_parity_check_passes_on_identical_models():
+    reference, ours, graph, labels = _parity_pair()
+    report = compare_models(reference, ours, graph, labels, graph)
+    assert report.max_abs_diff < 1e-6
+    assert report.params_ours == report.params_reference == 113_155
+
+
+def test_parity_check_detects_a_planted_difference():
+    reference, ours, graph, labels = _parity_pair()
+    with torch.no_grad():
+        reference.layers[2].external_model.node_U1.weight[0, 0] += 0.5
+    report = compare_models(reference, ours, graph, labels, graph)
+    assert report.max_abs_diff > 1e-5
+    assert report.grad_max_abs_diff > 1e-5
