@@ -93,7 +93,8 @@ def test_no_image_source_is_a_clear_error(monkeypatch):
         sources.load_mnist_images(None)
 
 
-REAL_IDX = Path(os.environ.get("GEAET_MNIST_IDX", "/work/shared/data/mnist"))
+# The real IDX files live in shared/ beside the checkout (never in the repository).
+REAL_IDX = Path(os.environ.get("GEAET_MNIST_IDX", Path(__file__).resolve().parents[3] / "shared" / "data" / "mnist"))
 
 
 @pytest.mark.skipif(
