@@ -26,7 +26,7 @@ import torch
 from dgl.data import MNISTSuperPixelDataset
 from dgl.data import superpixel as dgl_superpixel_module
 
-from .atomic import atomic_write
+from ..atomic import atomic_write
 from .errors import DataError
 
 log = logging.getLogger(__name__)

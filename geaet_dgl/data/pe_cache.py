@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .atomic import atomic_write
+from ..atomic import atomic_write
 from .positional_encoding import laplacian_pe_from_edges, random_walk_se_from_edges
 
 log = logging.getLogger(__name__)

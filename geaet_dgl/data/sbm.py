@@ -51,7 +51,7 @@ import numpy as np
 import torch
 from dgl.data import CLUSTERDataset, PATTERNDataset
 
-from .atomic import atomic_write
+from ..atomic import atomic_write
 from .dataset import DatasetSplits, GraphDataset
 from .errors import DataError
 from .pe_cache import attach_pe, cached_split_pe

@@ -40,7 +40,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import dgl
 import torch
 
-from ..data.atomic import atomic_write
+from ..atomic import atomic_write
 from ..models import build_model
 from ..training import CheckpointError, load_checkpoint, load_splits
 from ..training.run_config import RunConfig, check_data_fits

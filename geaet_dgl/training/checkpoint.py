@@ -39,7 +39,7 @@ import numpy as np
 import torch
 
 from .. import __version__
-from ..data.atomic import atomic_write
+from ..atomic import atomic_write
 
 FORMAT_VERSION = 1
 

@@ -9,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ..data.atomic import atomic_write  # noqa: E402
+from ..atomic import atomic_write  # noqa: E402
 
 
 def plot_curves(history: List[Dict[str, float]], metric_name: str, path: Union[str, os.PathLike]) -> None:

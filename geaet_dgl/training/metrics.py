@@ -44,21 +44,15 @@ def balanced_accuracy(pred: torch.Tensor, target: torch.Tensor) -> float:
 
     K is the number of distinct labels in ``target`` and ``pred`` together; a
     class that only occurs among the predictions scores 0 but still counts in
-    K (as the benchmark's confusion-matrix code does). This equals the
-    benchmark's value whenever those labels are 0..K-1.
+    K (as the benchmark's confusion-matrix code does).
 
     Parameters
     ----------
     pred, target : (N,) int64
     """
-    _check_same_length(pred, target)
-    pred, target = pred.reshape(-1), target.reshape(-1)
-    classes = torch.unique(torch.cat([pred, target]))
-    num_classes = classes.numel()
-    total = torch.bincount(target, minlength=num_classes)[:num_classes].double()
-    hits = torch.bincount(target[pred == target], minlength=num_classes)[:num_classes].double()
-    recall = torch.where(total > 0, hits / total.clamp(min=1), torch.zeros_like(total))
-    return (recall.sum() / num_classes).item()
+    classes, hits, _, actual = _class_counts(pred, target)
+    recall = hits / actual.clamp(min=1)  # 0 for a class that is only predicted
+    return recall[classes].mean().item()
 
 
 def mae(pred: torch.Tensor, target: torch.Tensor) -> float:
@@ -108,15 +102,21 @@ def f1_macro(pred: torch.Tensor, target: torch.Tensor) -> float:
     ----------
     pred, target : (N,) int64
     """
+    classes, tp, predicted, actual = _class_counts(pred, target)
+    f1 = 2 * tp / (predicted + actual).clamp(min=1)  # 2TP + FP + FN = predicted + actual
+    return f1[classes].mean().item()
+
+
+def _class_counts(pred: torch.Tensor, target: torch.Tensor):
+    """Labels occurring in ``pred`` or ``target``, and per label id: hits, predicted and actual counts (float64)."""
     _check_same_length(pred, target)
     pred, target = pred.reshape(-1), target.reshape(-1)
     classes = torch.unique(torch.cat([pred, target]))
-    size = int(classes.max()) + 1
-    tp = torch.bincount(target[pred == target], minlength=size).double()
+    size = int(classes.max()) + 1 if classes.numel() else 0
+    hits = torch.bincount(target[pred == target], minlength=size).double()
     predicted = torch.bincount(pred, minlength=size).double()
     actual = torch.bincount(target, minlength=size).double()
-    f1 = 2 * tp / (predicted + actual).clamp(min=1)  # 2TP + FP + FN = predicted + actual
-    return f1[classes].mean().item()
+    return classes, hits, predicted, actual
 
 
 def _binary_average_precision(scores: torch.Tensor, target: torch.Tensor) -> float:

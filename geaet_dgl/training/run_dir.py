@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, Union
 
 import yaml
 
-from ..data.atomic import atomic_write
+from ..atomic import atomic_write
 
 PathLike = Union[str, os.PathLike]
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from geaet_dgl.data import pe_cache
-from geaet_dgl.data.atomic import atomic_write
+from geaet_dgl.atomic import atomic_write
 from geaet_dgl.data.synthetic import synthetic_mnist_like
 
 
