@@ -183,7 +183,6 @@ def from_dict(cls, data: Dict[str, Any], where: str = ""):
     kwargs = {}
     defaults = cls() if _has_all_defaults(cls) else None
     for key, value in data.items():
-        f = known[key]
         default = getattr(defaults, key) if defaults is not None else None
         if dataclasses.is_dataclass(default):
             kwargs[key] = from_dict(type(default), value, where=f"{where}{key}.")
@@ -291,7 +290,7 @@ def _parse_literal(raw: Any) -> Any:
     low = raw.lower()
     if low in ("true", "false"):
         return low == "true"
-    if low in ("null", "none_value"):
+    if low == "null":
         return None
     for cast in (int, float):
         try:

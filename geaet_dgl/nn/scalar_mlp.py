@@ -14,8 +14,6 @@ of the incoming gradient, so nothing of size (E, H) is ever built.
 """
 from __future__ import annotations
 
-from typing import Tuple
-
 import torch
 
 
