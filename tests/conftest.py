@@ -3,6 +3,7 @@ import os
 
 os.environ.setdefault("DGLBACKEND", "pytorch")
 
+import geaet_dgl  # noqa: E402,F401  (imports dgl without ogb's network check)
 import dgl  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
