@@ -24,9 +24,41 @@ from typing import Optional, Tuple
 
 import dgl
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 SCOPES = ("graph", "batch")
+
+
+class _BatchDoubleNorm(torch.autograd.Function):
+    """Softmax over all rows, then each row normalised over its last dim, with an explicit backward.
+
+    Forward keeps one (M, H, S) buffer (normalised in place) and saves it with
+    the (M, H, 1) row sums; backward needs two more buffers. Autograd through the
+    same expression would keep four full-size intermediates alive.
+
+    With ``p = softmax_rows(s)`` and ``a = p / r``, ``r_i = sum_t p_it``, the
+    gradient ``g = dL/da`` gives ``u = g - sum_t g_it a_it`` (the row
+    normalisation's backward, times ``r``) and ``dL/ds = a * (u - r * c)``,
+    ``c = sum_i u_i a_i`` (the softmax's backward).
+    """
+
+    @staticmethod
+    def forward(ctx, scores: torch.Tensor) -> torch.Tensor:
+        attn = torch.sub(scores, scores.amax(dim=0, keepdim=True)).exp_()
+        attn.div_(attn.sum(dim=0, keepdim=True))
+        row_sums = attn.sum(dim=-1, keepdim=True)
+        attn.div_(row_sums)
+        ctx.save_for_backward(attn, row_sums)
+        return attn
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+        attn, row_sums = ctx.saved_tensors
+        buf = torch.mul(grad, attn)
+        u = torch.sub(grad, buf.sum(dim=-1, keepdim=True), out=buf)
+        column = torch.einsum("mhs,mhs->hs", u, attn).unsqueeze(0)
+        return u.addcmul_(row_sums, column, value=-1.0).mul_(attn)
 
 
 def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor]) -> torch.Tensor:
@@ -45,13 +77,30 @@ def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor]) -> to
     if scores.shape[0] == 0:
         return scores
     if seglen is None:
-        # Same as torch.softmax(scores, dim=0), which reduces along the strided first
-        # dimension slowly on CPU; max-shifted exp and a sum over rows is faster.
-        attn = torch.exp(scores - scores.amax(dim=0, keepdim=True))
-        attn = attn / attn.sum(dim=0, keepdim=True)
-    else:
-        attn = dgl.ops.segment_softmax(seglen, scores)
+        # One softmax over all M rows. torch.softmax(scores, dim=0) reduces along the
+        # strided first dimension slowly on CPU; _BatchDoubleNorm also allocates less.
+        return _BatchDoubleNorm.apply(scores.contiguous())
+    attn = dgl.ops.segment_softmax(seglen, scores)
     return attn / attn.sum(dim=-1, keepdim=True)
+
+
+def heads_as_one_linear(unit: nn.Linear, num_heads: int, input_order: Optional[torch.Tensor] = None
+                        ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """One (d, d) weight and (d,) bias that apply the (S, S) ``unit`` to every head at once.
+
+    ``F.linear(x, *heads_as_one_linear(unit, H))`` on (M, H*S) features whose
+    head ``h`` is channels ``h*S .. h*S+S-1`` equals ``unit`` on
+    ``x.reshape(M, H, S)``, reshaped back: the weight is block diagonal.
+    ``input_order[j]`` names the block-diagonal column that input channel ``j``
+    feeds (the reference's strided edge layout sends channel ``s*H + h`` to slot
+    ``s`` of head ``h``); the output is always in contiguous head blocks. One
+    (M, d) x (d, d) product is faster on CPU than M*H products with K = S, and
+    a strided input needs no transposed copy.
+    """
+    weight = torch.block_diag(*([unit.weight] * num_heads))
+    if input_order is not None:
+        weight = weight[:, input_order]
+    return weight, unit.bias.repeat(num_heads)
 
 
 class GEANet(nn.Module):
@@ -114,6 +163,9 @@ class GEANet(nn.Module):
             self.edge_U2 = nn.Linear(unit_size, unit_size)
         if shared_unit:
             self.share_U = nn.Linear(hidden_dim, hidden_dim)
+        # Edge channel s*H + h belongs to slot s of head h (the reference's strided split).
+        strided = torch.arange(hidden_dim).reshape(num_heads, unit_size).t().reshape(-1)
+        self.register_buffer("_edge_input_order", strided, persistent=False)
         self.last_node_attention: Optional[torch.Tensor] = None
         self.keep_attention = False
 
@@ -157,11 +209,11 @@ class GEANet(nn.Module):
             node_feat = self.share_U(node_feat)
         node_out = node_feat
         if self.node_unit:
-            heads = node_feat.reshape(num_nodes, self.num_heads, self.unit_size)
-            attn = double_normalize(self.node_U1(heads), node_seglen)
+            scores = F.linear(node_feat, *heads_as_one_linear(self.node_U1, self.num_heads))
+            attn = double_normalize(scores.view(num_nodes, self.num_heads, self.unit_size), node_seglen)
             if self.keep_attention:
                 self.last_node_attention = attn.detach()
-            node_out = self.node_U2(attn).reshape(num_nodes, dim)
+            node_out = F.linear(attn.reshape(num_nodes, dim), *heads_as_one_linear(self.node_U2, self.num_heads))
 
         edge_out = edge_feat
         if self.edge_unit and edge_feat is not None:
@@ -171,9 +223,9 @@ class GEANet(nn.Module):
             # The reference splits edge channels across heads with a stride
             # (channel s*H + h goes to head h) but writes the output back in
             # contiguous head blocks; reproduced as is for weight parity.
-            heads = edge_feat.reshape(num_edges, self.unit_size, self.num_heads).transpose(1, 2)
-            attn = double_normalize(self.edge_U1(heads), edge_seglen)
-            edge_out = self.edge_U2(attn).reshape(num_edges, dim)
+            scores = F.linear(edge_feat, *heads_as_one_linear(self.edge_U1, self.num_heads, self._edge_input_order))
+            attn = double_normalize(scores.view(num_edges, self.num_heads, self.unit_size), edge_seglen)
+            edge_out = F.linear(attn.reshape(num_edges, dim), *heads_as_one_linear(self.edge_U2, self.num_heads))
         return node_out, edge_out
 
     def extra_repr(self) -> str:

@@ -146,3 +146,35 @@ def test_invalid_options_raise():
         GEANet(D, H, S, scope="global")
     with pytest.raises(ValueError, match="must equal"):
         GEANet(D, 5, S)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 37])
+def test_batch_double_norm_matches_autograd_of_the_plain_expression(rows):
+    """The explicit backward of the batch-scope double norm equals autograd through the textbook formula."""
+    from geaet_dgl.nn import double_normalize
+
+    gen = torch.Generator().manual_seed(rows)
+    scores = (3 * torch.randn(rows, H, S, generator=gen, dtype=torch.float64)).requires_grad_()
+    weights = torch.randn(rows, H, S, generator=gen, dtype=torch.float64)
+    ours = double_normalize(scores, None)
+    (grad_ours,) = torch.autograd.grad((ours * weights).sum(), scores)
+    plain = reference_double_norm(scores)
+    (grad_plain,) = torch.autograd.grad((plain * weights).sum(), scores)
+    assert torch.allclose(ours, plain, atol=1e-12)
+    assert torch.allclose(grad_ours, grad_plain, atol=1e-10)
+    assert torch.autograd.gradcheck(lambda s: double_normalize(s, None), (scores,))
+
+
+def test_heads_as_one_linear_equals_the_unit_per_head():
+    from geaet_dgl.nn.external_attention import heads_as_one_linear
+
+    torch.manual_seed(0)
+    unit = torch.nn.Linear(S, S)
+    x = torch.randn(9, D)
+    strided = torch.arange(D).reshape(H, S).t().reshape(-1)
+    per_head_contiguous = torch.stack([unit(x[:, h * S:(h + 1) * S]) for h in range(H)], dim=1).reshape(9, D)
+    per_head_strided = torch.stack([unit(x[:, h::H]) for h in range(H)], dim=1).reshape(9, D)
+    assert torch.allclose(torch.nn.functional.linear(x, *heads_as_one_linear(unit, H)), per_head_contiguous,
+                          atol=1e-6)
+    assert torch.allclose(torch.nn.functional.linear(x, *heads_as_one_linear(unit, H, strided)), per_head_strided,
+                          atol=1e-6)
