@@ -138,12 +138,21 @@ def _seeds_option(command: Callable) -> Callable:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """GEAET (Graph External Attention Enhanced Transformer) in DGL."""
+    if ctx.invoked_subcommand != "benchmark":  # benchmark applies its own --allocator
+        from geaet_dgl.allocator import configure_allocator
+
+        try:
+            configure_allocator()
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
 
 
 @main.command(cls=_ListOptionCommand)
-@click.option("--dataset", help="Dataset to train on: mnist, pattern, cluster, zinc, tree, or synthetic "
+@click.option("--dataset", help="Dataset to train on: mnist, cifar10, pattern, cluster, zinc, voc, coco, "
+                                "peptides-func, peptides-struct, pcqm-contact, tree, or synthetic "
                                 "(random MNIST-shaped graphs); see `geaet-dgl datasets`. Required unless --resume.")
 @click.option("--preset", help="Configuration preset (see `geaet-dgl presets`); default: the dataset's own "
                                "(mnist for synthetic).")
@@ -159,6 +168,9 @@ def main() -> None:
               help="Where the dataset's files are, or are built (default: ./data).")
 @click.option("--mnist-images", type=click.Path(file_okay=False), metavar="DIR",
               help="Folder of the four MNIST IDX files, used only to build the MNIST superpixels.")
+@click.option("--cifar-images", type=click.Path(file_okay=False), metavar="DIR",
+              help="cifar-10-batches-py folder (CIFAR-10 python batches), used only to build the CIFAR10 "
+                   "superpixels.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="Override a preset value, e.g. --set model.hidden_dim=64 --set train.lr=5e-4 (repeatable).")
 @_limit_options
@@ -183,7 +195,8 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
           out: Optional[str], data_dir: Optional[str], mnist_images: Optional[str], settings: Tuple[str, ...],
           limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int],
           checkpoint_every: Optional[int], resume_dir: Optional[str], overwrite: bool, progress: bool,
-          nproc: Optional[int] = None, sync_bn: Optional[bool] = None, seeds: Tuple[int, ...] = ()) -> None:
+          nproc: Optional[int] = None, sync_bn: Optional[bool] = None, seeds: Tuple[int, ...] = (),
+          cifar_images: Optional[str] = None) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
 
     With --seeds K [K ...]: one run per seed in OUT/seed<k>, and their mean ± std in OUT/aggregate.md.
@@ -204,6 +217,7 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
     if resume_dir is not None:
         fixed = {"--dataset": dataset, "--preset": preset, "--epochs": epochs, "--batch-size": batch_size,
                  "--lr": lr, "--seed": seed, "--out": out, "--data-dir": data_dir, "--mnist-images": mnist_images,
+                 "--cifar-images": cifar_images,
                  "--set": settings or None, "--limit-train": limit_train, "--limit-val": limit_val,
                  "--limit-test": limit_test, "--checkpoint-every": checkpoint_every,
                  "--overwrite": overwrite or None, "--sync-bn/--no-sync-bn": sync_bn}
@@ -222,8 +236,8 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
                        ("train.seed", seed)):
         if value is not None:
             overrides[key] = value
-    data = _given(data_dir=data_dir, mnist_images=mnist_images, limit_train=limit_train, limit_val=limit_val,
-                  limit_test=limit_test)
+    data = _given(data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images, limit_train=limit_train,
+                  limit_val=limit_val, limit_test=limit_test)
     run = training.make_run_config(dataset, preset, overrides, data, device=device or "cpu",
                                    workers=workers or 0, checkpoint_every=checkpoint_every or 0)
     if sync_bn is not None:
@@ -267,6 +281,8 @@ def _print_summary(summary: Dict[str, Any], run_dir: str) -> None:
                                                       '{"split", "metric_name", "metric"}.')
 @click.option("--data-dir", type=click.Path(file_okay=False), help="Dataset folder (default: the run's).")
 @click.option("--mnist-images", type=click.Path(file_okay=False), help="MNIST IDX folder (default: the run's).")
+@click.option("--cifar-images", type=click.Path(file_okay=False),
+              help="cifar-10-batches-py folder (default: the run's).")
 @_limit_options
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
               help="Where to evaluate.")
@@ -275,12 +291,12 @@ def _print_summary(summary: Dict[str, Any], run_dir: str) -> None:
 @_handle_errors
 def eval_command(checkpoint: str, split: str, as_json: bool, data_dir: Optional[str], mnist_images: Optional[str],
                  limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int], device: str,
-                 workers: int) -> None:
+                 workers: int, cifar_images: Optional[str] = None) -> None:
     """Recompute a checkpoint's metric on one split (the run's data limits unless given)."""
     from geaet_dgl.training import evaluate_checkpoint
 
-    data = _given(data_dir=data_dir, mnist_images=mnist_images, limit_train=limit_train, limit_val=limit_val,
-                  limit_test=limit_test)
+    data = _given(data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images, limit_train=limit_train,
+                  limit_val=limit_val, limit_test=limit_test)
     result = evaluate_checkpoint(checkpoint, split, data, device=device, workers=workers, progress=not as_json)
     if as_json:
         click.echo(json.dumps({key: result[key] for key in ("split", "metric_name", "metric")}))
@@ -333,6 +349,9 @@ def presets(as_json: bool) -> None:
               help="Where the dataset's files are, or are built (default: ./data).")
 @click.option("--mnist-images", type=click.Path(file_okay=False), metavar="DIR",
               help="Folder of the four MNIST IDX files, used only to build the MNIST superpixels.")
+@click.option("--cifar-images", type=click.Path(file_okay=False), metavar="DIR",
+              help="cifar-10-batches-py folder (CIFAR-10 python batches), used only to build the CIFAR10 "
+                   "superpixels.")
 @_limit_options
 @click.option("--overwrite", is_flag=True, help="Retrain every point and seed from scratch.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
@@ -340,7 +359,8 @@ def presets(as_json: bool) -> None:
 def sweep(dataset: str, preset: Optional[str], settings: Tuple[str, ...], seeds: Tuple[int, ...],
           epochs: Optional[int], batch_size: Optional[int], lr: Optional[float], device: str, workers: int,
           out: Optional[str], data_dir: Optional[str], mnist_images: Optional[str], limit_train: Optional[int],
-          limit_val: Optional[int], limit_test: Optional[int], overwrite: bool, progress: bool) -> None:
+          limit_val: Optional[int], limit_test: Optional[int], overwrite: bool, progress: bool,
+          cifar_images: Optional[str] = None) -> None:
     """Sweep settings (heads, PE, GEANet unit ablation) over seeds; print one table with parameter counts."""
     from geaet_dgl.studies import run_sweep
     from geaet_dgl.studies.sweep import SWEEP_MD
@@ -349,8 +369,8 @@ def sweep(dataset: str, preset: Optional[str], settings: Tuple[str, ...], seeds:
     for key, value in (("train.epochs", epochs), ("train.batch_size", batch_size), ("train.lr", lr)):
         if value is not None:
             pairs[key] = str(value)
-    data = _given(data_dir=data_dir, mnist_images=mnist_images, limit_train=limit_train, limit_val=limit_val,
-                  limit_test=limit_test)
+    data = _given(data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images, limit_train=limit_train,
+                  limit_val=limit_val, limit_test=limit_test)
     out = out or f"runs/sweep-{dataset}-{preset or 'default'}"
     run_sweep(dataset, preset, pairs, list(seeds) or [0], out, data, device=device, workers=workers,
               overwrite=overwrite, progress=progress)
@@ -368,13 +388,15 @@ def sweep(dataset: str, preset: Optional[str], settings: Tuple[str, ...], seeds:
 @click.option("--dataset", help="Dataset (default: the run's); mnist and synthetic load today.")
 @click.option("--data-dir", type=click.Path(file_okay=False), help="Dataset folder (default: the run's).")
 @click.option("--mnist-images", type=click.Path(file_okay=False), help="MNIST IDX folder (default: the run's).")
+@click.option("--cifar-images", type=click.Path(file_okay=False),
+              help="cifar-10-batches-py folder (default: the run's).")
 @_limit_options
 @click.option("--out", type=click.Path(file_okay=False), metavar="DIR",
               help="Where graph<i>.png and attention.json go (default: attention/ next to the checkpoint).")
 @_handle_errors
 def attention(checkpoint: str, graphs: Tuple[int, ...], split: str, dataset: Optional[str], data_dir: Optional[str],
               mnist_images: Optional[str], limit_train: Optional[int], limit_val: Optional[int],
-              limit_test: Optional[int], out: Optional[str]) -> None:
+              limit_test: Optional[int], out: Optional[str], cifar_images: Optional[str] = None) -> None:
     """Draw per-node GEANet and self-attention scores of chosen graphs (PNG per graph + JSON).
 
     Each graph runs alone (a batch of one), so in geanet.scope=batch its GEANet weights are its own.
@@ -386,8 +408,8 @@ def attention(checkpoint: str, graphs: Tuple[int, ...], split: str, dataset: Opt
     from geaet_dgl.studies import attention_maps
     from geaet_dgl.studies.attention import ATTENTION_JSON
 
-    data = _given(dataset=dataset, data_dir=data_dir, mnist_images=mnist_images, limit_train=limit_train,
-                  limit_val=limit_val, limit_test=limit_test)
+    data = _given(dataset=dataset, data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images,
+                  limit_train=limit_train, limit_val=limit_val, limit_test=limit_test)
     result = attention_maps(checkpoint, list(graphs), split, data, out)
     folder = Path(result["graphs"][0]["png"]).parent
     for entry in result["graphs"]:
@@ -410,9 +432,9 @@ def datasets(data_dir: str, as_json: bool) -> None:
         click.echo(json.dumps(rows))
         return
     words = {True: "yes", False: "no", None: "generated"}
-    click.echo(f"{'name':<10} {'task':<36} {'metric':<18} {'train/val/test':<36} {'present':<9} note")
+    click.echo(f"{'name':<16} {'task':<36} {'metric':<18} {'train/val/test':<36} {'present':<9} note")
     for row in rows:
-        click.echo(f"{row['name']:<10} {row['task']:<36} {row['metric']:<18} {row['size']:<36} "
+        click.echo(f"{row['name']:<16} {row['task']:<36} {row['metric']:<18} {row['size']:<36} "
                    f"{words[row['present']]:<9} {row['note']}")
 
 
@@ -444,6 +466,10 @@ def datasets(data_dir: str, as_json: bool) -> None:
               help="A checkout of icm1018/GEAET (its dependencies installed here): check parity on the same "
                    "weights, then time both models interleaved on the same batches and report the ratios.")
 @click.option("--force", is_flag=True, help="Time against the reference even if parity fails.")
+@click.option("--allocator", type=click.Choice(["keep", "system"]), default=None,
+              help="'keep': glibc keeps freed memory for reuse, so large tensors do not pay page faults on every "
+                   "op (the default everywhere in geaet-dgl; see geaet_dgl/allocator.py); 'system': glibc's "
+                   "defaults. Default: $GEAET_DGL_ALLOCATOR, else keep.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), metavar="PATH",
               help="Write the results as JSON.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="PATH",
@@ -451,14 +477,14 @@ def datasets(data_dir: str, as_json: bool) -> None:
 @_handle_errors
 def benchmark(preset: str, batch_sizes: Tuple[int, ...], device: str, threads: int, repeats: int, warmup: int,
               epoch: bool, num_graphs: int, workers: int, scaling: bool, max_nodes: int, against_pyg: Optional[str],
-              force: bool, json_path: Optional[str], plot_path: Optional[str]) -> None:
+              force: bool, allocator: Optional[str], json_path: Optional[str], plot_path: Optional[str]) -> None:
     """Throughput (graphs/s, train and inference), peak memory, epoch time, scaling; optionally
     side by side with the PyG reference. Speed is only comparable within one run."""
     from geaet_dgl.benchmarking.api import run_benchmark
 
     run_benchmark(preset=preset, batch_sizes=batch_sizes or (16, 64, 128), device=device, threads=threads,
                   repeats=repeats, warmup=warmup, epoch=epoch, num_graphs=num_graphs, workers=workers,
-                  scaling=scaling, max_nodes=max_nodes, against_pyg=against_pyg, force=force,
+                  scaling=scaling, max_nodes=max_nodes, against_pyg=against_pyg, force=force, allocator=allocator,
                   json_path=json_path, plot_path=plot_path, echo=click.echo)
 
 

@@ -16,12 +16,12 @@ ATTENTION_CHOICES = ("transformer", "none")
 PE_CHOICES = ("none", "eslappe", "lappe", "rwse")
 NORM_CHOICES = ("batch", "layer")
 SCOPE_CHOICES = ("graph", "batch")
-HEAD_CHOICES = ("graph", "mlp_graph", "node", "root")
+HEAD_CHOICES = ("graph", "mlp_graph", "node", "root", "link")
 POOLING_CHOICES = ("mean", "sum", "max")
 ENCODER_CHOICES = ("linear", "embedding", "constant")
 ACTIVATION_CHOICES = ("relu", "gelu")
-LOSS_CHOICES = ("cross_entropy", "weighted_cross_entropy", "l1", "bce")
-METRIC_CHOICES = ("accuracy", "balanced_accuracy", "mae", "average_precision", "f1_macro")
+LOSS_CHOICES = ("cross_entropy", "weighted_cross_entropy", "l1", "bce", "link_cross_entropy")
+METRIC_CHOICES = ("accuracy", "balanced_accuracy", "mae", "average_precision", "f1_macro", "mrr")
 
 
 class ConfigError(ValueError):
@@ -117,6 +117,9 @@ class ModelConfig:
             raise ConfigError("edge_encoder='embedding' needs one vocabulary size per edge feature column")
         if self.head_layers < 1:
             raise ConfigError("head_layers must be at least 1")
+        if self.head == "link" and self.out_feats != 1:
+            raise ConfigError(f"head='link' scores a pair with one dot product, so out_feats must be 1, got "
+                              f"{self.out_feats}")
         return self
 
 

@@ -1,7 +1,12 @@
 """``run_benchmark``: throughput, optional epoch/scaling/reference runs, table, JSON and plot."""
 from __future__ import annotations
 
+import contextlib
+import os
 from typing import Callable, Dict, Optional, Sequence
+
+from ..allocator import ENV_VAR as ALLOCATOR_ENV_VAR
+from ..allocator import configure_allocator
 
 from .epoch import run_epoch
 from .inputs import check_supported
@@ -13,6 +18,19 @@ from .timing import check_device, environment, set_threads
 #: keys copied from the isolated memory run into the interleaved results
 _MEMORY_KEYS = ("peak_rss_mib", "peak_rss_infer_mib", "base_rss_mib", "peak_gpu_mib", "nodes_per_batch",
                 "edges_per_batch", "num_parameters")
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str):
+    previous = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = previous
 
 
 def run_benchmark(
@@ -39,6 +57,7 @@ def run_benchmark(
     scaling_min_time_s: float = 1.0,
     force: bool = False,
     isolate: bool = True,
+    allocator: Optional[str] = None,
     echo: Optional[Callable[[str], None]] = print,
 ) -> Dict[str, object]:
     """Benchmark a preset's model and return the report dict (also printed, and written if asked).
@@ -64,6 +83,9 @@ def run_benchmark(
     json_path, plot_path : where to write the JSON report and the PNG plot.
     num_batches : distinct pre-built batches cycled over per batch size.
     isolate : run each measurement in a fresh process (needed for per-measurement peak RSS).
+    allocator : 'keep' (freed memory stays in glibc's heap: no page faults per op on large
+        tensors) or 'system' (glibc's defaults), for this and every measuring process;
+        None reads ``$GEAET_DGL_ALLOCATOR`` (default 'keep'). See :mod:`geaet_dgl.allocator`.
     force : time against the reference even when parity fails.
     echo : where the text report goes (None: silent).
 
@@ -82,38 +104,42 @@ def run_benchmark(
         raise ValueError("the reference comparison runs on CPU only (the reference bridge builds a CPU model); "
                          "use device='cpu'")
     set_threads(threads)
-    config = dict(environment(device, threads), preset=preset, batch_sizes=[int(b) for b in batch_sizes],
-                  repeats=repeats, warmup=warmup, num_batches=num_batches, seed=seed, isolated=isolate)
+    requested = (allocator or os.environ.get(ALLOCATOR_ENV_VAR) or "keep").lower()
+    in_process = configure_allocator(requested)
+    config = dict(environment(device, threads), allocator=requested if isolate else in_process, preset=preset,
+                  batch_sizes=[int(b) for b in batch_sizes], repeats=repeats, warmup=warmup,
+                  num_batches=num_batches, seed=seed, isolated=isolate)
     report: Dict[str, object] = {"config": config, "results": []}
+    with _environment(ALLOCATOR_ENV_VAR, requested):  # measuring processes inherit the choice
+        if batch_sizes and against_pyg is not None:
+            from .against_pyg import compare_with_reference
 
-    if batch_sizes and against_pyg is not None:
-        from .against_pyg import compare_with_reference
+            comparison = compare_with_reference(against_pyg, preset, batch_sizes, repeats=repeats,
+                                                threads=threads, warmup=warmup, num_batches=num_batches, seed=seed,
+                                                force=force, progress=echo)
+            memory = run_throughput(preset, batch_sizes, device, threads, repeats=1, warmup=1,
+                                    num_batches=num_batches, seed=seed, isolate=isolate)
+            for row, mem in zip(comparison["results"], memory):
+                row.update({k: mem[k] for k in _MEMORY_KEYS if k in mem})
+            report["results"] = comparison["results"]
+            report["parity_max_abs_diff"] = comparison["parity_max_abs_diff"]
+            report["parity"] = comparison["parity"]
+            config.update(reference_dir=str(against_pyg), throughput_source=(
+                "ours and the reference interleaved in one process on the same pre-built batches; peak RSS from "
+                "a separate process per batch size running our model alone (1 warm-up + 1 step per phase)"))
+        elif batch_sizes:
+            report["results"] = run_throughput(preset, batch_sizes, device, threads, repeats=repeats,
+                                               warmup=warmup, num_batches=num_batches, seed=seed, isolate=isolate)
+            config["throughput_source"] = "one fresh process per batch size" if isolate else "this process"
 
-        comparison = compare_with_reference(against_pyg, preset, batch_sizes, repeats=repeats, threads=threads,
-                                            warmup=warmup, num_batches=num_batches, seed=seed, force=force,
+        if epoch:
+            report["epoch"] = run_epoch(preset, num_graphs=num_graphs, batch_size=epoch_batch_size,
+                                        workers=workers, device=device, threads=threads, seed=seed, isolate=isolate)
+        if scaling:
+            report["scaling"] = run_scaling(scaling_components, scaling_sizes, max_nodes=max_nodes,
+                                            repeats=scaling_repeats, min_time_s=scaling_min_time_s,
+                                            threads=threads, device=device, seed=seed, isolate=isolate,
                                             progress=echo)
-        memory = run_throughput(preset, batch_sizes, device, threads, repeats=1, warmup=1, num_batches=num_batches,
-                                seed=seed, isolate=isolate)
-        for row, mem in zip(comparison["results"], memory):
-            row.update({k: mem[k] for k in _MEMORY_KEYS if k in mem})
-        report["results"] = comparison["results"]
-        report["parity_max_abs_diff"] = comparison["parity_max_abs_diff"]
-        report["parity"] = comparison["parity"]
-        config.update(reference_dir=str(against_pyg), throughput_source=(
-            "ours and the reference interleaved in one process on the same pre-built batches; peak RSS from a "
-            "separate process per batch size running our model alone (1 warm-up + 1 step per phase)"))
-    elif batch_sizes:
-        report["results"] = run_throughput(preset, batch_sizes, device, threads, repeats=repeats, warmup=warmup,
-                                           num_batches=num_batches, seed=seed, isolate=isolate)
-        config["throughput_source"] = "one fresh process per batch size" if isolate else "this process"
-
-    if epoch:
-        report["epoch"] = run_epoch(preset, num_graphs=num_graphs, batch_size=epoch_batch_size, workers=workers,
-                                    device=device, threads=threads, seed=seed, isolate=isolate)
-    if scaling:
-        report["scaling"] = run_scaling(scaling_components, scaling_sizes, max_nodes=max_nodes,
-                                        repeats=scaling_repeats, min_time_s=scaling_min_time_s, threads=threads,
-                                        device=device, seed=seed, isolate=isolate, progress=echo)
     if echo is not None:
         echo(format_report(report))
     if json_path:

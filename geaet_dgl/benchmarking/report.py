@@ -96,7 +96,7 @@ def format_report(report: Dict[str, object]) -> str:
     head = f"GEAET-DGL benchmark: device={cfg['device']} threads={cfg['threads']}"
     if report.get("results") or report.get("epoch"):
         head += f" preset={cfg['preset']} repeats={cfg['repeats']} warmup={cfg['warmup']}"
-    head += f" (torch {cfg['torch']}, dgl {cfg['dgl']})"
+    head += f" allocator={cfg.get('allocator', 'system')} (torch {cfg['torch']}, dgl {cfg['dgl']})"
     parts = [head]
     if report.get("results"):
         note = "graphs/s = median of per-step rates over pre-built batches"

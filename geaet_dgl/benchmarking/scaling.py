@@ -28,6 +28,7 @@ import dgl
 import numpy as np
 import torch
 
+from ..allocator import allocator_mode
 from .timing import check_device, current_rss_mib, peak_rss_mib, set_threads, summarize, time_call
 
 DEFAULT_SIZES = (10**3, 10**4, 10**5, 10**6)
@@ -164,7 +165,8 @@ def measure_scaling_point(component: str = "geanet", num_nodes: int = 1000, k: i
         fb = sample(forward_backward)
         result.update(forward_backward_s=summarize(fb)["median"], forward_backward_s_min=summarize(fb)["min"],
                       forward_backward_s_max=summarize(fb)["max"], forward_backward_repeats=len(fb))
-    result.update(start_rss_mib=start_rss, base_rss_mib=base_rss, peak_rss_mib=peak_rss_mib())
+    result.update(start_rss_mib=start_rss, base_rss_mib=base_rss, peak_rss_mib=peak_rss_mib(),
+                  allocator=allocator_mode())
     if dev.type == "cuda":
         result["peak_gpu_mib"] = torch.cuda.max_memory_allocated(dev) / 2**20
     return result

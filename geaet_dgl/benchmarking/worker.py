@@ -64,6 +64,9 @@ def main(argv) -> int:
         print("usage: python -m geaet_dgl.benchmarking.worker TASK KWARGS_JSON OUT_JSON", file=sys.stderr)
         return 2
     task, spec, out_path = argv
+    from ..allocator import configure_allocator
+
+    configure_allocator()  # the parent's choice, passed down in $GEAET_DGL_ALLOCATOR
     module, name = TASKS[task]
     func = getattr(importlib.import_module(module), name)
     result = func(**json.loads(spec))

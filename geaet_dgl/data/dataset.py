@@ -10,7 +10,7 @@ from torch.utils.data import DataLoader, Dataset
 from .errors import DataError
 
 
-LEVELS = ("graph", "node")
+LEVELS = ("graph", "node", "link")
 
 
 class GraphDataset(Dataset):
@@ -24,14 +24,21 @@ class GraphDataset(Dataset):
         ``level='graph'``: ``(G,)`` int64 class labels (or ``(G, ...)``
         targets). ``level='node'``: the graphs' per-node labels concatenated,
         ``(N_1 + ... + N_G,)`` (or ``(sum N_i, ...)``); item ``i`` then
-        yields its own ``(N_i,)`` slice.
-    level : {'graph', 'node'}
+        yields its own ``(N_i,)`` slice. ``level='link'``: the graphs' positive
+        node pairs concatenated, ``(P_1 + ... + P_G, 2)`` int64 node ids of
+        their own graph; item ``i`` yields its ``(P_i, 2)`` slice.
+    level : {'graph', 'node', 'link'}
         What a label belongs to; decides how :func:`collate_for` batches them.
+    counts : torch.Tensor, optional
+        ``level='link'`` only: ``(G,)`` pairs per graph, ``P_i``.
     """
 
-    def __init__(self, graphs: Sequence[dgl.DGLGraph], labels: torch.Tensor, level: str = "graph"):
+    def __init__(self, graphs: Sequence[dgl.DGLGraph], labels: torch.Tensor, level: str = "graph",
+                 counts: Optional[torch.Tensor] = None):
         if level not in LEVELS:
             raise DataError(f"level={level!r} is not one of {', '.join(LEVELS)}")
+        if (counts is None) == (level == "link"):
+            raise DataError("pass counts (pairs per graph) with level='link', and only then")
         labels = torch.as_tensor(labels)
         self.graphs: List[dgl.DGLGraph] = list(graphs)
         self.level = level
@@ -41,6 +48,14 @@ class GraphDataset(Dataset):
                 raise DataError(f"{len(self.graphs)} graphs with {int(sizes.sum())} nodes but {labels.shape[0]} "
                                 "node labels; pass one label per node, graphs concatenated")
             self.offsets = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(sizes, 0)])
+        elif level == "link":
+            sizes = torch.as_tensor(counts, dtype=torch.int64).reshape(-1)
+            if len(sizes) != len(self.graphs) or int(sizes.sum()) != labels.shape[0] or \
+                    (labels.numel() and (labels.ndim != 2 or labels.shape[1] != 2)):
+                raise DataError(f"{len(self.graphs)} graphs with {len(sizes)} pair counts (sum {int(sizes.sum())}) "
+                                f"but labels of shape {tuple(labels.shape)}; pass (sum P_i, 2) pairs and one "
+                                "count per graph")
+            self.offsets = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(sizes, 0)])
         elif len(self.graphs) != labels.shape[0]:
             raise DataError(f"{len(self.graphs)} graphs but {labels.shape[0]} labels; pass one label per graph")
         self.labels: torch.Tensor = labels
@@ -49,7 +64,7 @@ class GraphDataset(Dataset):
         return len(self.graphs)
 
     def __getitem__(self, index: int) -> Tuple[dgl.DGLGraph, torch.Tensor]:
-        if self.level == "node":
+        if self.level in ("node", "link"):
             return self.graphs[index], self.labels[self.offsets[index]:self.offsets[index + 1]]
         return self.graphs[index], self.labels[index]
 
@@ -60,6 +75,10 @@ class GraphDataset(Dataset):
         if self.level == "node":
             end = int(self.offsets[min(count, len(self.graphs))])
             return GraphDataset(self.graphs[:count], self.labels[:end], level="node")
+        if self.level == "link":
+            end = min(count, len(self.graphs))
+            return GraphDataset(self.graphs[:count], self.labels[:int(self.offsets[end])], level="link",
+                                counts=torch.diff(self.offsets[:end + 1]))
         return GraphDataset(self.graphs[:count], self.labels[:count])
 
 
@@ -139,9 +158,31 @@ def collate_nodes(samples: Sequence[Tuple[dgl.DGLGraph, torch.Tensor]]) -> Tuple
     return dgl.batch(list(graphs)), torch.cat([torch.as_tensor(y) for y in labels])
 
 
+def collate_links(samples: Sequence[Tuple[dgl.DGLGraph, torch.Tensor]]) -> Tuple[dgl.DGLGraph, torch.Tensor]:
+    """Batch ``(graph, (P_i, 2) positive pairs)``: -> (``dgl.batch``, ``(P, 4)`` int64 link targets).
+
+    Row ``p`` of the targets is ``(src, dst, first, num_nodes)``: the pair's
+    node ids in the batched graph (its graph's ids shifted by the nodes of the
+    graphs before it) and the node range ``first .. first + num_nodes - 1``
+    of its graph, the candidates it is ranked against and negatives are drawn
+    from (:func:`geaet_dgl.training.losses.link_cross_entropy`,
+    :func:`geaet_dgl.training.metrics.link_ranking_table`).
+    """
+    if len(samples) == 0:
+        raise DataError("cannot collate an empty batch; use batch_size >= 1 on a non-empty dataset")
+    graphs, pairs = zip(*samples)
+    sizes = torch.tensor([g.num_nodes() for g in graphs], dtype=torch.int64)
+    firsts = torch.cumsum(sizes, 0) - sizes
+    rows = [torch.cat([torch.as_tensor(p, dtype=torch.int64).reshape(-1, 2) + first,
+                       torch.stack([first, size]).expand(len(p), 2)], dim=1)
+            for p, first, size in zip(pairs, firsts, sizes)]
+    return dgl.batch(list(graphs)), torch.cat(rows)
+
+
 def collate_for(dataset: Dataset):
-    """The collate function of ``dataset``: :func:`collate_nodes` for node-level labels, else :func:`collate`."""
-    return collate_nodes if getattr(dataset, "level", "graph") == "node" else collate
+    """The collate function of ``dataset``: :func:`collate_nodes` for node-level labels,
+    :func:`collate_links` for link-level ones, else :func:`collate`."""
+    return {"node": collate_nodes, "link": collate_links}.get(getattr(dataset, "level", "graph"), collate)
 
 
 def make_loader(

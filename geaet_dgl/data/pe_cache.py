@@ -272,9 +272,15 @@ def cached_split_pe(
     return pe
 
 
-def remove_pe_caches(cache_dir: PathLike) -> None:
-    """Delete every PE cache file in ``cache_dir`` (after the graphs were rebuilt)."""
+def remove_pe_caches(cache_dir: PathLike, tag_prefixes: Sequence[str] = ("",)) -> None:
+    """Delete the PE cache files in ``cache_dir`` whose tag starts with one of ``tag_prefixes``.
+
+    Called after graphs were rebuilt; the default deletes every cache. Datasets
+    sharing a folder pass their own tag prefixes (e.g. ``("train_from",
+    "test_from")``) to keep the others' caches.
+    """
     cache_dir = Path(cache_dir)
     if cache_dir.is_dir():
-        for entry in cache_dir.glob(f"{CACHE_PREFIX}*.pt"):
-            entry.unlink()
+        for prefix in tag_prefixes:
+            for entry in cache_dir.glob(f"{CACHE_PREFIX}{prefix}*.pt"):
+                entry.unlink(missing_ok=True)

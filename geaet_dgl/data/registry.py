@@ -5,9 +5,14 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Union
 
+from .cifar10 import load_cifar10
 from .dataset import DatasetSplits
+from .dgl_superpixels import CIFAR10_SPEC, superpixels_present
 from .errors import DataError
+from .lrgb_superpixels import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_present
 from .mnist import load_mnist
+from .pcqm_contact import NUM_GRAPHS as NUM_PCQM_CONTACT, PCQM_CONTACT_SIZES, load_pcqm_contact, pcqm_contact_present
+from .peptides import NUM_PEPTIDES, PEPTIDES_SIZES, load_peptides, peptides_present
 from .sbm import load_sbm, sbm_present
 from .synthetic import synthetic_splits
 from .tree import DEFAULT_PERMUTATIONS, load_tree
@@ -33,6 +38,16 @@ def _mnist(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
             "dataset 'mnist' needs data_dir (where its superpixel files are or will be built); pass data_dir"
         )
     return load_mnist(data_dir, **kwargs)
+
+
+def _cifar10(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
+    _needs_dir("cifar10", data_dir)
+    _drop(kwargs, ("mnist_images",) + _DATASET_OPTIONS)
+    return load_cifar10(data_dir, **kwargs)
+
+
+#: Options only one loader reads; load_dataset drops them for every other dataset.
+_ONLY_FOR = {"cifar_images": "cifar10"}
 
 
 SYNTHETIC_DEFAULT_SIZES = {"train": 256, "val": 64, "test": 64}
@@ -79,9 +94,36 @@ def _tree(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     return load_tree(kwargs.pop("depth", None) or 3, **kwargs)
 
 
+def _lrgb_superpixels(name: str) -> Callable[..., DatasetSplits]:
+    def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
+        _needs_dir(name, data_dir)
+        _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
+        return load_lrgb_superpixels(name, data_dir, **kwargs)
+
+    return load
+
+
+def _peptides(name: str) -> Callable[..., DatasetSplits]:
+    def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
+        _needs_dir(name, data_dir)
+        _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
+        return load_peptides(name, data_dir, **kwargs)
+
+    return load
+
+
+def _pcqm_contact(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
+    _needs_dir("pcqm-contact", data_dir)
+    _drop(kwargs, ("mnist_images", "workers", "depth"))
+    return load_pcqm_contact(data_dir, **kwargs)
+
+
 LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
+    "cifar10": _cifar10,
     "mnist": _mnist, "synthetic": _synthetic, "pattern": _sbm("pattern"), "cluster": _sbm("cluster"),
-    "zinc": _zinc, "tree": _tree,
+    "zinc": _zinc, "tree": _tree, "voc": _lrgb_superpixels("voc"), "coco": _lrgb_superpixels("coco"),
+    "peptides-func": _peptides("peptides-func"), "peptides-struct": _peptides("peptides-struct"),
+    "pcqm-contact": _pcqm_contact,
 }
 
 
@@ -109,9 +151,15 @@ def _tree_size() -> str:
     return sizes + " (80/20)"
 
 
+_PEPTIDES_SIZE = ("/".join(f"{PEPTIDES_SIZES[s]:,}" for s in ("train", "val", "test"))
+                  + f" ({NUM_PEPTIDES:,} peptides)")
+
 DATASETS: Dict[str, DatasetInfo] = {
     "mnist": DatasetInfo("mnist", "graph classification (10)", "accuracy", "55,000/5,000/10,000",
                          _mnist_present, "DGL superpixel pickles, or built from MNIST IDX (--mnist-images)"),
+    "cifar10": DatasetInfo("cifar10", "graph classification (10)", "accuracy", "45,000/5,000/10,000",
+                           lambda d: superpixels_present(d, CIFAR10_SPEC),
+                           "DGL superpixel pickles, or built from cifar-10-batches-py (--cifar-images)"),
     "pattern": DatasetInfo("pattern", "inductive node classification (2)", "balanced_accuracy",
                            "10,000/2,000/2,000", lambda d: sbm_present("pattern", d),
                            "DGL SBM_PATTERN files, or --set data.generate=true"),
@@ -121,6 +169,25 @@ DATASETS: Dict[str, DatasetInfo] = {
     "zinc": DatasetInfo("zinc", "graph regression", "mae",
                         "/".join(f"{ZINC_SIZES[s]:,}" for s in ("train", "val", "test")), zinc_present,
                         "DGL ZincDGL files (ZINC12k.zip)"),
+    "voc": DatasetInfo("voc", "inductive node classification (21)", "f1_macro",
+                       "/".join(f"{SUPERPIXEL_TASKS['voc'].sizes[s]:,}" for s in ("train", "val", "test")),
+                       lambda d: superpixel_present("voc", d),
+                       "LRGB PascalVOC-SP: DGL's voc_superpixels_edge_wt_region_boundary.zip (SLIC compactness 30)"),
+    "coco": DatasetInfo("coco", "inductive node classification (81)", "f1_macro",
+                        "/".join(f"{SUPERPIXEL_TASKS['coco'].sizes[s]:,}" for s in ("train", "val", "test")),
+                        lambda d: superpixel_present("coco", d),
+                        "LRGB COCO-SP: DGL's coco_superpixels_edge_wt_region_boundary.zip (SLIC compactness 30)"),
+    "peptides-func": DatasetInfo("peptides-func", "graph multi-label classif. (10)", "average_precision",
+                                 _PEPTIDES_SIZE, lambda d: peptides_present("peptides-func", d),
+                                 "LRGB Peptides-Func: DGL's peptide_multi_class_dataset.csv.gz + split pickle"),
+    "peptides-struct": DatasetInfo("peptides-struct", "graph regression (11)", "mae", _PEPTIDES_SIZE,
+                                   lambda d: peptides_present("peptides-struct", d),
+                                   "LRGB Peptides-Struct: DGL's peptide_structure_dataset.csv.gz + split pickle"),
+    "pcqm-contact": DatasetInfo("pcqm-contact", "inductive link prediction (contact ranking)", "mrr",
+                                "/".join(f"{PCQM_CONTACT_SIZES[s]:,}" for s in ("train", "val", "test"))
+                                + f" ({NUM_PCQM_CONTACT:,} molecules)", pcqm_contact_present,
+                                "LRGB PCQM-Contact: pcqm4m-contact.tsv.gz + 530k_shuffle_split_dict.pt (GraphGPS "
+                                "layout); Hits@1/3/10 logged too"),
     "tree": DatasetInfo("tree", "root classification (2^r)", "accuracy", _tree_size(), None,
                         "TreeNeighbourMatch, generated; --set data.depth=2..7"),
     "synthetic": DatasetInfo("synthetic", "graph classification (10)", "accuracy", "256/64/64 (limits)",
@@ -152,9 +219,14 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
     Parameters
     ----------
     name : str
-        ``'mnist'`` (:func:`.mnist.load_mnist`), ``'pattern'`` / ``'cluster'``
+        ``'mnist'`` (:func:`.mnist.load_mnist`), ``'cifar10'``
+        (:func:`.cifar10.load_cifar10`; ``cifar_images`` reaches only it),
+        ``'pattern'`` / ``'cluster'``
         (:func:`.sbm.load_sbm`; ``generate=True`` builds missing files),
-        ``'zinc'`` (:func:`.zinc.load_zinc`), ``'tree'``
+        ``'zinc'`` (:func:`.zinc.load_zinc`), ``'voc'`` / ``'coco'``
+        (:func:`.lrgb_superpixels.load_lrgb_superpixels`), ``'peptides-func'`` /
+        ``'peptides-struct'`` (:func:`.peptides.load_peptides`), ``'pcqm-contact'``
+        (:func:`.pcqm_contact.load_pcqm_contact`; link-level), ``'tree'``
         (:func:`.tree.load_tree`, ``depth=r``; ``data_dir`` ignored) or
         ``'synthetic'`` (:func:`.synthetic.synthetic_splits`; ``data_dir``
         ignored, the ``limit_*`` keywords give the split sizes).
@@ -169,4 +241,7 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
     key = str(name).lower()
     if key not in LOADERS:
         raise DataError(f"unknown dataset {name!r}; choose one of {', '.join(sorted(LOADERS))}")
+    for option, owner in _ONLY_FOR.items():
+        if key != owner:
+            kwargs.pop(option, None)
     return LOADERS[key](data_dir, **kwargs)

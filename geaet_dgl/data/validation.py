@@ -138,7 +138,25 @@ def validate_dataset(dataset: GraphDataset, split: str, dataset_name: str,
     """All checks on one split (see the module docstring)."""
     check_no_empty_graphs(dataset.graphs, split, dataset_name)
     check_finite_fields(dataset.graphs, split, dataset_name)
-    check_labels(dataset.labels, split, dataset_name, num_classes, node_sizes=node_label_sizes(dataset))
+    if getattr(dataset, "level", "graph") == "link":
+        check_link_pairs(dataset, split, dataset_name)
+    else:
+        check_labels(dataset.labels, split, dataset_name, num_classes, node_sizes=node_label_sizes(dataset))
+
+
+def check_link_pairs(dataset: GraphDataset, split: str, dataset_name: str) -> None:
+    """Link-level targets: each graph's ``(P_i, 2)`` pairs must be node ids of that graph."""
+    if dataset.labels.numel() == 0:
+        return
+    counts = torch.diff(dataset.offsets)
+    nodes = torch.tensor([g.num_nodes() for g in dataset.graphs], dtype=torch.int64)
+    limit = torch.repeat_interleave(nodes, counts).unsqueeze(1)
+    bad = ((dataset.labels < 0) | (dataset.labels >= limit)).any(dim=1)
+    if bool(bad.any()):
+        row = int(bad.nonzero()[0])
+        graph = int(torch.searchsorted(dataset.offsets, torch.tensor(row), right=True)) - 1
+        raise DataError(f"{_where(split, dataset_name)}: graph {graph} has the pair {dataset.labels[row].tolist()} "
+                        f"outside its nodes 0..{int(nodes[graph]) - 1}; {_fix(dataset_name)}")
 
 
 def node_label_sizes(dataset: GraphDataset) -> Optional[torch.Tensor]:

@@ -12,7 +12,7 @@ from ..nn.batch_layout import BatchLayout
 from ..nn.gated_gcn import pe_square_distance
 from ..nn.geaet_layer import GEAETLayer
 from .encoders import build_encoder
-from .heads import GraphHead, NodeHead, RootHead
+from .heads import GraphHead, LinkHead, NodeHead, RootHead
 from .positional import EquivStableLapPEEncoder, LapPEDeepSetEncoder, RWSEEncoder
 
 
@@ -21,8 +21,9 @@ class GEAET(nn.Module):
 
     Reads ``graph.ndata['feat']`` (N, F_n), ``graph.edata['feat']`` (E, F_e) and,
     depending on ``config.pe``, ``ndata['lap_pe']`` / ``ndata['lap_eigval']`` /
-    ``ndata['rwse']`` (N, k). Returns (B, out_feats) for graph heads and
-    (N, out_feats) for node heads.
+    ``ndata['rwse']`` (N, k). Returns (B, out_feats) for graph heads,
+    (N, out_feats) for node heads and (N, hidden_dim) pair embeddings for the
+    link head (:class:`~.heads.LinkHead`).
 
     Example
     -------
@@ -68,6 +69,8 @@ class GEAET(nn.Module):
             self.head = NodeHead(d, config.out_feats, config.head_layers)
         elif config.head == "root":
             self.head = RootHead(d, config.out_feats, config.head_layers)
+        elif config.head == "link":
+            self.head = LinkHead(d, config.head_layers)
         else:
             style = "dropout_mlp" if config.head == "mlp_graph" else "graphgym"
             self.head = GraphHead(d, config.out_feats, config.head_layers, config.pooling, style,

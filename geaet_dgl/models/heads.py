@@ -1,8 +1,9 @@
-"""Prediction heads: graph-level (pool then MLP) and node-level (MLP per node).
+"""Prediction heads: graph-level (pool then MLP), node-level (MLP per node) and link-level.
 
-The three heads of the reference: graphgym ``default`` (:class:`GraphHead`, style
-'graphgym'), GraphGPS ``mlp_graph`` (:class:`GraphHead`, style 'dropout_mlp') and
-``inductive_node`` (:class:`NodeHead`).
+The heads of the reference: graphgym ``default`` (:class:`GraphHead`, style
+'graphgym'), GraphGPS ``mlp_graph`` (:class:`GraphHead`, style 'dropout_mlp'),
+``inductive_node`` (:class:`NodeHead`) and ``inductive_edge`` with dot-product
+decoding (:class:`LinkHead`).
 """
 from __future__ import annotations
 
@@ -94,3 +95,25 @@ class NodeHead(nn.Module):
 
     def forward(self, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
         return self.layer_post_mp(node_feat)
+
+
+class LinkHead(nn.Module):
+    """GraphGPS's ``inductive_edge`` head with ``edge_decoding: dot``: (N, d) -> (N, d) pair embeddings.
+
+    The head maps every node with the post-MP MLP (``Linear(d, d)`` for one
+    layer); the score (logit) of a node pair is the dot product of the two
+    embeddings, :math:`s_{ij} = z_i^\\top z_j` (:func:`pair_scores`), computed by
+    the loss and the ranking metrics for the pairs they need.
+    """
+
+    def __init__(self, hidden_dim: int, num_layers: int = 1):
+        super().__init__()
+        self.layer_post_mp = PostMPMLP(hidden_dim, hidden_dim, num_layers)
+
+    def forward(self, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
+        return self.layer_post_mp(node_feat)
+
+
+def pair_scores(pair_feat: torch.Tensor, src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+    """Dot-product logits of node pairs: (N, d), (M,), (M,) -> (M,) with ``s_m = z[src_m] . z[dst_m]``."""
+    return (pair_feat[src] * pair_feat[dst]).sum(dim=-1)

@@ -24,8 +24,9 @@ nodes of a mini-batch, so its weights depend on which graphs share the batch.
 Running each graph alone makes them a property of the graph (and equal to
 ``scope='graph'``); the JSON says so.
 
-Layout: MNIST-style superpixel graphs (``ndata['feat']`` = intensity, row/28,
-col/28) are drawn at their superpixel positions; other graphs with a
+Layout: superpixel graphs (``ndata['feat']`` ending in row, col: MNIST's
+intensity, row/28, col/28; CIFAR10's r, g, b, row/32, col/32) are drawn at
+their superpixel positions; other graphs with a
 networkx spring layout (seed 0).
 """
 from __future__ import annotations
@@ -205,12 +206,15 @@ def _mean_over_layers(rows: List[List[float]]) -> List[float]:
 
 
 def graph_positions(graph: dgl.DGLGraph, superpixel: bool) -> Dict[int, Any]:
-    """Node -> (x, y): superpixel centres (col, -row) for image graphs, else a seeded spring layout."""
+    """Node -> (x, y): superpixel centres (col, -row) for image graphs, else a seeded spring layout.
+
+    Superpixel features end with (row, col): MNIST (intensity, row, col), CIFAR10 (r, g, b, row, col).
+    """
     import networkx as nx
 
     feat = graph.ndata.get("feat")
     if superpixel and feat is not None and feat.dim() == 2 and feat.shape[1] >= 3:
-        return {i: (float(feat[i, 2]), -float(feat[i, 1])) for i in range(graph.num_nodes())}
+        return {i: (float(feat[i, -1]), -float(feat[i, -2])) for i in range(graph.num_nodes())}
     return nx.spring_layout(_to_networkx(graph), seed=0)
 
 

@@ -84,7 +84,8 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     Returns
     -------
     dict
-        ``{"split", "metric_name", "metric", "loss"}``.
+        ``{"split", "metric_name", "metric", "loss"}`` (and the metrics logged
+        beside the main one, e.g. ``"hits@1"`` for link prediction).
     """
     if split not in SPLITS:
         raise ValueError(f"split={split!r} is not one of {', '.join(SPLITS)}")
@@ -106,4 +107,4 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     check_data_fits(run.model, splits)
     result = evaluate(model.to(torch_device), getattr(splits, split), get_loss(run.train.loss), run.train.metric,
                       run.train.batch_size, torch_device, run.workers)
-    return {"split": split, "metric_name": run.train.metric, "metric": result["metric"], "loss": result["loss"]}
+    return {"split": split, "metric_name": run.train.metric, **result}

@@ -18,6 +18,8 @@ from typing import Callable, Dict
 import torch
 import torch.nn.functional as F
 
+from ..models.heads import pair_scores
+
 
 def _squeeze(output: torch.Tensor, target: torch.Tensor):
     output = output.squeeze(-1) if output.ndim > 1 else output
@@ -77,11 +79,72 @@ def bce(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return F.binary_cross_entropy_with_logits(output[labelled], target[labelled].float())
 
 
+def structured_negatives(target: torch.Tensor, per_positive: int = 2, tries: int = 10):
+    """GraphGPS's structured negative sampling (PCQM-Contact): ``per_positive`` pairs (i, k) per positive (i, j).
+
+    ``k`` is drawn uniformly from the nodes of i's graph (the global torch RNG
+    of the target's device); a draw that is a positive pair or repeats an
+    earlier negative is drawn again, up to ``tries`` times, then dropped.
+    Self pairs (i, i) may be negatives.
+
+    Parameters
+    ----------
+    target : (P, 4) int64 link targets ``(src, dst, first, num_nodes)`` (see ``collate_links``)
+
+    Returns
+    -------
+    src, dst : (M,) int64 with ``M <= per_positive * P``
+    """
+    src, dst, first, count = target.unbind(dim=1)
+    total = int((first + count).max()) if len(target) else 0
+    positive = src * total + dst  # pairs as positions in the batch's adjacency matrix
+    heads, low, size = (x.repeat_interleave(per_positive) for x in (src, first, count))
+
+    def draw(n: int, rows: torch.Tensor) -> torch.Tensor:
+        offsets = (torch.rand(n, device=target.device) * size[rows]).long()
+        return low[rows] + torch.minimum(offsets, size[rows] - 1)
+
+    tails = draw(len(heads), torch.arange(len(heads), device=target.device))
+    for attempt in range(tries + 1):
+        key = heads * total + tails
+        _, inverse = torch.unique(key, return_inverse=True)
+        order = torch.arange(len(key), device=key.device)
+        first_seen = torch.full_like(order, len(key)).scatter_reduce(0, inverse, order, "amin")
+        redo = (torch.isin(key, positive) | (first_seen[inverse] != order)).nonzero().squeeze(1)
+        if attempt == tries or len(redo) == 0:
+            break
+        tails[redo] = draw(len(redo), redo)
+    keep = torch.ones(len(heads), dtype=torch.bool, device=target.device)
+    keep[redo] = False
+    return heads[keep], tails[keep]
+
+
+def link_cross_entropy(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Binary cross-entropy of the positive pairs and freshly sampled negatives (PCQM-Contact).
+
+    GraphGPS trains PCQM-Contact with ``cross_entropy`` (BCE with logits for
+    one logit) over every positive pair (label 1) and two structured negatives
+    per positive (label 0, :func:`structured_negatives`), redrawn for every
+    batch; the logit of a pair is the dot product of its two node embeddings.
+
+    Parameters
+    ----------
+    output : (N, d) float pair embeddings of the batch's nodes (:class:`~geaet_dgl.models.heads.LinkHead`)
+    target : (P, 4) int64 link targets ``(src, dst, first, num_nodes)``
+    """
+    neg_src, neg_dst = structured_negatives(target)
+    src, dst = torch.cat([target[:, 0], neg_src]), torch.cat([target[:, 1], neg_dst])
+    labels = torch.zeros(len(src), device=output.device)
+    labels[:len(target)] = 1.0
+    return F.binary_cross_entropy_with_logits(pair_scores(output, src, dst), labels)
+
+
 LOSSES: Dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "cross_entropy": cross_entropy,
     "weighted_cross_entropy": weighted_cross_entropy,
     "l1": l1,
     "bce": bce,
+    "link_cross_entropy": link_cross_entropy,
 }
 
 

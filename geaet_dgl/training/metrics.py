@@ -4,7 +4,9 @@ Each metric is a plain function of two tensors and returns a Python float.
 Classification metrics read predicted labels (see :func:`predicted_labels`),
 the others read the raw model output. The definitions follow the reference
 (GraphGPS' ``CustomLogger``): sklearn's accuracy and macro F1, Benchmarking
-GNNs' ``accuracy_SBM`` and OGB's ``eval_ap``.
+GNNs' ``accuracy_SBM`` and OGB's ``eval_ap``; the link ranking metrics
+(Hits@k, MRR) follow GraphGPS's ``inductive_edge`` head (see
+:func:`link_ranking_table`).
 
 Example
 -------
@@ -132,6 +134,100 @@ def _binary_average_precision(scores: torch.Tensor, target: torch.Tensor) -> flo
     return (recall_step * precision).sum().item()
 
 
+#: Columns of :func:`link_ranking_table`: raw (LRGB's original, as GEAET reports) and filtered ranks.
+RANK_METRICS = ("hits@1", "hits@3", "hits@10", "mrr")
+RANKING_COLUMNS = RANK_METRICS + tuple(f"{name}_filtered" for name in RANK_METRICS)
+
+
+def positive_ranks(scores: torch.Tensor, positive: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+    """Rank of each positive among its candidates, ties shared: (P, C), (P,), (P, C) bool -> (P,) float64.
+
+    :math:`r = 1 + |\\{c : s_c > s^+\\}| + \\tfrac12 |\\{c : s_c = s^+\\}|` over
+    the candidates ``c`` (``candidates[p]``, the positive's own column left
+    out), the mean of the optimistic and pessimistic rank (OGB's ``_eval_mrr``).
+    For distinct scores this is GraphGPS's ``argsort`` position; on ties that
+    position depends on the sort implementation.
+
+    Parameters
+    ----------
+    scores : (P, C) float, row ``p`` the scores of positive ``p``'s row
+    positive : (P,) int64, the column of the positive itself
+    candidates : (P, C) bool, the columns it is ranked against
+    """
+    own = scores.gather(1, positive.unsqueeze(1))
+    others = candidates.clone()
+    others[torch.arange(len(positive), device=others.device), positive] = False
+    higher = ((scores > own) & others).sum(dim=1)
+    tied = ((scores == own) & others).sum(dim=1)
+    return 1.0 + higher.double() + 0.5 * tied.double()
+
+
+def rank_metrics(ranks: torch.Tensor) -> torch.Tensor:
+    """(P,) ranks -> (P, 4) float64 ``[rank <= 1, rank <= 3, rank <= 10, 1 / rank]`` (:data:`RANK_METRICS`)."""
+    ranks = ranks.double()
+    return torch.stack([(ranks <= 1).double(), (ranks <= 3).double(), (ranks <= 10).double(), 1.0 / ranks], dim=1)
+
+
+def link_ranking_table(output: torch.Tensor, target: torch.Tensor):
+    """Per-graph Hits@1/3/10 and MRR of a batch, as GraphGPS's ``inductive_edge`` head computes them.
+
+    For every positive pair (i, j) of a graph (both directions count), the
+    score :math:`z_i^\\top z_j` is ranked (:func:`positive_ranks`) against the
+    scores of (i, k) for the graph's other nodes k:
+
+    * raw (LRGB's original metric, what GEAET and the LRGB paper report):
+      every k != j, so the self pair (i, i) and i's other positives count as
+      negatives;
+    * filtered (LRGB's later ``*_filtered``): every k that is not a positive
+      of i; (i, i) still counts.
+
+    Each graph's value is the mean over its positive pairs; graphs without one
+    are left out (LRGB drops such molecules; GraphGPS would count them as 0).
+    Hits@k uses the shared-tie rank, so with fewer than k candidates it is 1.
+
+    Parameters
+    ----------
+    output : (N, d) float pair embeddings (:class:`~geaet_dgl.models.heads.LinkHead`)
+    target : (P, 4) int64 link targets ``(src, dst, first, num_nodes)`` (``collate_links``)
+
+    Returns
+    -------
+    table : (G', 8) float64, one row per graph with a positive, columns :data:`RANKING_COLUMNS`
+    positives : (G',) int64 positive pairs per graph
+    """
+    src, dst, first, count = target.long().unbind(dim=1)
+    starts, graph = torch.unique(first, return_inverse=True)
+    sizes = torch.zeros_like(starts).scatter_(0, graph, count)
+    slots = torch.arange(int(count.max()) if len(count) else 0, device=output.device)
+    valid = slots < sizes.unsqueeze(1)  # (G', n_max)
+    nodes = torch.where(valid, starts.unsqueeze(1) + slots, 0)
+    z = output[nodes] * valid.unsqueeze(2)
+    scores = torch.bmm(z, z.transpose(1, 2))  # (G', n_max, n_max) every pair of each graph
+    row, col = src - first, dst - first
+    is_positive = torch.zeros_like(scores, dtype=torch.bool)
+    is_positive[graph, row, col] = True
+    rows, candidates = scores[graph, row], valid[graph]
+    raw = rank_metrics(positive_ranks(rows, col, candidates))
+    filtered = rank_metrics(positive_ranks(rows, col, candidates & ~is_positive[graph, row]))
+    positives = torch.bincount(graph, minlength=len(starts))
+    per_pair = torch.cat([raw, filtered], dim=1)
+    table = torch.zeros(len(starts), per_pair.shape[1], dtype=torch.float64, device=output.device)
+    table.index_add_(0, graph, per_pair)
+    return table / positives.unsqueeze(1), positives
+
+
+def link_table_means(table: torch.Tensor) -> Dict[str, float]:
+    """Means over graphs of a :func:`link_ranking_table` -> ``{'hits@1': ..., 'mrr_filtered': ...}``."""
+    if len(table) == 0:
+        raise ValueError("no graph has a positive pair to rank")
+    return dict(zip(RANKING_COLUMNS, table.mean(dim=0).tolist()))
+
+
+def mean_reciprocal_rank(table: torch.Tensor, positives: torch.Tensor) -> float:
+    """MRR (raw) from a :func:`link_ranking_table`: the mean over graphs of each graph's MRR."""
+    return link_table_means(table)["mrr"]
+
+
 def _as_columns(x: torch.Tensor) -> torch.Tensor:
     return x.reshape(-1, 1) if x.ndim == 1 else x
 
@@ -146,7 +242,8 @@ class MetricSpec:
     """A metric: its function, whether larger is better, and what it reads.
 
     ``reads`` is ``"labels"`` (the function gets :func:`predicted_labels` of
-    the output) or ``"scores"`` (it gets the raw output).
+    the output), ``"scores"`` (it gets the raw output) or ``"links"`` (it gets
+    the per-graph :func:`link_ranking_table` of each batch, stacked).
     """
 
     name: str
@@ -161,6 +258,7 @@ METRICS: Dict[str, MetricSpec] = {
     "mae": MetricSpec("mae", mae, False, "scores"),
     "average_precision": MetricSpec("average_precision", average_precision, True, "scores"),
     "f1_macro": MetricSpec("f1_macro", f1_macro, True, "labels"),
+    "mrr": MetricSpec("mrr", mean_reciprocal_rank, True, "links"),
 }
 
 
@@ -196,19 +294,27 @@ class MetricAccumulator:
 
     def update(self, output: torch.Tensor, target: torch.Tensor, loss: float, num_graphs: int) -> None:
         """Add one batch: model output (B or N, C), targets, its mean loss."""
-        output, target = output.detach().cpu(), target.detach().cpu()
+        output, target = output.detach(), target.detach()
+        rows = target.shape[0]
+        if self.spec.reads == "links":  # ranked now: a split's node embeddings are too big to keep
+            output, target = link_ranking_table(output, target)
+        output, target = output.cpu(), target.cpu()
         self._outputs.append(predicted_labels(output) if self.spec.reads == "labels" else output)
         self._targets.append(target)
-        self.loss_sum += loss * target.shape[0]
-        self.count += target.shape[0]
+        self.loss_sum += loss * rows
+        self.count += rows
         self.num_graphs += num_graphs
 
     def compute(self) -> Dict[str, float]:
-        """-> {"loss": mean loss, "metric": the metric over everything added}."""
+        """-> {"loss": mean loss, "metric": the metric over everything added}; ranking metrics
+        add their other columns (``"hits@1"``, ..., ``"mrr_filtered"``)."""
         if not self.count:
             raise ValueError("no batch was added; the split is empty")
-        value = self.spec.fn(torch.cat(self._outputs), torch.cat(self._targets))
-        return {"loss": self.loss_sum / self.count, "metric": value}
+        outputs = torch.cat(self._outputs)
+        result = {"loss": self.loss_sum / self.count, "metric": self.spec.fn(outputs, torch.cat(self._targets))}
+        if self.spec.reads == "links":
+            result.update((k, v) for k, v in link_table_means(outputs).items() if k != self.spec.name)
+        return result
 
     def state_dict(self) -> dict:
         return {

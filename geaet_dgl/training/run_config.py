@@ -29,6 +29,8 @@ class DataOptions:
     """Which dataset, where it lives, and how much of each split to use.
 
     ``limit_*`` keep the first N graphs of a split (None: all of it).
+    ``mnist_images`` / ``cifar_images`` are raw-image folders (MNIST IDX files,
+    ``cifar-10-batches-py``) used only to build missing superpixel files.
     ``generate`` builds a missing PATTERN/CLUSTER dataset offline with the
     benchmark's SBM generator; ``depth`` is TreeNeighbourMatch's radius r.
     Set them with ``--set data.generate=true`` / ``--set data.depth=3``.
@@ -37,6 +39,7 @@ class DataOptions:
     dataset: str = "mnist"
     data_dir: str = "data"
     mnist_images: Optional[str] = None
+    cifar_images: Optional[str] = None
     limit_train: Optional[int] = None
     limit_val: Optional[int] = None
     limit_test: Optional[int] = None
@@ -74,6 +77,11 @@ class RunConfig:
             raise ConfigError("device=cuda but no CUDA device is available; use --device cpu")
         if self.world_size < 1:
             raise ConfigError(f"world_size={self.world_size} must be at least 1")
+        link = (self.model.head == "link", self.train.loss == "link_cross_entropy", self.train.metric == "mrr")
+        if any(link) and not all(link):
+            raise ConfigError(f"link prediction needs model.head=link, train.loss=link_cross_entropy and "
+                              f"train.metric=mrr together (got head={self.model.head}, loss={self.train.loss}, "
+                              f"metric={self.train.metric}); set all three or none")
         if self.workers < 0 or self.checkpoint_every < 0 or self.train.seed < 0:
             raise ConfigError("workers, checkpoint_every and train.seed must be >= 0")
         for name in ("limit_train", "limit_val", "limit_test"):
@@ -149,7 +157,8 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     """
     pe_k, rwse_k = data_pe_sizes(model)
     extra = {} if rwse_k is None else {"rwse_k": rwse_k}
-    splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images, pe_k=pe_k,
+    splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images,
+                          cifar_images=options.cifar_images, pe_k=pe_k,
                           limit_train=options.limit_train, limit_val=options.limit_val,
                           limit_test=options.limit_test, progress=progress, generate=options.generate,
                           depth=options.depth, **extra)
@@ -182,6 +191,10 @@ def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
     elif model.pe == "rwse" and example.ndata["rwse"].shape[1] != model.pe_k:
         problems.append(f"model.pe_k={model.pe_k} but the graphs carry {example.ndata['rwse'].shape[1]} "
                         "random-walk steps")
+    link_data = getattr(splits.train, "level", "graph") == "link"
+    if link_data != (model.head == "link"):
+        problems.append(f"model.head={model.head!r} but the dataset's targets are "
+                        f"{'node pairs (use model.head=link)' if link_data else 'not node pairs'}")
     classes = splits.num_classes
     if model.out_feats != classes and not (model.out_feats == 1 and classes == 2):
         problems.append(f"model.out_feats={model.out_feats} but {splits.name!r} has {classes} classes")
@@ -191,5 +204,7 @@ def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
     model_classes = 2 if model.out_feats == 1 else model.out_feats
     for name in ("train", "val", "test"):
         dataset = getattr(splits, name)
+        if link_data:  # node pairs, checked against their graphs when loaded
+            continue
         check_labels(dataset.labels, name, splits.name, model_classes, what=f"model.out_feats={model.out_feats}",
                      node_sizes=node_label_sizes(dataset))

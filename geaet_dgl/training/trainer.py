@@ -169,6 +169,9 @@ class Trainer:
         test = evaluate(self.model, self.splits.test, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
                         self.run.workers, dist=self.dist)
         self.scheduler.step()
+        # Metrics logged beside the main one (Hits@k of link prediction): "val_hits@1", ...
+        extra = {f"{name}_{key}": value for name, result in (("train", train), ("val", val), ("test", test))
+                 for key, value in result.items() if key not in ("loss", "metric")}
         self.history.append({
             "epoch": epoch + 1, "lr": lr,
             "train_loss": train["loss"], "train_metric": train["metric"],
@@ -176,11 +179,14 @@ class Trainer:
             "test_loss": test["loss"], "test_metric": test["metric"],
             "seconds": time.perf_counter() - started,
             "graphs_per_s": graphs / train_seconds if train_seconds > 0 else None,
+            **extra,
         })
         improved = is_improvement(cfg.metric, val["metric"], self.best["val_metric"] if self.best else None)
         if improved:
             self.best = {"epoch": epoch + 1, "train_metric": train["metric"], "val_metric": val["metric"],
                          "test_metric": test["metric"], "val_loss": val["loss"], "test_loss": test["loss"]}
+            if extra:
+                self.best["extra"] = extra
         self.epoch, self.step, self.progress_state = epoch + 1, 0, None
         self._save(files.LAST)
         if improved:
@@ -191,6 +197,11 @@ class Trainer:
                  "%.1fs%s", epoch + 1, cfg.epochs, lr, train["loss"], cfg.metric, train["metric"], val["loss"],
                  cfg.metric, val["metric"], cfg.metric, test["metric"], self.history[-1]["seconds"],
                  " (best)" if improved else "")
+        if extra:
+            log.info("epoch %d/%d: %s", epoch + 1, cfg.epochs, " | ".join(
+                f"{split} " + " ".join(f"{key} {value:.4f}" for key, value in result.items()
+                                       if key not in ("loss", "metric"))
+                for split, result in (("val", val), ("test", test))))
         if self._stop_requested(agree=True):
             self._interrupted()
 
@@ -313,7 +324,7 @@ class Trainer:
             "seconds_per_epoch": statistics.fmean(row["seconds"] for row in self.history),
             "graphs_per_s": statistics.fmean(speeds) if speeds else None,
             "num_graphs": self.splits.sizes(), "seed": self.run.train.seed, "device": self.run.device,
-            "package_version": __version__,
+            "package_version": __version__, **self.best.get("extra", {}),
         }
 
 

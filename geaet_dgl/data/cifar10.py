@@ -1,0 +1,124 @@
+"""CIFAR10 superpixel graphs (Benchmarking-GNNs / GEAET setting) as DGL graphs with Laplacian PE.
+
+Routes, tried in order (the flow is :mod:`.superpixel_loader`'s, shared with MNIST):
+
+1. ``data_dir`` already holds DGL's CIFAR10 superpixel files (raw
+   ``cifar10_150sp_{train,test}.pkl`` and/or DGL's processed
+   ``CIFAR10_{train,test}.pkl``, in DGL's layout, see :mod:`.dgl_superpixels`;
+   loose ``cifar10_150sp_*.pkl`` directly in ``data_dir`` or
+   ``data_dir/superpixels`` are linked into it);
+2. otherwise the raw pickles are built here from the CIFAR-10 python batches
+   (``cifar_images``: ``cifar-10-batches-py/``, see :mod:`.cifar10_images`)
+   with the published SLIC recipe (``-D cifar10 -n 150 -c 10``:
+   :data:`.superpixels.CIFAR10_RECIPE`) and written in DGL's layout. Such a
+   build follows the recipe but is **not byte-identical** to the published
+   pickles (scikit-image's SLIC changed since; see :mod:`.superpixels`); the
+   log says so.
+
+Either way DGL's own ``CIFAR10SuperPixelDataset`` processing turns the pickles
+into kNN graphs (offline: it can never download).
+
+Split (Benchmarking-GNNs ``SuperPixDatasetDGL``, hence PyG's
+``GNNBenchmarkDataset`` that GEAET uses): validation = the *first* 5000 graphs
+of the 50k training pickle, train = the other 45000, test = the 10k test
+pickle.
+
+Features: ``ndata['feat']`` (N, 5) float32 = (mean r, g, b in [0, 1],
+row/32, col/32) - DGL's and Benchmarking-GNNs' order, which is also GEAET's
+``cat(x, pos)`` on PyG's CIFAR10; ``edata['feat']`` = kNN weight (E, 1); plus
+``ndata['lap_pe']`` and ``ndata['lap_eigval']`` (N, k), cached on disk per
+split (tagged ``cifar10_*``: MNIST shares the folder).
+"""
+
+import os
+from typing import Optional, Union
+
+from .cifar10_images import CIFAR_FOLDER, load_cifar10_images
+from .dataset import DatasetSplits
+from .dgl_superpixels import CIFAR10_SPEC, SuperpixelLayout, superpixel_layout
+from .superpixel_loader import ImageRoute, build_superpixel_pickles, load_superpixel_splits
+from .superpixels import CIFAR10_RECIPE, RECIPE_SEED, build_superpixels, write_superpixel_pickle
+
+PathLike = Union[str, os.PathLike]
+CIFAR10_NUM_CLASSES = 10
+CIFAR10_NUM_VAL = 5000
+
+
+def build_cifar10_superpixels(
+    layout: SuperpixelLayout,
+    cifar_images: PathLike,
+    needed: dict,
+    workers: Optional[int] = None,
+    seed: int = RECIPE_SEED,
+    progress: bool = True,
+) -> dict:
+    """Build ``cifar10_150sp_{train,test}.pkl`` from the CIFAR-10 python batches into ``layout``.
+
+    ``cifar_images`` is ``cifar-10-batches-py/`` or the folder holding it;
+    ``layout`` a CIFAR10 layout (``superpixel_layout(data_dir, CIFAR10_SPEC)``);
+    the rest as :func:`.superpixel_loader.build_superpixel_pickles`, which
+    returns the build note.
+    """
+    return build_superpixel_pickles(layout, load_cifar10_images(cifar_images), needed, CIFAR10_RECIPE, seed,
+                                    workers, progress, extract=build_superpixels, write=write_superpixel_pickle)
+
+
+def cifar10_image_route(
+    cifar_images: Optional[PathLike], workers: Optional[int] = None, seed: int = RECIPE_SEED, progress: bool = True
+) -> ImageRoute:
+    """CIFAR-10 images from the python batches in ``cifar_images`` (no other source)."""
+    def build(layout: SuperpixelLayout, needed: dict) -> dict:
+        return build_cifar10_superpixels(layout, cifar_images, needed, workers, seed, progress)
+
+    return ImageRoute(available=cifar_images is not None, missing="no cifar_images folder", build=build,
+                      hint=f"pass cifar_images=<folder with {CIFAR_FOLDER}: data_batch_1..5, test_batch>")
+
+
+def load_cifar10(
+    data_dir: PathLike,
+    cifar_images: Optional[PathLike] = None,
+    pe_k: int = 8,
+    limit_train: Optional[int] = None,
+    limit_val: Optional[int] = None,
+    limit_test: Optional[int] = None,
+    laplacian_norm: str = "sym",
+    progress: bool = True,
+    *,
+    num_val: int = CIFAR10_NUM_VAL,
+    rwse_k: Optional[int] = None,
+    workers: Optional[int] = None,
+    seed: int = RECIPE_SEED,
+) -> DatasetSplits:
+    """CIFAR10 superpixel graphs split 45k/5k/10k, with Laplacian PE.
+
+    Parameters
+    ----------
+    data_dir : path-like
+        DGL ``raw_dir`` of the dataset: read if it holds the files, else
+        the raw pickles are built into it (see module docstring).
+    cifar_images : path-like, optional
+        ``cifar-10-batches-py/`` (or its parent), used only when building.
+    pe_k : int
+        Laplacian eigenpairs per graph (8 for GEAET CIFAR10).
+    limit_train, limit_val, limit_test : int, optional
+        Keep only the first ``n`` graphs of a split; a build processes only
+        the ``num_val + limit_train`` train and ``limit_test`` test images
+        needed.
+    laplacian_norm, progress, rwse_k, workers, seed
+        As for :func:`.mnist.load_mnist`.
+    num_val : int
+        Validation graphs taken from the start of the training pickle (5000).
+
+    Returns
+    -------
+    DatasetSplits
+        ``train``/``val``/``test`` of ``(graph, label int64)``; each graph has
+        ``ndata['feat']`` (N, 5), ``edata['feat']`` (E, 1),
+        ``ndata['lap_pe']`` (N, k), ``ndata['lap_eigval']`` (N, k) (float32).
+    """
+    route = cifar10_image_route(cifar_images, workers=workers, seed=seed, progress=progress)
+    return load_superpixel_splits(
+        superpixel_layout(data_dir, CIFAR10_SPEC), route, name="cifar10", num_classes=CIFAR10_NUM_CLASSES,
+        num_val=num_val, pe_k=pe_k, limit_train=limit_train, limit_val=limit_val, limit_test=limit_test,
+        laplacian_norm=laplacian_norm, rwse_k=rwse_k, progress=progress,
+    )

