@@ -1,26 +1,31 @@
-"""Keep freed memory in glibc's heap, so large CPU tensors do not pay page faults on every op.
+"""How this process's C allocator serves large CPU tensors (glibc on Linux).
 
-On Linux, glibc's ``malloc`` serves every request above its mmap threshold (at
-most 32 MiB) with a fresh ``mmap`` and gives it back with ``munmap`` on free.
-PyTorch's CPU allocator is plain ``malloc``, so each op that outputs a large
-tensor (an (E, d) edge tensor of a big graph or batch: 1M nodes x 8 edges x 40
-channels is 1.2 GiB) maps new pages, and the kernel faults in and zeroes every
-4 KiB page on first touch. On this project's kNN graphs that costs more than
-the arithmetic: GEANet's forward on a 1M-node graph takes about 3x longer with
-glibc's defaults than with freed memory kept (``geaet-dgl benchmark --scaling``
-measures both ways with ``--allocator``).
+glibc's ``malloc`` serves every request above its mmap threshold (at most 32
+MiB) with a fresh ``mmap`` and returns it with ``munmap`` on free. PyTorch's
+CPU allocator is plain ``malloc``, so on a big graph each op that outputs an
+(E, d) tensor (1M nodes x 8 edges x 40 channels = 1.2 GiB) maps new memory, and
+the kernel faults in and zeroes every 4 KiB page on first touch. For
+GEANet on a 1M-node kNN graph that costs as much as the arithmetic, and it is
+why time grows faster than N+E between 1e4 nodes (tensors reused from the
+heap) and 1e5 nodes (fresh pages every op). Three modes:
 
-:func:`configure_allocator` ``('keep')`` sets ``M_MMAP_MAX = 0`` (every block
-comes from the heap, which reuses freed blocks) and a 2 GiB trim threshold
-(freed memory is kept for the next step instead of returned to the OS).
-PyTorch's CPU performance guide recommends jemalloc/tcmalloc for the same
-reason; this gets most of their effect without an ``LD_PRELOAD``.
-The cost: the process keeps its high-water mark of memory until it exits, as
-the CUDA caching allocator does on a GPU.
+``system``
+    glibc's defaults (what PyTorch users get unless they change something).
+``hugetlb``
+    glibc's ``glibc.malloc.hugetlb=1`` tunable: mmapped blocks get transparent
+    huge pages, 512x fewer page faults, the same memory. A tunable is read at
+    process start, so it applies to processes started with it in
+    ``GLIBC_TUNABLES`` (the benchmark's measuring processes; for your own runs,
+    ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1 geaet-dgl train ...``).
+``keep``
+    ``mallopt(M_MMAP_MAX, 0)`` and a 2 GiB trim threshold, set in the running
+    process: every block comes from the heap, and freed blocks are reused with
+    no new page faults. Fastest, but the heap fragments: peak RSS grew 2.5x
+    on a 1M-node graph, so it is never the default.
 
-The CLI applies it at start-up; ``GEAET_DGL_ALLOCATOR=system`` (or ``--allocator
-system`` on ``benchmark``) leaves glibc's defaults. On systems without glibc it
-does nothing.
+:func:`configure_allocator` applies a mode to this process (``$GEAET_DGL_ALLOCATOR``,
+default ``system``); :func:`environment_for` gives the environment variables a
+child process needs for a mode.
 """
 from __future__ import annotations
 
@@ -28,10 +33,11 @@ import ctypes
 import ctypes.util
 import os
 import sys
-from typing import Optional
+from typing import Dict, Optional
 
 ENV_VAR = "GEAET_DGL_ALLOCATOR"
-CHOICES = ("keep", "system")
+CHOICES = ("system", "hugetlb", "keep")
+HUGETLB_TUNABLE = "glibc.malloc.hugetlb=1"
 
 # glibc's mallopt parameter numbers (malloc.h)
 _M_TRIM_THRESHOLD = -1
@@ -39,6 +45,8 @@ _M_MMAP_MAX = -4
 _TRIM_THRESHOLD_BYTES = 2**31 - 1  # the largest value mallopt's int takes: ~2 GiB kept after frees
 
 _applied: Optional[str] = None
+# Tunables are read when the process starts; later changes to os.environ (made for children) do not count.
+_STARTED_WITH_HUGETLB = HUGETLB_TUNABLE in os.environ.get("GLIBC_TUNABLES", "").split(":")
 
 
 def _libc() -> Optional[ctypes.CDLL]:
@@ -51,40 +59,69 @@ def _libc() -> Optional[ctypes.CDLL]:
         return None
 
 
+def _check(mode: str) -> str:
+    mode = mode.lower()
+    if mode not in CHOICES:
+        raise ValueError(f"allocator mode {mode!r} is not one of {', '.join(CHOICES)} (from ${ENV_VAR} or "
+                         f"--allocator)")
+    return mode
+
+
+def requested_mode(mode: Optional[str] = None) -> str:
+    """``mode``, else ``$GEAET_DGL_ALLOCATOR``, else ``'system'``; checked."""
+    return _check(mode or os.environ.get(ENV_VAR) or "system")
+
+
 def configure_allocator(mode: Optional[str] = None) -> str:
     """Apply allocator ``mode`` to this process; returns what is in effect.
 
     Parameters
     ----------
-    mode : {'keep', 'system'}, optional
-        ``None`` reads ``$GEAET_DGL_ALLOCATOR`` (default ``'keep'``).
-        ``'system'`` changes nothing.
+    mode : {'system', 'hugetlb', 'keep'}, optional
+        ``None``: :func:`requested_mode`. ``'system'`` and ``'hugetlb'`` change
+        nothing in a running process (``hugetlb`` needs the tunable at start).
 
     Returns
     -------
     str
         ``'keep'`` when glibc now keeps freed memory (also when an earlier call
-        set it: glibc cannot be put back), ``'system'`` when the defaults are in
-        effect, ``'unavailable'`` where there is no glibc ``mallopt``.
+        set it: it cannot be undone), ``'hugetlb'`` when this process started
+        with the tunable, ``'system'`` otherwise, ``'unavailable'`` for
+        ``keep`` without glibc's ``mallopt``.
     """
     global _applied
-    mode = (mode or os.environ.get(ENV_VAR) or "keep").lower()
-    if mode not in CHOICES:
-        raise ValueError(f"allocator mode {mode!r} is not one of {', '.join(CHOICES)} (from ${ENV_VAR} or "
-                         f"--allocator)")
+    mode = requested_mode(mode)
     if _applied == "keep":
         return "keep"
-    if mode == "system":
-        _applied = "system"
-        return "system"
-    libc = _libc()
-    if libc is None:
-        return "unavailable"
-    ok = libc.mallopt(_M_MMAP_MAX, 0) == 1 and libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD_BYTES) == 1
-    _applied = "keep" if ok else "system"
-    return _applied
+    if mode == "keep":
+        libc = _libc()
+        if libc is None:
+            return "unavailable"
+        ok = libc.mallopt(_M_MMAP_MAX, 0) == 1 and libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD_BYTES) == 1
+        _applied = "keep" if ok else None
+        return _applied or "system"
+    return allocator_mode()
 
 
 def allocator_mode() -> str:
-    """What :func:`configure_allocator` put in effect in this process (``'system'`` if never called)."""
-    return _applied or "system"
+    """The mode in effect in this process: ``'keep'``, ``'hugetlb'`` (started with the tunable) or ``'system'``."""
+    if _applied == "keep":
+        return "keep"
+    if _STARTED_WITH_HUGETLB and _libc() is not None:
+        return "hugetlb"
+    return "system"
+
+
+def environment_for(mode: str, base: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+    """A copy of ``base`` (default ``os.environ``) with which a new process runs in allocator ``mode``."""
+    env = dict(os.environ if base is None else base)
+    mode = _check(mode)
+    env[ENV_VAR] = mode
+    tunables = [t for t in env.get("GLIBC_TUNABLES", "").split(":") if t and not t.startswith("glibc.malloc.hugetlb=")]
+    if mode == "hugetlb":
+        tunables.append(HUGETLB_TUNABLE)
+    if tunables:
+        env["GLIBC_TUNABLES"] = ":".join(tunables)
+    else:
+        env.pop("GLIBC_TUNABLES", None)
+    return env

@@ -5,8 +5,7 @@ import contextlib
 import os
 from typing import Callable, Dict, Optional, Sequence
 
-from ..allocator import ENV_VAR as ALLOCATOR_ENV_VAR
-from ..allocator import configure_allocator
+from ..allocator import configure_allocator, environment_for, requested_mode
 
 from .epoch import run_epoch
 from .inputs import check_supported
@@ -21,16 +20,16 @@ _MEMORY_KEYS = ("peak_rss_mib", "peak_rss_infer_mib", "base_rss_mib", "peak_gpu_
 
 
 @contextlib.contextmanager
-def _environment(name: str, value: str):
-    previous = os.environ.get(name)
-    os.environ[name] = value
+def _child_environment(env: Dict[str, str]):
+    """Make ``env`` the environment that measuring processes inherit, for the duration of the block."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
     try:
         yield
     finally:
-        if previous is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = previous
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def run_benchmark(
@@ -83,9 +82,10 @@ def run_benchmark(
     json_path, plot_path : where to write the JSON report and the PNG plot.
     num_batches : distinct pre-built batches cycled over per batch size.
     isolate : run each measurement in a fresh process (needed for per-measurement peak RSS).
-    allocator : 'keep' (freed memory stays in glibc's heap: no page faults per op on large
-        tensors) or 'system' (glibc's defaults), for this and every measuring process;
-        None reads ``$GEAET_DGL_ALLOCATOR`` (default 'keep'). See :mod:`geaet_dgl.allocator`.
+    allocator : 'system' (glibc's defaults), 'hugetlb' (transparent huge pages for large
+        blocks, set in the measuring processes) or 'keep' (freed memory stays in the heap;
+        also applied to this process); None reads ``$GEAET_DGL_ALLOCATOR`` (default
+        'system'). See :mod:`geaet_dgl.allocator`.
     force : time against the reference even when parity fails.
     echo : where the text report goes (None: silent).
 
@@ -104,13 +104,13 @@ def run_benchmark(
         raise ValueError("the reference comparison runs on CPU only (the reference bridge builds a CPU model); "
                          "use device='cpu'")
     set_threads(threads)
-    requested = (allocator or os.environ.get(ALLOCATOR_ENV_VAR) or "keep").lower()
+    requested = requested_mode(allocator)
     in_process = configure_allocator(requested)
     config = dict(environment(device, threads), allocator=requested if isolate else in_process, preset=preset,
                   batch_sizes=[int(b) for b in batch_sizes], repeats=repeats, warmup=warmup,
                   num_batches=num_batches, seed=seed, isolated=isolate)
     report: Dict[str, object] = {"config": config, "results": []}
-    with _environment(ALLOCATOR_ENV_VAR, requested):  # measuring processes inherit the choice
+    with _child_environment(environment_for(requested)):  # measuring processes start in the chosen mode
         if batch_sizes and against_pyg is not None:
             from .against_pyg import compare_with_reference
 
