@@ -91,13 +91,16 @@ def laplacian_pe_from_edges(
         ``(N, k)`` float32; column ``j`` is the eigenvector of the ``j``-th
         smallest eigenvalue, unit L2 norm; zero columns past ``N``.
     eigvals : np.ndarray
-        ``(k,)`` float32 ascending, ``>= 0``; zeros past ``N``.
+        ``(k,)`` float32 ascending, ``>= 0``; zeros past ``N``. ``k = 0`` gives
+        empty arrays without an eigen-decomposition.
     """
-    if k < 1:
-        raise DataError(f"Laplacian PE size k must be >= 1, got {k}; pass pe_k >= 1")
+    if k < 0:
+        raise DataError(f"Laplacian PE size k must be >= 0, got {k}; pass pe_k >= 0")
     if norm not in LAPLACIAN_NORMS:
         raise DataError(f"unknown Laplacian normalisation {norm!r}; use one of {', '.join(LAPLACIAN_NORMS)}")
     eigvecs = np.zeros((num_nodes, k), dtype=np.float32)
+    if k == 0:  # no PE wanted: empty fields, no eigen-decomposition
+        return eigvecs, np.zeros(0, dtype=np.float32)
     eigvals = np.zeros((k,), dtype=np.float32)
     if num_nodes == 0:
         return eigvecs, eigvals

@@ -138,12 +138,14 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
 def data_pe_sizes(model: Union[ModelConfig, int]) -> Tuple[int, Optional[int]]:
     """``(Laplacian eigenpairs, RWSE steps or None)`` the data must carry for ``model``.
 
-    Every dataset carries ``ndata['lap_pe']``/``ndata['lap_eigval']``;
-    ``model.pe='rwse'`` also asks for ``ndata['rwse']`` with ``model.pe_k`` steps.
-    An int stands for ``pe_k`` alone (no RWSE).
+    ``model.pe`` 'eslappe'/'lappe' asks for ``model.pe_k`` eigenpairs
+    (``ndata['lap_pe']``/``ndata['lap_eigval']``), 'rwse' for ``ndata['rwse']``
+    with ``model.pe_k`` steps; other encodings for neither (no eigen-decomposition
+    is paid for: about 20 ms a graph). An int stands for ``pe_k`` alone (no RWSE).
     """
     if isinstance(model, ModelConfig):
-        return model.pe_k, model.pe_k if model.pe == "rwse" else None
+        laplacian = model.pe_k if model.pe in ("eslappe", "lappe") else 0
+        return laplacian, model.pe_k if model.pe == "rwse" else None
     return int(model), None
 
 

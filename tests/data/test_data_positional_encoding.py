@@ -73,8 +73,23 @@ def test_laplacian_pe_rejects_bad_arguments():
     g = directed_knn_graph()
     with pytest.raises(DataError, match="normalisation"):
         laplacian_pe(g, 4, "rw")
-    with pytest.raises(DataError, match="k must be >= 1"):
-        laplacian_pe(g, 0)
+    with pytest.raises(DataError, match="k must be >= 0"):
+        laplacian_pe(g, -1)
+
+
+def test_laplacian_pe_of_size_zero_is_empty():
+    g = directed_knn_graph()
+    vecs, vals = laplacian_pe(g, 0)
+    assert vecs.shape == (g.num_nodes(), 0) and vals.shape[-1] == 0
+
+
+def test_models_without_laplacian_pe_load_no_eigenvectors():
+    from geaet_dgl.config import ModelConfig
+    from geaet_dgl.training.run_config import data_pe_sizes
+
+    assert data_pe_sizes(ModelConfig(pe="none", pe_k=8)) == (0, None)
+    assert data_pe_sizes(ModelConfig(pe="rwse", pe_k=16)) == (0, 16)
+    assert data_pe_sizes(ModelConfig(pe="eslappe", pe_k=8)) == (8, None)
 
 
 def test_rwse_equals_explicit_matrix_powers():
