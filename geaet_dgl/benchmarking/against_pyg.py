@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 import torch
 
 from .inputs import UnsupportedPreset, check_supported, loss_function, prebuilt_batches
-from .throughput import infer_step_fn, make_optimizer, train_step_fn
+from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
 from .timing import environment, set_threads, summarize, time_call
 
 PARITY_TOLERANCE = 1e-5
@@ -94,8 +94,10 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
 
     reference, ours = paired_models(ref_dir, key, seed=seed)
     loss_fn = loss_function(key)
-    ours_train = train_step_fn(ours, make_optimizer(ours, key), loss_fn)
-    ref_train = train_step_fn(reference, make_optimizer(reference, key), loss_fn, forward=reference_forward)
+    # Each side steps as its own trainer does: ours foreach AdamW and clipping, the reference graphgym's.
+    ours_train = train_step_fn(ours, make_optimizer(ours, key), loss_fn, clip=make_clipper(key))
+    ref_train = train_step_fn(reference, make_optimizer(reference, key, reference=True), loss_fn,
+                              forward=reference_forward, clip=make_clipper(key, reference=True))
     ours_infer = infer_step_fn(ours)
     ref_infer = infer_step_fn(reference, forward=reference_forward)
 

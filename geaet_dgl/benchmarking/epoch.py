@@ -20,7 +20,7 @@ from ..data.dataset import collate, make_loader
 from ..models import build_model
 from ..presets import get_preset
 from .inputs import check_supported, loss_function, synthetic_graphs
-from .throughput import infer_step_fn, make_optimizer, train_step_fn
+from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
 from .timing import check_device, peak_rss_mib, set_threads, synchronize
 
 
@@ -60,7 +60,7 @@ def measure_epoch(preset: str = "mnist", num_graphs: int = 512, batch_size: int 
     torch.manual_seed(seed)
     model = build_model(get_preset(key).model).to(dev)
     optimizer = make_optimizer(model, key)
-    train_step = train_step_fn(model, optimizer, loss_function(key))
+    train_step = train_step_fn(model, optimizer, loss_function(key), clip=make_clipper(key))
 
     model.train()
     warm = make_loader(dataset, batch_size, shuffle=False, seed=seed, num_workers=0)

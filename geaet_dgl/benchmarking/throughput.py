@@ -3,8 +3,8 @@
 Each batch size is measured in its own process (:mod:`.worker`) so that the
 reported peak RSS belongs to that measurement alone. Inside it: the batches
 are built once (``dgl.batch``, moved to the device once); inference (eval,
-``no_grad``) is timed first, then training (forward, loss, backward, AdamW
-step); each phase runs ``warmup`` untimed steps, then ``repeats`` timed steps
+``no_grad``) is timed first, then training (forward, loss, backward,
+gradient clipping, AdamW step, as the trainer does); each phase runs ``warmup`` untimed steps, then ``repeats`` timed steps
 cycling over the pre-built batches, and reports the median (min, max) of the
 per-step graphs/s.
 """
@@ -23,17 +23,46 @@ from .timing import (check_device, current_rss_mib, peak_gpu_mib, peak_rss_mib, 
 Batch = Tuple[object, torch.Tensor]
 
 
-def make_optimizer(model: torch.nn.Module, preset: str) -> torch.optim.Optimizer:
+def make_optimizer(model: torch.nn.Module, preset: str, reference: bool = False) -> torch.optim.Optimizer:
+    """The optimizer each trainer builds, at the preset's lr and weight decay.
+
+    Ours: :func:`~geaet_dgl.training.schedule.build_optimizer` (AdamW with
+    foreach kernels). ``reference=True``: what graphgym's ``create_optimizer``
+    builds for the reference, ``torch.optim.AdamW(params, lr, weight_decay)``
+    (torch's default picks the single-tensor update on CPU).
+    """
+    from ..training.schedule import build_optimizer
+
     train = get_preset(preset).train
-    return torch.optim.AdamW(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
+    if reference:
+        return torch.optim.AdamW(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
+    return build_optimizer(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
+
+
+def make_clipper(preset: str, reference: bool = False) -> Callable[[torch.nn.Module], None]:
+    """Gradient clipping as each trainer does it (the presets clip the norm at 1.0, as the reference's configs).
+
+    Ours: :func:`~geaet_dgl.training.schedule.clip_gradients` (foreach);
+    ``reference=True``: graphgym's ``torch.nn.utils.clip_grad_norm_(params, value)``.
+    """
+    from ..training.schedule import clip_gradients
+
+    max_norm = get_preset(preset).train.clip_grad_norm
+    if max_norm is None:
+        return lambda model: None
+    if reference:
+        return lambda model: torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    return lambda model: clip_gradients(model.parameters(), max_norm)
 
 
 def train_step_fn(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn,
-                  forward: Callable = None) -> Callable[[Batch], None]:
-    """One optimisation step on a batch: forward, loss, backward, optimizer step.
+                  forward: Callable = None, clip: Callable[[torch.nn.Module], None] = None
+                  ) -> Callable[[Batch], None]:
+    """One optimisation step on a batch: forward, loss, backward, gradient clipping, optimizer step.
 
     ``forward(model, inputs) -> (logits, labels)`` adapts models whose call
     differs (the reference returns ``(pred, label)``); ours is the default.
+    ``clip(model)`` clips the gradients (see :func:`make_clipper`); none if omitted.
     """
     forward = forward or (lambda m, batch: (m(batch[0]), batch[1]))
 
@@ -41,6 +70,8 @@ def train_step_fn(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss
         optimizer.zero_grad(set_to_none=True)
         logits, labels = forward(model, batch)
         loss_fn(logits, labels).backward()
+        if clip is not None:
+            clip(model)
         optimizer.step()
 
     return step
@@ -96,8 +127,8 @@ def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str 
     peak_infer = peak_rss_mib()
     gpu_infer = peak_gpu_mib(dev) if dev.type == "cuda" else None
     model.train()
-    train = summarize(time_steps(train_step_fn(model, optimizer, loss_function(key)), batches, sizes, warmup,
-                                 repeats, dev))
+    step = train_step_fn(model, optimizer, loss_function(key), clip=make_clipper(key))
+    train = summarize(time_steps(step, batches, sizes, warmup, repeats, dev))
     result: Dict[str, object] = {
         "batch_size": int(batch_size),
         "train_graphs_per_s": train["median"],
