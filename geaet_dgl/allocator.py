@@ -9,14 +9,16 @@ GEANet on a 1M-node kNN graph that costs as much as the arithmetic, and it is
 why time grows faster than N+E between 1e4 nodes (tensors reused from the
 heap) and 1e5 nodes (fresh pages every op). Three modes:
 
-``system``
-    glibc's defaults (what PyTorch users get unless they change something).
-``hugetlb``
+``hugetlb`` (the default)
     glibc's ``glibc.malloc.hugetlb=1`` tunable: mmapped blocks get transparent
     huge pages, 512x fewer page faults, the same memory. A tunable is read at
-    process start, so it applies to processes started with it in
-    ``GLIBC_TUNABLES`` (the benchmark's measuring processes; for your own runs,
-    ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1 geaet-dgl train ...``).
+    process start: the ``geaet-dgl`` command restarts itself with it in
+    ``GLIBC_TUNABLES`` (``cli.console_main``), and the benchmark starts its
+    measuring processes with it. Python code that imports the package runs in
+    whatever mode its interpreter started with; start it with
+    ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` for the same effect.
+``system``
+    glibc's defaults (what PyTorch users get unless they change something).
 ``keep``
     ``mallopt(M_MMAP_MAX, 0)`` and a 2 GiB trim threshold, set in the running
     process: every block comes from the heap, and freed blocks are reused with
@@ -24,7 +26,7 @@ heap) and 1e5 nodes (fresh pages every op). Three modes:
     on a 1M-node graph, so it is never the default.
 
 :func:`configure_allocator` applies a mode to this process (``$GEAET_DGL_ALLOCATOR``,
-default ``system``); :func:`environment_for` gives the environment variables a
+default ``hugetlb``); :func:`environment_for` gives the environment variables a
 child process needs for a mode.
 """
 from __future__ import annotations
@@ -68,8 +70,8 @@ def _check(mode: str) -> str:
 
 
 def requested_mode(mode: Optional[str] = None) -> str:
-    """``mode``, else ``$GEAET_DGL_ALLOCATOR``, else ``'system'``; checked."""
-    return _check(mode or os.environ.get(ENV_VAR) or "system")
+    """``mode``, else ``$GEAET_DGL_ALLOCATOR``, else ``'hugetlb'``; checked."""
+    return _check(mode or os.environ.get(ENV_VAR) or "hugetlb")
 
 
 def configure_allocator(mode: Optional[str] = None) -> str:

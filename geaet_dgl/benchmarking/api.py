@@ -82,10 +82,10 @@ def run_benchmark(
     json_path, plot_path : where to write the JSON report and the PNG plot.
     num_batches : distinct pre-built batches cycled over per batch size.
     isolate : run each measurement in a fresh process (needed for per-measurement peak RSS).
-    allocator : 'system' (glibc's defaults), 'hugetlb' (transparent huge pages for large
-        blocks, set in the measuring processes) or 'keep' (freed memory stays in the heap;
+    allocator : 'hugetlb' (transparent huge pages for large blocks, set in the measuring
+        processes), 'system' (glibc's defaults) or 'keep' (freed memory stays in the heap;
         also applied to this process); None reads ``$GEAET_DGL_ALLOCATOR`` (default
-        'system'). See :mod:`geaet_dgl.allocator`.
+        'hugetlb'). See :mod:`geaet_dgl.allocator`.
     force : time against the reference even when parity fails.
     echo : where the text report goes (None: silent).
 

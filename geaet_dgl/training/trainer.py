@@ -36,6 +36,7 @@ import torch
 from tqdm import tqdm
 
 from .. import __version__
+from ..allocator import allocator_mode
 from ..config import to_dict
 from ..data import DatasetSplits, collate_for
 from ..models import build_model
@@ -144,7 +145,8 @@ class Trainer:
 
     def fit(self) -> Dict[str, Any]:
         """Train up to ``train.epochs``; write summary and curves; return the summary."""
-        log.info("model: %s parameters (preset %s)", f"{self.model.num_parameters:,}", self.run.preset)
+        log.info("model: %s parameters (preset %s); torch %s threads, allocator %s", f"{self.model.num_parameters:,}",
+                 self.run.preset, torch.get_num_threads(), allocator_mode())
         with _stop_on_signals(self):
             if self.epoch >= self.run.train.epochs:
                 log.info("the run already finished its %d epochs", self.run.train.epochs)
@@ -324,7 +326,8 @@ class Trainer:
             "seconds_per_epoch": statistics.fmean(row["seconds"] for row in self.history),
             "graphs_per_s": statistics.fmean(speeds) if speeds else None,
             "num_graphs": self.splits.sizes(), "seed": self.run.train.seed, "device": self.run.device,
-            "package_version": __version__, **self.best.get("extra", {}),
+            "package_version": __version__, "torch_threads": torch.get_num_threads(),
+            "allocator": allocator_mode(), **self.best.get("extra", {}),
         }
 
 

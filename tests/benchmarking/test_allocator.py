@@ -102,3 +102,17 @@ def test_benchmark_cli_records_the_allocator(tmp_path):
     assert result.exit_code == 0, result.output
     assert json.loads(path.read_text())["config"]["allocator"] == "system"
     assert "allocator=system" in result.output
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc")
+@pytest.mark.parametrize("mode", ["hugetlb", "system"])
+def test_console_command_starts_in_the_chosen_mode(tmp_path, mode):
+    """`geaet-dgl` restarts itself with glibc's huge-page tunable by default; the run records the mode."""
+    from tests.training.tiny import SUBPROCESS_ENV, cli_args
+
+    env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
+    env.update(SUBPROCESS_ENV, GEAET_DGL_ALLOCATOR=mode)
+    command = [sys.executable, "-c", "import cli; cli.console_main()"] + cli_args(1, tmp_path / "run")
+    subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["allocator"] == mode
