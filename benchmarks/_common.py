@@ -14,4 +14,7 @@ def add_common(parser):
     parser.add_argument("--json", dest="json_path", default=None, help="write the JSON report here")
     parser.add_argument("--plot", dest="plot_path", default=None, help="write the PNG plot here")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--allocator", choices=["hugetlb", "system", "keep"], default=None,
+                        help="glibc mode of the measuring processes (default $GEAET_DGL_ALLOCATOR, else hugetlb; "
+                             "see geaet_dgl/allocator.py)")
     return parser

@@ -28,7 +28,8 @@ def main(argv=None):
     try:
         run_benchmark(preset=a.preset, batch_sizes=a.batch_sizes, device=a.device, threads=a.threads,
                       repeats=a.repeats, warmup=a.warmup, num_batches=a.num_batches, seed=a.seed,
-                      against_pyg=a.ref_dir, force=a.force, json_path=a.json_path, plot_path=a.plot_path)
+                      against_pyg=a.ref_dir, force=a.force, json_path=a.json_path, plot_path=a.plot_path,
+                      allocator=a.allocator)
     except ParityError as exc:
         print(f"refusing to time: {exc}", file=sys.stderr)
         return 1

@@ -28,7 +28,8 @@ def main(argv=None):
     run_benchmark(batch_sizes=(), scaling=True, max_nodes=int(a.max_nodes), scaling_sizes=[int(s) for s in a.sizes],
                   scaling_components=a.components, scaling_repeats=a.repeats, scaling_min_time_s=a.min_time,
                   device=a.device, threads=a.threads,
-                  seed=a.seed, isolate=not a.no_isolate, json_path=a.json_path, plot_path=a.plot_path)
+                  seed=a.seed, isolate=not a.no_isolate, json_path=a.json_path, plot_path=a.plot_path,
+                  allocator=a.allocator)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ def main(argv=None):
     run_benchmark(preset=a.preset, batch_sizes=a.batch_sizes, device=a.device, threads=a.threads, repeats=a.repeats,
                   warmup=a.warmup, num_batches=a.num_batches, epoch=a.epoch, num_graphs=a.num_graphs,
                   epoch_batch_size=a.epoch_batch_size, workers=a.workers, seed=a.seed, isolate=not a.no_isolate,
-                  json_path=a.json_path, plot_path=a.plot_path)
+                  json_path=a.json_path, plot_path=a.plot_path,
+                  allocator=a.allocator)
 
 
 if __name__ == "__main__":
