@@ -3,7 +3,8 @@
 .. math::
     x_i' = \\sum_{j \\in N(i) \\cup \\{i\\}} \\frac{1}{\\sqrt{\\hat d_j \\hat d_i}} W x_j + b,
 
-with :math:`\\hat d` the in-degree plus one (a self-loop is added to every node).
+with :math:`\\hat d` the in-degree plus one: as PyG's ``add_remaining_self_loops``, every node ends up
+with exactly one self-loop (self-loops already in the graph are replaced, not added to).
 """
 from __future__ import annotations
 
@@ -49,6 +50,9 @@ class GCNLayer(nn.Module):
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, in_feats) -> (N, out_feats); edge features pass through unchanged."""
         h = self.lin(node_feat)
+        src, dst = graph.edges()
+        if bool((src == dst).any()):  # PyG replaces existing self-loops by the one added below
+            graph = dgl.remove_self_loop(graph)
         deg = graph.in_degrees().to(h.dtype).clamp(min=0) + 1.0
         norm = deg.rsqrt().unsqueeze(-1)
         h = h * norm
