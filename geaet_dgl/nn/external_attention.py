@@ -57,7 +57,7 @@ class _BatchDoubleNorm(torch.autograd.Function):
         attn, row_sums = ctx.saved_tensors
         buf = torch.mul(grad, attn)
         u = torch.sub(grad, buf.sum(dim=-1, keepdim=True), out=buf)
-        column = torch.einsum("mhs,mhs->hs", u, attn).unsqueeze(0)
+        column = (u * attn).sum(dim=0, keepdim=True)
         return u.addcmul_(row_sums, column, value=-1.0).mul_(attn)
 
 
