@@ -106,7 +106,10 @@ def run_benchmark(
     set_threads(threads)
     requested = requested_mode(allocator)
     in_process = configure_allocator(requested)
-    config = dict(environment(device, threads), allocator=requested if isolate else in_process, preset=preset,
+    # Measuring processes start in the requested mode; this process (where the interleaved comparison with
+    # the reference runs, and everything when isolate=False) stays in the mode it started with.
+    config = dict(environment(device, threads), allocator=requested if isolate else in_process,
+                  allocator_this_process=in_process, preset=preset,
                   batch_sizes=[int(b) for b in batch_sizes], repeats=repeats, warmup=warmup,
                   num_batches=num_batches, seed=seed, isolated=isolate)
     report: Dict[str, object] = {"config": config, "results": []}

@@ -96,7 +96,10 @@ def format_report(report: Dict[str, object]) -> str:
     head = f"GEAET-DGL benchmark: device={cfg['device']} threads={cfg['threads']}"
     if report.get("results") or report.get("epoch"):
         head += f" preset={cfg['preset']} repeats={cfg['repeats']} warmup={cfg['warmup']}"
-    head += f" allocator={cfg.get('allocator', 'system')} (torch {cfg['torch']}, dgl {cfg['dgl']})"
+    allocator = cfg.get("allocator", "system")
+    if "parity_max_abs_diff" in report and cfg.get("allocator_this_process", allocator) != allocator:
+        allocator += f" (interleaved comparison: {cfg['allocator_this_process']})"
+    head += f" allocator={allocator} (torch {cfg['torch']}, dgl {cfg['dgl']})"
     parts = [head]
     if report.get("results"):
         note = "graphs/s = median of per-step rates over pre-built batches"
