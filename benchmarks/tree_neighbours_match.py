@@ -18,7 +18,7 @@ Every run lives in OUT/r<r>-<model>/; a finished run (summary.json present) is n
 interrupted one continues from its last.pt, so rerunning the same command resumes the grid. The
 table goes to OUT/tree_neighbours_match.md and .json.
 
-    OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python benchmarks/tree_neighbours_match.py --out /work/runs/tree/tnm
+    OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python benchmarks/tree_neighbours_match.py --out runs/tree
 """
 import argparse
 import json
