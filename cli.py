@@ -94,6 +94,25 @@ def _limit_options(command: Callable) -> Callable:
     return command
 
 
+def _data_source_options(from_run: bool) -> Callable[[Callable], Callable]:
+    """--data-dir, --mnist-images and --cifar-images; ``from_run``: defaults come from a run's config."""
+    if from_run:
+        helps = ("Dataset folder (default: the run's).", "MNIST IDX folder (default: the run's).",
+                 "cifar-10-batches-py folder (default: the run's).")
+    else:
+        helps = ("Where the dataset's files are, or are built (default: ./data).",
+                 "Folder of the four MNIST IDX files, used only to build the MNIST superpixels.",
+                 "cifar-10-batches-py folder (CIFAR-10 python batches), used only to build the CIFAR10 "
+                 "superpixels.")
+
+    def decorate(command: Callable) -> Callable:
+        for name, text in reversed(list(zip(("--data-dir", "--mnist-images", "--cifar-images"), helps))):
+            command = click.option(name, type=click.Path(file_okay=False), metavar="DIR", help=text)(command)
+        return command
+
+    return decorate
+
+
 def _expand_list_options(args: list, names: Tuple[str, ...]) -> list:
     """``--seeds 0 1 2`` / ``--seeds 0,1,2`` -> ``--seeds 0 --seeds 1 --seeds 2`` for multiple=True options."""
     expanded, i = [], 0
@@ -164,13 +183,7 @@ def main(ctx: click.Context) -> None:
 @click.option("--workers", type=click.IntRange(min=0), help="DataLoader worker processes (default 0).")
 @click.option("--out", type=click.Path(file_okay=False), metavar="DIR", help="Run directory; default "
                                                              "runs/<dataset>-<preset>-seed<seed>.")
-@click.option("--data-dir", type=click.Path(file_okay=False), metavar="DIR",
-              help="Where the dataset's files are, or are built (default: ./data).")
-@click.option("--mnist-images", type=click.Path(file_okay=False), metavar="DIR",
-              help="Folder of the four MNIST IDX files, used only to build the MNIST superpixels.")
-@click.option("--cifar-images", type=click.Path(file_okay=False), metavar="DIR",
-              help="cifar-10-batches-py folder (CIFAR-10 python batches), used only to build the CIFAR10 "
-                   "superpixels.")
+@_data_source_options(from_run=False)
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="Override a preset value, e.g. --set model.hidden_dim=64 --set train.lr=5e-4 (repeatable).")
 @_limit_options
@@ -279,10 +292,7 @@ def _print_summary(summary: Dict[str, Any], run_dir: str) -> None:
               help="Split to score.")
 @click.option("--json", "as_json", is_flag=True, help='Print exactly one JSON object '
                                                       '{"split", "metric_name", "metric"}.')
-@click.option("--data-dir", type=click.Path(file_okay=False), help="Dataset folder (default: the run's).")
-@click.option("--mnist-images", type=click.Path(file_okay=False), help="MNIST IDX folder (default: the run's).")
-@click.option("--cifar-images", type=click.Path(file_okay=False),
-              help="cifar-10-batches-py folder (default: the run's).")
+@_data_source_options(from_run=True)
 @_limit_options
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
               help="Where to evaluate.")
@@ -345,13 +355,7 @@ def presets(as_json: bool) -> None:
 @click.option("--out", type=click.Path(file_okay=False), metavar="DIR",
               help="Sweep directory (default runs/sweep-<dataset>-<preset>): one folder per point, each with "
                    "seed<k>/ runs; sweep.md and sweep.json hold the table. Rerun to continue.")
-@click.option("--data-dir", type=click.Path(file_okay=False), metavar="DIR",
-              help="Where the dataset's files are, or are built (default: ./data).")
-@click.option("--mnist-images", type=click.Path(file_okay=False), metavar="DIR",
-              help="Folder of the four MNIST IDX files, used only to build the MNIST superpixels.")
-@click.option("--cifar-images", type=click.Path(file_okay=False), metavar="DIR",
-              help="cifar-10-batches-py folder (CIFAR-10 python batches), used only to build the CIFAR10 "
-                   "superpixels.")
+@_data_source_options(from_run=False)
 @_limit_options
 @click.option("--overwrite", is_flag=True, help="Retrain every point and seed from scratch.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
@@ -386,10 +390,7 @@ def sweep(dataset: str, preset: Optional[str], settings: Tuple[str, ...], seeds:
 @click.option("--split", type=click.Choice(["test", "val", "train"]), default="test", show_default=True,
               help="Split the indices refer to.")
 @click.option("--dataset", help="Dataset (default: the run's); mnist and synthetic load today.")
-@click.option("--data-dir", type=click.Path(file_okay=False), help="Dataset folder (default: the run's).")
-@click.option("--mnist-images", type=click.Path(file_okay=False), help="MNIST IDX folder (default: the run's).")
-@click.option("--cifar-images", type=click.Path(file_okay=False),
-              help="cifar-10-batches-py folder (default: the run's).")
+@_data_source_options(from_run=True)
 @_limit_options
 @click.option("--out", type=click.Path(file_okay=False), metavar="DIR",
               help="Where graph<i>.png and attention.json go (default: attention/ next to the checkpoint).")

@@ -16,8 +16,6 @@ kNN-graph processing are DGL's own code, but they can never reach for the
 network.
 """
 
-import contextlib
-import functools
 import json
 import logging
 import os
@@ -32,6 +30,7 @@ from dgl.data import CIFAR10SuperPixelDataset, MNISTSuperPixelDataset
 from dgl.data import superpixel as dgl_superpixel_module
 
 from ..atomic import atomic_write
+from .dgl_progress import dgl_progress_bars
 from .errors import DataError
 
 log = logging.getLogger(__name__)
@@ -238,20 +237,6 @@ def adopt_loose_pickles(layout: SuperpixelLayout) -> bool:
     return False
 
 
-@contextlib.contextmanager
-def _dgl_progress_bars(enabled: bool):
-    """Silence the tqdm bars of DGL's ``process`` (they ignore any verbosity flag) while loading."""
-    if enabled:
-        yield
-        return
-    original = dgl_superpixel_module.tqdm
-    dgl_superpixel_module.tqdm = functools.partial(original, disable=True)
-    try:
-        yield
-    finally:
-        dgl_superpixel_module.tqdm = original
-
-
 def load_dgl_split(
     layout: SuperpixelLayout, split: str, verbose: bool = False, progress: bool = True
 ) -> Tuple[List[dgl.DGLGraph], torch.Tensor]:
@@ -283,7 +268,7 @@ def load_dgl_split(
         )
     layout.raw_path.mkdir(parents=True, exist_ok=True)  # DGL downloads only when this folder is missing
     try:
-        with _dgl_progress_bars(progress):
+        with dgl_progress_bars(dgl_superpixel_module, progress):
             dataset = spec.offline(raw_dir=str(layout.data_dir), split=split, force_reload=False, verbose=verbose)
     except DataError:
         raise

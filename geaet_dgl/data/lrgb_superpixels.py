@@ -32,12 +32,11 @@ and macro F1 over the whole split.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 import dgl
 import dgl.data.lrgb as dgl_lrgb
@@ -45,6 +44,7 @@ import torch
 from dgl.data import COCOSuperpixelsDataset, VOCSuperpixelsDataset
 
 from .dataset import DatasetSplits, GraphDataset
+from .dgl_progress import dgl_progress_bars
 from .errors import DataError
 from .pe_cache import attach_pe, cached_split_pe
 
@@ -162,20 +162,6 @@ def superpixel_present(name: str, data_dir: PathLike) -> bool:
     return all(p.is_file() or _processed(p).is_file() for p in superpixel_files(name, data_dir).values())
 
 
-@contextlib.contextmanager
-def _dgl_progress(show: bool) -> Iterator[None]:
-    """Silence the progress bar DGL's ``process`` draws unless ``show``."""
-    if show:
-        yield
-        return
-    original = dgl_lrgb.tqdm
-    dgl_lrgb.tqdm = functools.partial(original, disable=True)
-    try:
-        yield
-    finally:
-        dgl_lrgb.tqdm = original
-
-
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
@@ -258,7 +244,7 @@ def load_lrgb_superpixels(name: str, data_dir: PathLike, pe_k: Optional[int] = N
     splits = {}
     for split in SPLITS:
         try:
-            with _dgl_progress(progress):
+            with dgl_progress_bars(dgl_lrgb, progress):
                 data = offline(raw_dir=_root(data_dir), verbose=False, **_dgl_args(split))
         except DataError:
             raise

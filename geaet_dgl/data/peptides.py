@@ -42,12 +42,14 @@ from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import pandas as pd
+import dgl.data.lrgb as dgl_lrgb
 import torch
 from dgl.data import PeptidesFunctionalDataset, PeptidesStructuralDataset
 from ogb.utils.features import get_atom_feature_dims, get_bond_feature_dims
 
 from ..atomic import atomic_write
 from .dataset import DatasetSplits, GraphDataset
+from .dgl_progress import dgl_progress_bars
 from .errors import DataError
 from .pe_cache import attach_pe, cached_split_pe
 
@@ -204,14 +206,15 @@ def _check_csv(kind: _Kind, files: PeptidesFiles) -> None:
             raise DataError(f"{files.csv} row {row}: target {STRUCT_TARGETS[col]} is not a finite number; {fix}")
 
 
-def _read_dgl(kind: _Kind, files: PeptidesFiles, csv_md5: str):
+def _read_dgl(kind: _Kind, files: PeptidesFiles, csv_md5: str, progress: bool = True):
     """DGL's dataset, reprocessed when its graph cache was built from another CSV."""
     stamp = files.processed.with_name(files.processed.name + ".source-md5")
     fresh = files.processed.is_file() and stamp.is_file() and stamp.read_text().strip() == csv_md5
     if not fresh:
         _check_csv(kind, files)
     try:
-        data = kind.offline(raw_dir=str(files.folder.parent), force_reload=not fresh, verbose=False)
+        with dgl_progress_bars(dgl_lrgb, progress):
+            data = kind.offline(raw_dir=str(files.folder.parent), force_reload=not fresh, verbose=False)
     except DataError:
         raise
     except Exception as exc:
@@ -307,7 +310,7 @@ def load_peptides(name: str, data_dir: PathLike, pe_k: int = 10, limit_train: Op
             if digests[path] != want:
                 raise DataError(f"{path} has MD5 {digests[path]}, not the published {want} (DGL's checksum): the "
                                 f"file is corrupt or another version; download it again from {url}")
-    data = _read_dgl(kind, files, digests[files.csv])
+    data = _read_dgl(kind, files, digests[files.csv], progress)
     _check_graphs(kind, data, files)
     split = _read_split(kind, data, files)
     limits = {"train": limit_train, "val": limit_val, "test": limit_test}
