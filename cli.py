@@ -433,9 +433,9 @@ def datasets(data_dir: str, as_json: bool) -> None:
         click.echo(json.dumps(rows))
         return
     words = {True: "yes", False: "no", None: "generated"}
-    click.echo(f"{'name':<16} {'task':<36} {'metric':<18} {'train/val/test':<36} {'present':<9} note")
+    click.echo(f"{'name':<16} {'task':<36} {'metric':<18} {'train/val/test':<42} {'present':<9} note")
     for row in rows:
-        click.echo(f"{row['name']:<16} {row['task']:<36} {row['metric']:<18} {row['size']:<36} "
+        click.echo(f"{row['name']:<16} {row['task']:<36} {row['metric']:<18} {row['size']:<42} "
                    f"{words[row['present']]:<9} {row['note']}")
 
 

@@ -183,7 +183,7 @@ DATASETS: Dict[str, DatasetInfo] = {
     "peptides-struct": DatasetInfo("peptides-struct", "graph regression (11)", "mae", _PEPTIDES_SIZE,
                                    lambda d: peptides_present("peptides-struct", d),
                                    "LRGB Peptides-Struct: DGL's peptide_structure_dataset.csv.gz + split pickle"),
-    "pcqm-contact": DatasetInfo("pcqm-contact", "inductive link prediction (contact ranking)", "mrr",
+    "pcqm-contact": DatasetInfo("pcqm-contact", "inductive link prediction", "mrr",
                                 "/".join(f"{PCQM_CONTACT_SIZES[s]:,}" for s in ("train", "val", "test"))
                                 + f" ({NUM_PCQM_CONTACT:,} molecules)", pcqm_contact_present,
                                 "LRGB PCQM-Contact: pcqm4m-contact.tsv.gz + 530k_shuffle_split_dict.pt (GraphGPS "
