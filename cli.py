@@ -441,7 +441,7 @@ def datasets(data_dir: str, as_json: bool) -> None:
 
 @main.command(cls=_ListOptionCommand)
 @click.option("--preset", default="mnist", show_default=True,
-              help="Preset whose model is timed (synthetic graphs shaped like its dataset: mnist, cifar10).")
+              help="Preset whose model is timed (synthetic graphs shaped like its dataset: mnist, cifar10, pattern).")
 @click.option("--batch-sizes", "--batch-size", "batch_sizes", type=click.IntRange(min=1), multiple=True,
               metavar="B [B ...]", help="Batch sizes for the throughput table (default 16 64 128).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,

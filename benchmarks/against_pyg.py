@@ -15,7 +15,7 @@ from _common import add_common
 def main(argv=None):
     p = add_common(argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter))
     p.add_argument("ref_dir", metavar="REF_DIR", help="checkout of icm1018/GEAET")
-    p.add_argument("--preset", default="mnist", help="mnist or cifar10")
+    p.add_argument("--preset", default="mnist", help="mnist, cifar10 or pattern")
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[16, 64, 128])
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--warmup", type=int, default=2)

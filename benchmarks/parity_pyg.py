@@ -14,7 +14,7 @@ import _common  # noqa: F401  (sys.path)
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("ref_dir", metavar="REF_DIR", help="checkout of icm1018/GEAET")
-    p.add_argument("--preset", default="mnist", help="mnist or cifar10")
+    p.add_argument("--preset", default="mnist", help="mnist, cifar10 or pattern")
     p.add_argument("--batch-size", type=int, default=16, help="graphs in the test batch")
     p.add_argument("--seed", type=int, default=0, help="weights and graphs")
     p.add_argument("--tolerance", type=float, default=1e-5)

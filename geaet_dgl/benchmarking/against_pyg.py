@@ -105,7 +105,7 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
     for batch_size in batch_sizes:
         ours_batches = prebuilt_batches(key, int(batch_size), num_batches, cpu, seed=seed)
         ref_batches = [(to_pyg_batch(g, y), y) for g, y in ours_batches]
-        sizes = [int(y.shape[0]) for _, y in ours_batches]
+        sizes = [g.batch_size for g, _ in ours_batches]
         ours.eval(), reference.eval()
         infer = _interleaved(ours_infer, ref_infer, ours_batches, ref_batches, sizes, warmup, repeats)
         ours.train(), reference.train()

@@ -33,7 +33,7 @@ def _timed_epoch(loader, step, device: torch.device) -> Dict[str, float]:
         wait += time.perf_counter() - last
         graph, labels = graph.to(device), labels.to(device)
         step((graph, labels))
-        graphs += int(labels.shape[0])
+        graphs += graph.batch_size
         synchronize(device)
         last = time.perf_counter()
     total = time.perf_counter() - start

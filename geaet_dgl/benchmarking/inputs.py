@@ -1,10 +1,12 @@
 """Synthetic input graphs shaped like a preset's dataset, and pre-built batches.
 
-Only the graph-classification superpixel presets have a synthetic generator:
 ``mnist`` (3 node features: intensity, x, y; 66-75 nodes, mean ~70.5 like the
 real MNIST superpixel graphs) and ``cifar10`` (5 node features: r, g, b, x, y;
-85-150 nodes, mean ~117.5 like CIFAR10). Both carry 8-NN edges with one
-weight feature and an 8-frequency Laplacian PE.
+85-150 nodes, mean ~117.5 like CIFAR10) carry 8-NN edges with one weight
+feature and an 8-frequency Laplacian PE. ``pattern`` graphs come from our
+generator of the benchmark's SBM (:func:`geaet_dgl.data.sbm.generate_pattern_graph`:
+44-180 nodes, about 50 edges per node), with one-hot node features, per-node
+labels and 16-step RWSE, as the PATTERN loader gives them.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import dgl
 import numpy as np
 import torch
 
-from ..data.dataset import GraphDataset, collate
+from ..data.dataset import GraphDataset, collate_for
 from ..data.synthetic import synthetic_mnist_like
 from ..presets import get_preset
 
@@ -32,7 +34,9 @@ SYNTHETIC_SHAPES: Dict[str, SyntheticShape] = {
     "mnist": SyntheticShape(min_nodes=66, max_nodes=75, node_feats=3),
     "cifar10": SyntheticShape(min_nodes=85, max_nodes=150, node_feats=5),
 }
-SUPPORTED_PRESETS = tuple(SYNTHETIC_SHAPES)
+#: presets whose inputs are node-level SBM graphs
+NODE_LEVEL_PRESETS = ("pattern",)
+SUPPORTED_PRESETS = tuple(SYNTHETIC_SHAPES) + NODE_LEVEL_PRESETS
 
 
 class UnsupportedPreset(ValueError):
@@ -41,11 +45,11 @@ class UnsupportedPreset(ValueError):
 
 def check_supported(preset: str) -> str:
     key = preset.lower()
-    if key not in SYNTHETIC_SHAPES:
+    if key not in SUPPORTED_PRESETS:
         get_preset(key)  # an unknown name gets the presets' own error
         raise UnsupportedPreset(
             f"preset {preset!r} has no synthetic graph generator for benchmarking; supported presets: "
-            f"{', '.join(SUPPORTED_PRESETS)} (graph-classification superpixel graphs)"
+            f"{', '.join(SUPPORTED_PRESETS)}"
         )
     return key
 
@@ -53,6 +57,8 @@ def check_supported(preset: str) -> str:
 def synthetic_graphs(preset: str, num_graphs: int, seed: int = 0) -> GraphDataset:
     """``num_graphs`` random graphs with the node/edge features and PE the preset's model reads."""
     key = check_supported(preset)
+    if key in NODE_LEVEL_PRESETS:
+        return _synthetic_pattern(num_graphs, get_preset(key).model.pe_k, seed)
     shape = SYNTHETIC_SHAPES[key]
     cfg = get_preset(key).model
     data = synthetic_mnist_like(num_graphs, num_nodes=shape.max_nodes, min_nodes=shape.min_nodes,
@@ -67,23 +73,44 @@ def synthetic_graphs(preset: str, num_graphs: int, seed: int = 0) -> GraphDatase
     return data
 
 
+def _synthetic_pattern(num_graphs: int, rwse_k: int, seed: int) -> GraphDataset:
+    """PATTERN-like graphs from our SBM generator, prepared as :func:`geaet_dgl.data.sbm.load_sbm` prepares them."""
+    from ..data.positional_encoding import random_walk_se
+    from ..data.sbm import PATTERN_PARAMS, generate_pattern_graph, make_patterns
+
+    rng = np.random.default_rng(seed)
+    patterns = make_patterns(rng)
+    graphs, labels = [], []
+    for _ in range(num_graphs):
+        g = generate_pattern_graph(rng, patterns)
+        g.ndata["feat"] = torch.nn.functional.one_hot(g.ndata["feat"].long(), PATTERN_PARAMS.vocab_size).float()
+        labels.append(g.ndata.pop("label").long())
+        g.edata["feat"] = g.edata["feat"].float().reshape(g.num_edges(), -1)
+        g.ndata["rwse"] = random_walk_se(g, rwse_k)
+        graphs.append(g)
+    return GraphDataset(graphs, torch.cat(labels), level="node")
+
+
 def prebuilt_batches(preset: str, batch_size: int, num_batches: int, device: torch.device, seed: int = 0
                      ) -> List[Tuple[dgl.DGLGraph, torch.Tensor]]:
     """``num_batches`` batches of ``batch_size`` synthetic graphs, batched and moved to ``device`` once."""
     if batch_size < 1 or num_batches < 1:
         raise ValueError(f"batch_size and num_batches must be >= 1, got {batch_size}, {num_batches}")
     data = synthetic_graphs(preset, batch_size * num_batches, seed=seed)
+    batch_of = collate_for(data)
     batches = []
     for i in range(num_batches):
-        graph, labels = collate([data[j] for j in range(i * batch_size, (i + 1) * batch_size)])
+        graph, labels = batch_of([data[j] for j in range(i * batch_size, (i + 1) * batch_size)])
         batches.append((graph.to(device), labels.to(device)))
     return batches
 
 
 def loss_function(preset: str):
-    """The preset's training loss as ``f(logits, labels)`` (cross-entropy for the supported presets)."""
+    """The preset's training loss as ``f(logits, labels)``: cross-entropy, or PATTERN's weighted cross-entropy."""
+    from ..training.losses import get_loss
+
     key = check_supported(preset)
     name = get_preset(key).train.loss
-    if name != "cross_entropy":
+    if name not in ("cross_entropy", "weighted_cross_entropy"):
         raise UnsupportedPreset(f"preset {preset!r} uses loss {name!r}, not benchmarked")
-    return torch.nn.functional.cross_entropy
+    return get_loss(name)

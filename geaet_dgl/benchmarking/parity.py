@@ -44,13 +44,16 @@ def paired_models(ref_dir: str, preset: str, seed: int = 0):
 def check_parity(ref_dir: str, preset: str, graph: dgl.DGLGraph, labels: torch.Tensor, seed: int = 0
                  ) -> ParityReport:
     """Build both models with the same weights and compare them on ``graph`` (see :func:`compare_models`)."""
+    from .inputs import loss_function
+
     reference, ours = paired_models(ref_dir, preset, seed)
-    return compare_models(reference, ours, graph, labels, to_pyg_batch(graph, labels))
+    return compare_models(reference, ours, graph, labels, to_pyg_batch(graph, labels), loss_function(preset))
 
 
 def compare_models(reference: torch.nn.Module, ours: torch.nn.Module, graph: dgl.DGLGraph, labels: torch.Tensor,
-                   reference_input) -> ParityReport:
-    """Compare outputs (eval mode, and train mode without dropout) and gradients of a CE loss.
+                   reference_input, loss_fn=None) -> ParityReport:
+    """Compare outputs (eval mode, and train mode without dropout) and gradients of ``loss_fn``
+    (``f(logits, labels)``; default cross-entropy).
 
     ``reference(copy.copy(reference_input))`` must return ``(pred, label)`` (the
     reference mutates the batch it is given, hence the copy); its parameter names
@@ -66,8 +69,9 @@ def compare_models(reference: torch.nn.Module, ours: torch.nn.Module, graph: dgl
     out_ours = ours(graph)
     out_ref = reference(copy.copy(reference_input))[0]
     train_diff = (out_ours - out_ref).abs().max().item()
-    torch.nn.functional.cross_entropy(out_ours, labels).backward()
-    torch.nn.functional.cross_entropy(out_ref, labels).backward()
+    loss_fn = loss_fn or torch.nn.functional.cross_entropy
+    loss_fn(out_ours, labels).backward()
+    loss_fn(out_ref, labels).backward()
 
     ref_grads = reference_to_ours({n: p.grad for n, p in reference.named_parameters()})
     worst, worst_name = 0.0, ""

@@ -19,6 +19,7 @@ import torch
 REFERENCE_CONFIGS = {
     "mnist": ("configs/GEAET/mnist.yaml", 3, 10),
     "cifar10": ("configs/GEAET/CIFAR10.yaml", 5, 10),
+    "pattern": ("configs/GEAET/pattern.yaml", 3, 1),  # graphgym: one logit for a binary task
 }
 
 
@@ -59,12 +60,29 @@ def load_reference_model(ref_dir: str, preset: str, seed: int = 0) -> torch.nn.M
     cfg.merge_from_file(os.path.join(ref_dir, config_file))
     graphgym_config.assert_cfg(cfg)
     cfg.share.dim_in, cfg.share.dim_out = dim_in, dim_out
+    _set_kernel_times(cfg)
     cfg.accelerator = cfg.device = "cpu"
     torch.manual_seed(seed)
     return model_builder.create_model(to_device=False, dim_in=dim_in, dim_out=dim_out).model
 
 
+def _set_kernel_times(cfg) -> None:
+    """Fill ``posenc_*.kernel.times`` from ``times_func`` (e.g. ``range(1,17)``), as GraphGPS's main does
+    before building the model; without it the RWSE encoder is built for zero steps."""
+    for name in ("posenc_RWSE", "posenc_HKdiagSE", "posenc_ElstaticSE"):
+        posenc = getattr(cfg, name, None)
+        if posenc is None or not posenc.enable:
+            continue
+        match = re.fullmatch(r"\s*range\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)\s*", str(posenc.kernel.times_func))
+        if match is None:
+            raise ReferenceUnavailable(f"cannot read {name}.kernel.times_func={posenc.kernel.times_func!r}; "
+                                       "expected range(a,b)")
+        posenc.kernel.times = list(range(int(match.group(1)), int(match.group(2))))
+
+
 _KEY_RULES: List[Tuple[str, str]] = [
+    (r"^encoder\.node_encoder\.linear_x\.", "node_encoder.encoder."),  # RWSE encoder: x expanded beside the PE
+    (r"^encoder\.node_encoder\.(raw_norm|pe_encoder)\.", r"pe_encoder.\1."),
     (r"^encoder\.node_encoder\.encoder1\.", "node_encoder."),
     (r"^encoder\.node_encoder\.encoder2\.", "pe_encoder."),
     (r"^encoder\.edge_encoder\.", "edge_encoder."),
@@ -88,16 +106,27 @@ def reference_to_ours(ref_state: Dict[str, torch.Tensor]) -> Dict[str, torch.Ten
 
 
 def to_pyg_batch(graph: dgl.DGLGraph, labels: torch.Tensor):
-    """A batched DGL graph with MNIST-style features -> the equivalent PyG ``Batch``."""
+    """A batched DGL graph -> the equivalent PyG ``Batch``.
+
+    Carries ``x``/``edge_attr`` from ``feat``, Laplacian PE as ``EigVecs``/``EigVals`` and RWSE as
+    ``pestat_RWSE`` when present, and ``y``: one label per graph, or per node when ``labels`` has one
+    entry per node (node-level tasks).
+    """
     from torch_geometric.data import Batch, Data  # imported here: only this harness needs PyG
 
+    node_level = labels.shape[0] == graph.num_nodes() and labels.shape[0] != graph.batch_size
+    offsets = torch.cat([torch.zeros(1, dtype=torch.long), graph.batch_num_nodes().cumsum(0)]).tolist()
     items = []
     for i, g in enumerate(dgl.unbatch(graph)):
         src, dst = g.edges()
-        data = Data(x=g.ndata["feat"], edge_index=torch.stack([src, dst]), edge_attr=g.edata["feat"],
-                    y=labels[i:i + 1], EigVecs=g.ndata["lap_pe"],
-                    EigVals=g.ndata.get("lap_eigval", torch.zeros_like(g.ndata["lap_pe"])).unsqueeze(-1))
-        items.append(data)
+        fields = dict(x=g.ndata["feat"], edge_index=torch.stack([src, dst]), edge_attr=g.edata["feat"],
+                      y=labels[offsets[i]:offsets[i + 1]] if node_level else labels[i:i + 1])
+        if "lap_pe" in g.ndata:
+            fields.update(EigVecs=g.ndata["lap_pe"],
+                          EigVals=g.ndata.get("lap_eigval", torch.zeros_like(g.ndata["lap_pe"])).unsqueeze(-1))
+        if "rwse" in g.ndata:
+            fields["pestat_RWSE"] = g.ndata["rwse"]
+        items.append(Data(**fields))
     return Batch.from_data_list(items)
 
 

@@ -107,16 +107,38 @@ def test_random_knn_graph_shape():
 
 
 def test_synthetic_inputs_match_presets():
-    assert set(SUPPORTED_PRESETS) == {"mnist", "cifar10"}
+    assert set(SUPPORTED_PRESETS) == {"mnist", "cifar10", "pattern"}
     cifar = synthetic_graphs("cifar10", 3, seed=0)
     assert cifar.graphs[0].ndata["feat"].shape[1] == 5 and 85 <= cifar.graphs[0].num_nodes() <= 150
     (graph, labels), = prebuilt_batches("mnist", 4, 1, torch.device("cpu"))
     assert graph.batch_size == 4 and labels.shape == (4,) and graph.ndata["feat"].shape[1] == 3
 
 
-def test_unsupported_preset_names_supported_ones():
-    with pytest.raises(UnsupportedPreset, match="mnist, cifar10"):
-        run_benchmark(preset="pattern", batch_sizes=(2,), echo=None)
+def test_synthetic_pattern_inputs_are_node_level_with_rwse():
+    from geaet_dgl.data.positional_encoding import random_walk_se
+
+    (graph, labels), = prebuilt_batches("pattern", 3, 1, torch.device("cpu"))
+    assert graph.batch_size == 3 and labels.shape == (graph.num_nodes(),)
+    assert set(labels.unique().tolist()) == {0, 1}
+    feat = graph.ndata["feat"]
+    assert feat.shape[1] == 3 and torch.equal(feat.sum(1), torch.ones(graph.num_nodes()))  # one-hot
+    first = dgl.unbatch(graph)[0]
+    assert torch.allclose(first.ndata["rwse"], random_walk_se(first, 16))
+    # the preset's model runs on it and its loss is the weighted cross-entropy of one logit per node
+    model = build_model(get_preset("pattern").model)
+    from geaet_dgl.benchmarking.inputs import loss_function
+
+    loss = loss_function("pattern")(model(graph), labels)
+    assert loss.ndim == 0 and torch.isfinite(loss)
+
+
+def test_run_benchmark_counts_graphs_not_nodes_for_node_level_presets():
+    report = run_benchmark(preset="pattern", batch_sizes=(2,), repeats=1, warmup=0, num_batches=1, threads=1,
+                           isolate=False, echo=None)
+    (row,) = report["results"]
+    assert row["num_parameters"] == 429_052
+    assert row["nodes_per_batch"] > 40 * 2  # PATTERN graphs have 44-180 nodes; rates are per graph
+    assert 0 < row["train_graphs_per_s"] < row["infer_graphs_per_s"]
 
 
 def test_format_table_aligns_columns():
@@ -133,11 +155,14 @@ def test_compare_with_reference_tiny():
         pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
     from geaet_dgl.benchmarking.against_pyg import compare_with_reference
 
-    out = compare_with_reference(REF_DIR, "mnist", batch_sizes=(2,), repeats=2, warmup=0, threads=1, num_batches=1)
-    assert out["parity_max_abs_diff"] < 1e-5
-    (row,) = out["results"]
-    for key in ("ref_train_graphs_per_s", "ref_infer_graphs_per_s", "ratio_train", "ratio_infer"):
-        assert row[key] > 0
+    for preset in ("mnist", "pattern"):
+        out = compare_with_reference(REF_DIR, preset, batch_sizes=(2,), repeats=2, warmup=0, threads=1,
+                                     num_batches=1)
+        assert out["parity_max_abs_diff"] < 1e-5
+        assert out["parity"]["params_ours"] == out["parity"]["params_reference"]
+        (row,) = out["results"]
+        for key in ("ref_train_graphs_per_s", "ref_infer_graphs_per_s", "ratio_train", "ratio_infer"):
+            assert row[key] > 0
 
 
 class _OwnModelAsReference(GEAET):
