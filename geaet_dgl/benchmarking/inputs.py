@@ -6,7 +6,12 @@ real MNIST superpixel graphs) and ``cifar10`` (5 node features: r, g, b, x, y;
 feature and an 8-frequency Laplacian PE. ``pattern`` graphs come from our
 generator of the benchmark's SBM (:func:`geaet_dgl.data.sbm.generate_pattern_graph`:
 44-180 nodes, about 50 edges per node), with one-hot node features, per-node
-labels and 16-step RWSE, as the PATTERN loader gives them.
+labels and 16-step RWSE, as the PATTERN loader gives them. ``peptides-struct``
+graphs are peptide-sized random molecules (100-200 atoms: a backbone chain with
+side branches and a few ring closures, both edge directions), with integer OGB
+atom (9) and bond (3) features inside the preset's vocabularies, 11 regression
+targets per graph and 10 Laplacian eigenvectors of the unnormalised Laplacian, as
+the Peptides loader gives them.
 """
 from __future__ import annotations
 
@@ -36,7 +41,9 @@ SYNTHETIC_SHAPES: Dict[str, SyntheticShape] = {
 }
 #: presets whose inputs are node-level SBM graphs
 NODE_LEVEL_PRESETS = ("pattern",)
-SUPPORTED_PRESETS = tuple(SYNTHETIC_SHAPES) + NODE_LEVEL_PRESETS
+#: presets whose inputs are molecules with OGB features
+MOLECULE_PRESETS = ("peptides-struct",)
+SUPPORTED_PRESETS = tuple(SYNTHETIC_SHAPES) + NODE_LEVEL_PRESETS + MOLECULE_PRESETS
 
 
 class UnsupportedPreset(ValueError):
@@ -59,6 +66,8 @@ def synthetic_graphs(preset: str, num_graphs: int, seed: int = 0) -> GraphDatase
     key = check_supported(preset)
     if key in NODE_LEVEL_PRESETS:
         return _synthetic_pattern(num_graphs, get_preset(key).model.pe_k, seed)
+    if key in MOLECULE_PRESETS:
+        return _synthetic_molecules(num_graphs, get_preset(key).model, seed)
     shape = SYNTHETIC_SHAPES[key]
     cfg = get_preset(key).model
     data = synthetic_mnist_like(num_graphs, num_nodes=shape.max_nodes, min_nodes=shape.min_nodes,
@@ -91,6 +100,40 @@ def _synthetic_pattern(num_graphs: int, rwse_k: int, seed: int) -> GraphDataset:
     return GraphDataset(graphs, torch.cat(labels), level="node")
 
 
+def _random_molecule(rng: np.random.Generator, min_atoms: int = 100, max_atoms: int = 200) -> np.ndarray:
+    """(2, B) bonds of a random peptide-shaped molecule: a chain, side branches, a few ring closures."""
+    n = int(rng.integers(min_atoms, max_atoms + 1))
+    backbone = max(2, n * 2 // 3)
+    bonds = [(i, i + 1) for i in range(backbone - 1)]
+    bonds += [(int(rng.integers(0, i)), i) for i in range(backbone, n)]  # side chains hang off earlier atoms
+    for _ in range(n // 30):  # ring closures
+        i = int(rng.integers(0, n - 6))
+        bonds.append((i, i + 5))
+    return np.unique(np.array(bonds, dtype=np.int64).T, axis=1)
+
+
+def _synthetic_molecules(num_graphs: int, config, seed: int) -> GraphDataset:
+    """Peptide-sized random molecules with OGB-style integer features, LapPE and (G, T) float targets."""
+    from ..data.positional_encoding import laplacian_pe
+
+    rng = np.random.default_rng(seed)
+    graphs = []
+    for _ in range(num_graphs):
+        bonds = _random_molecule(rng)
+        n = int(bonds.max()) + 1
+        src = torch.from_numpy(np.concatenate([bonds[0], bonds[1]]))
+        dst = torch.from_numpy(np.concatenate([bonds[1], bonds[0]]))
+        g = dgl.graph((src, dst), num_nodes=n)
+        atoms = np.stack([rng.integers(0, size, n) for size in config.node_vocab_sizes], axis=1)
+        bond_feat = np.stack([rng.integers(0, size, bonds.shape[1]) for size in config.edge_vocab_sizes], axis=1)
+        g.ndata["feat"] = torch.from_numpy(atoms)
+        g.edata["feat"] = torch.from_numpy(np.concatenate([bond_feat, bond_feat]))
+        g.ndata["lap_pe"], g.ndata["lap_eigval"] = laplacian_pe(g, config.pe_k, norm="none")
+        graphs.append(g)
+    targets = torch.from_numpy(rng.normal(size=(num_graphs, config.out_feats)).astype(np.float32))
+    return GraphDataset(graphs, targets)
+
+
 def prebuilt_batches(preset: str, batch_size: int, num_batches: int, device: torch.device, seed: int = 0
                      ) -> List[Tuple[dgl.DGLGraph, torch.Tensor]]:
     """``num_batches`` batches of ``batch_size`` synthetic graphs, batched and moved to ``device`` once."""
@@ -106,11 +149,12 @@ def prebuilt_batches(preset: str, batch_size: int, num_batches: int, device: tor
 
 
 def loss_function(preset: str):
-    """The preset's training loss as ``f(logits, labels)``: cross-entropy, or PATTERN's weighted cross-entropy."""
+    """The preset's training loss as ``f(output, labels)``: cross-entropy, PATTERN's weighted cross-entropy,
+    or Peptides-Struct's L1."""
     from ..training.losses import get_loss
 
     key = check_supported(preset)
     name = get_preset(key).train.loss
-    if name not in ("cross_entropy", "weighted_cross_entropy"):
+    if name not in ("cross_entropy", "weighted_cross_entropy", "l1"):
         raise UnsupportedPreset(f"preset {preset!r} uses loss {name!r}, not benchmarked")
     return get_loss(name)

@@ -50,6 +50,15 @@ def check_parity(ref_dir: str, preset: str, graph: dgl.DGLGraph, labels: torch.T
     return compare_models(reference, ours, graph, labels, to_pyg_batch(graph, labels), loss_function(preset))
 
 
+def _seeded(forward, seed: int = 0):
+    """``forward()`` with the global RNG seeded to ``seed`` and restored afterwards, so that train-mode
+    randomness left on after dropout is zeroed (LapPE's random eigenvector signs, in the reference too)
+    draws the same numbers in both models."""
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return forward()
+
+
 def _fit_batch_norm_statistics(model: torch.nn.Module, forward) -> None:
     """Set every BatchNorm's running statistics to those of one train-mode ``forward()`` (no gradients)."""
     norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
@@ -58,7 +67,7 @@ def _fit_batch_norm_statistics(model: torch.nn.Module, forward) -> None:
         m.momentum = 1.0
     model.train()
     with torch.no_grad():
-        forward()
+        _seeded(forward)
     for m, momentum in zip(norms, saved):
         m.momentum = momentum
 
@@ -85,8 +94,8 @@ def compare_models(reference: torch.nn.Module, ours: torch.nn.Module, graph: dgl
         eval_diff = (ours(graph) - reference(copy.copy(reference_input))[0]).abs().max().item()
 
     reference.train(), ours.train()
-    out_ours = ours(graph)
-    out_ref = reference(copy.copy(reference_input))[0]
+    out_ours = _seeded(lambda: ours(graph))
+    out_ref = _seeded(lambda: reference(copy.copy(reference_input))[0])
     train_diff = (out_ours - out_ref).abs().max().item()
     loss_fn = loss_fn or torch.nn.functional.cross_entropy
     loss_fn(out_ours, labels).backward()

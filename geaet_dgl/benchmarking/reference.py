@@ -20,6 +20,7 @@ REFERENCE_CONFIGS = {
     "mnist": ("configs/GEAET/mnist.yaml", 3, 10),
     "cifar10": ("configs/GEAET/CIFAR10.yaml", 5, 10),
     "pattern": ("configs/GEAET/pattern.yaml", 3, 1),  # graphgym: one logit for a binary task
+    "peptides-struct": ("configs/GEAET/peptides-struct.yaml", 9, 11),
 }
 
 
@@ -89,6 +90,10 @@ _KEY_RULES: List[Tuple[str, str]] = [
     (r"^(layers\.\d+)\.(norm1_local|norm1_global|norm1_external|norm2)\.(?!norm\.)", r"\1.\2.norm."),
     (r"^post_mp\.layer_post_mp\.model\.0\.Layer_(\d+)\.layer\.model\.", r"head.layer_post_mp.hidden.\1."),
     (r"^post_mp\.layer_post_mp\.model\.1\.model\.", "head.layer_post_mp.final."),
+    (r"^post_mp\.mlp\.", "head.layer_post_mp."),  # the mlp_graph head
+    # applied after the rules above (OGB's AtomEncoder / BondEncoder)
+    (r"^node_encoder\.atom_embedding_list\.", "node_encoder.embeddings."),
+    (r"^edge_encoder\.bond_embedding_list\.", "edge_encoder.embeddings."),
 ]
 
 
@@ -97,10 +102,8 @@ def reference_to_ours(ref_state: Dict[str, torch.Tensor]) -> Dict[str, torch.Ten
     out = {}
     for key, value in ref_state.items():
         new = key
-        for pattern, repl in _KEY_RULES:
-            if re.match(pattern, new):
-                new = re.sub(pattern, repl, new)
-                break
+        for pattern, repl in _KEY_RULES:  # each rule in turn, on the result of the ones before
+            new = re.sub(pattern, repl, new, count=1)
         out[new] = value
     return out
 
