@@ -107,7 +107,7 @@ def test_random_knn_graph_shape():
 
 
 def test_synthetic_inputs_match_presets():
-    assert set(SUPPORTED_PRESETS) == {"mnist", "cifar10", "pattern"}
+    assert set(SUPPORTED_PRESETS) == {"mnist", "cifar10", "pattern", "peptides-struct"}
     cifar = synthetic_graphs("cifar10", 3, seed=0)
     assert cifar.graphs[0].ndata["feat"].shape[1] == 5 and 85 <= cifar.graphs[0].num_nodes() <= 150
     (graph, labels), = prebuilt_batches("mnist", 4, 1, torch.device("cpu"))
@@ -130,6 +130,27 @@ def test_synthetic_pattern_inputs_are_node_level_with_rwse():
 
     loss = loss_function("pattern")(model(graph), labels)
     assert loss.ndim == 0 and torch.isfinite(loss)
+
+
+def test_synthetic_molecules_fit_the_peptides_preset():
+    from geaet_dgl.data.positional_encoding import laplacian_pe
+
+    config = get_preset("peptides-struct").model
+    (graph, targets), = prebuilt_batches("peptides-struct", 3, 1, torch.device("cpu"))
+    assert targets.shape == (3, 11) and targets.dtype == torch.float32
+    for g in dgl.unbatch(graph):
+        assert 100 <= g.num_nodes() <= 200 and g.num_edges() % 2 == 0
+        src, dst = g.edges()
+        assert not torch.any(src == dst) and g.has_edges_between(dst, src).all()  # bonds both ways, no loops
+        vecs, _ = laplacian_pe(g, config.pe_k, norm="none")
+        assert torch.equal(g.ndata["lap_pe"], vecs)
+    for feat, sizes in ((graph.ndata["feat"], config.node_vocab_sizes),
+                        (graph.edata["feat"], config.edge_vocab_sizes)):
+        assert feat.dtype == torch.int64 and torch.all(feat < torch.tensor(sizes)) and torch.all(feat >= 0)
+    model = build_model(config)
+    from geaet_dgl.benchmarking.inputs import loss_function
+
+    assert torch.isfinite(loss_function("peptides-struct")(model(graph), targets))
 
 
 def test_run_benchmark_counts_graphs_not_nodes_for_node_level_presets():
@@ -155,7 +176,7 @@ def test_compare_with_reference_tiny():
         pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
     from geaet_dgl.benchmarking.against_pyg import compare_with_reference
 
-    for preset in ("mnist", "pattern"):
+    for preset in ("mnist", "pattern", "peptides-struct"):
         out = compare_with_reference(REF_DIR, preset, batch_sizes=(2,), repeats=2, warmup=0, threads=1,
                                      num_batches=1)
         assert out["parity_max_abs_diff"] < 1e-5
