@@ -52,11 +52,14 @@ def reference_geanet(net: GEANet, graphs, scope: str):
 
 @pytest.mark.parametrize("scope", ["graph", "batch"])
 @pytest.mark.parametrize("shared", [False, True])
-def test_matches_reference_computation(graph_case, scope, shared):
+@pytest.mark.parametrize("one_product", [True, False])
+def test_matches_reference_computation(graph_case, scope, shared, one_product):
+    """Both ways of applying the units (one block-diagonal product, or per head) equal the per-head loop."""
     _, graphs = graph_case
     graphs = with_features(graphs, D)
     torch.manual_seed(0)
     net = GEANet(D, H, S, edge_unit=True, shared_unit=shared, scope=scope)
+    net.one_product = one_product
     bg = dgl.batch(graphs)
     x, e = net(bg, bg.ndata["h"], bg.edata["h"])
     ref_x, ref_e = reference_geanet(net, graphs, scope)
@@ -163,6 +166,10 @@ def test_batch_double_norm_matches_autograd_of_the_plain_expression(rows):
     assert torch.allclose(ours, plain, atol=1e-12)
     assert torch.allclose(grad_ours, grad_plain, atol=1e-10)
     assert torch.autograd.gradcheck(lambda s: double_normalize(s, None), (scores,))
+
+
+def test_many_heads_apply_the_units_per_head():
+    assert GEANet(16, 4, 4).one_product and not GEANet(16, 8, 2).one_product
 
 
 def test_heads_as_one_linear_equals_the_unit_per_head():
