@@ -9,6 +9,7 @@ from .norm import BranchNorm, GraphLayerNorm
 from .self_attention import GraphSelfAttention
 
 __all__ = [
-    "BatchLayout", "GEANet", "double_normalize", "GatedGCNLayer", "pe_square_distance", "GCNLayer", "GEAETLayer", "build_mpnn",
+    "BatchLayout", "GEANet", "double_normalize", "GatedGCNLayer", "pe_square_distance", "GCNLayer", "GEAETLayer",
+    "build_mpnn",
     "GINELayer", "GINLayer", "BranchNorm", "GraphLayerNorm", "GraphSelfAttention",
 ]

@@ -38,8 +38,8 @@ def evaluate(model: nn.Module, dataset: Dataset, loss_fn: Callable, metric: str,
     if dist is not None and dist.enabled:
         return _evaluate_sharded(model, dataset, loss_fn, metric, batch_size, device, workers, dist)
     accumulator = MetricAccumulator(metric)
-    loader = make_epoch_loader(dataset, collate_for(dataset), batch_size, shuffle=False, seed=0, epoch=0, workers=workers,
-                               pin_memory=device.type == "cuda")
+    loader = make_epoch_loader(dataset, collate_for(dataset), batch_size, shuffle=False, seed=0, epoch=0,
+                               workers=workers, pin_memory=device.type == "cuda")
     for batch in loader:
         graph, labels = move_batch(batch, device)
         output = model(graph)
