@@ -5,8 +5,8 @@ reported peak RSS belongs to that measurement alone. Inside it: the batches
 are built once (``dgl.batch``, moved to the device once); inference (eval,
 ``no_grad``) is timed first, then training (forward, loss, backward,
 gradient clipping, AdamW step, as the trainer does); each phase runs
-``warmup`` untimed steps, then ``repeats`` timed steps cycling over the pre-built batches, and reports the median (min, max) of the
-per-step graphs/s.
+``warmup`` untimed steps, then ``repeats`` timed steps cycling over the
+pre-built batches, and reports the median (min, max) of the per-step graphs/s.
 """
 from __future__ import annotations
 
