@@ -54,10 +54,10 @@ def weighted_cross_entropy(output: torch.Tensor, target: torch.Tensor) -> torch.
     num_classes = output.shape[1] if output.ndim > 1 else 2
     total = target.shape[0]
     counts = torch.bincount(target, minlength=num_classes)
-    weight = (total - counts).float() / total * (counts > 0).float()
+    weight = ((total - counts) / total * (counts > 0)).to(output.dtype)
     if output.ndim > 1:
         return F.nll_loss(F.log_softmax(output, dim=-1), target, weight=weight)
-    return F.binary_cross_entropy_with_logits(output, target.float(), weight=weight[target])
+    return F.binary_cross_entropy_with_logits(output, target.to(output.dtype), weight=weight[target])
 
 
 def l1(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

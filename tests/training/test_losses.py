@@ -63,3 +63,17 @@ def test_every_configured_loss_has_a_function():
     assert set(LOSSES) == set(LOSS_CHOICES)
     with pytest.raises(ValueError, match="not one of"):
         get_loss("hinge")
+
+
+@pytest.mark.parametrize("num_logits", [1, 3])
+def test_weighted_cross_entropy_follows_the_logits_dtype(num_logits):
+    """float64 logits (e.g. gradcheck) give a float64 loss equal to the float32 one."""
+    from geaet_dgl.training.losses import weighted_cross_entropy
+
+    gen = torch.Generator().manual_seed(0)
+    target = torch.tensor([0, 1, 1, 0, 1]) if num_logits == 1 else torch.tensor([0, 1, 1, 2, 2])
+    logits = torch.randn(5, num_logits, generator=gen, dtype=torch.float64)
+    loss64 = weighted_cross_entropy(logits, target)
+    assert loss64.dtype == torch.float64
+    assert torch.allclose(loss64.float(), weighted_cross_entropy(logits.float(), target), atol=1e-6)
+    assert torch.autograd.gradcheck(lambda x: weighted_cross_entropy(x, target), (logits.requires_grad_(),))
