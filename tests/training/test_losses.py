@@ -68,8 +68,6 @@ def test_every_configured_loss_has_a_function():
 @pytest.mark.parametrize("num_logits", [1, 3])
 def test_weighted_cross_entropy_follows_the_logits_dtype(num_logits):
     """float64 logits (e.g. gradcheck) give a float64 loss equal to the float32 one."""
-    from geaet_dgl.training.losses import weighted_cross_entropy
-
     gen = torch.Generator().manual_seed(0)
     target = torch.tensor([0, 1, 1, 0, 1]) if num_logits == 1 else torch.tensor([0, 1, 1, 2, 2])
     logits = torch.randn(5, num_logits, generator=gen, dtype=torch.float64)
