@@ -47,7 +47,6 @@ def _superpixel_nodes(num_classes: int, head_layers: int, norm: str) -> ModelCon
         edge_in_feats=2,
         out_feats=num_classes,
         pe="none",
-        pe_k=0,  # the data loader then computes no eigenvectors (~20 ms a graph, 123k COCO graphs)
         hidden_dim=68,
         num_layers=8,
         mpnn="gatedgcn",

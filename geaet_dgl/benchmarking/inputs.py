@@ -85,19 +85,15 @@ def synthetic_graphs(preset: str, num_graphs: int, seed: int = 0) -> GraphDatase
 def _synthetic_pattern(num_graphs: int, rwse_k: int, seed: int) -> GraphDataset:
     """PATTERN-like graphs from our SBM generator, prepared as :func:`geaet_dgl.data.sbm.load_sbm` prepares them."""
     from ..data.positional_encoding import random_walk_se
-    from ..data.sbm import PATTERN_PARAMS, generate_pattern_graph, make_patterns
+    from ..data.sbm import PATTERN_PARAMS, generate_pattern_graph, make_patterns, one_hot_inputs
 
     rng = np.random.default_rng(seed)
     patterns = make_patterns(rng)
-    graphs, labels = [], []
-    for _ in range(num_graphs):
-        g = generate_pattern_graph(rng, patterns)
-        g.ndata["feat"] = torch.nn.functional.one_hot(g.ndata["feat"].long(), PATTERN_PARAMS.vocab_size).float()
-        labels.append(g.ndata.pop("label").long())
-        g.edata["feat"] = g.edata["feat"].float().reshape(g.num_edges(), -1)
+    graphs = [generate_pattern_graph(rng, patterns) for _ in range(num_graphs)]
+    labels = one_hot_inputs(graphs, PATTERN_PARAMS.vocab_size, "pattern", "synthetic")
+    for g in graphs:
         g.ndata["rwse"] = random_walk_se(g, rwse_k)
-        graphs.append(g)
-    return GraphDataset(graphs, torch.cat(labels), level="node")
+    return GraphDataset(graphs, labels, level="node")
 
 
 def _random_molecule(rng: np.random.Generator, min_atoms: int = 100, max_atoms: int = 200) -> np.ndarray:

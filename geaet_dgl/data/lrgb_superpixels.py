@@ -207,15 +207,15 @@ def load_lrgb_superpixels(name: str, data_dir: PathLike, pe_k: Optional[int] = N
         DGL's ``raw_dir``.
     pe_k : int, optional
         Laplacian eigenpairs per graph (``ndata['lap_pe']``/``['lap_eigval']``,
-        cached on disk); ``None`` or 0 computes no encoding (the paper's
-        configurations, and the ``voc``/``coco`` presets, use none). About
-        20 ms per graph on one core.
+        cached on disk; about 20 ms per graph on one core); ``None`` or 0
+        gives empty (N, 0) fields and computes nothing (the paper's
+        configurations use no PE).
     limit_train, limit_val, limit_test : int, optional
         First ``n`` graphs of a split (DGL still processes the whole pickle).
     progress : bool
         Show DGL's and the encodings' progress bars.
     rwse_k : int, optional
-        Also ``ndata['rwse']`` (N, rwse_k) (with ``pe_k``).
+        Also ``ndata['rwse']`` (N, rwse_k).
     laplacian_norm : {'none', 'sym'}
         ``'none'`` as ``posenc_LapPE.eigen.laplacian_norm`` in the reference's configs.
     standardize : bool
@@ -254,10 +254,10 @@ def load_lrgb_superpixels(name: str, data_dir: PathLike, pe_k: Optional[int] = N
         count = len(data) if limits[split] is None else min(limits[split], len(data))
         graphs = [data[i] for i in range(count)]
         labels = _take_inputs(graphs, task, split, standardize)
-        if pe_k:
+        if pe_k or rwse_k is not None:  # RWSE alone too (before, rwse_k without pe_k was dropped)
             source = files[split] if files[split].is_file() else _processed(files[split])
             stat = source.stat()
-            pe = cached_split_pe(graphs, folder / "geaet_cache", tag=split, k=pe_k, norm=laplacian_norm,
+            pe = cached_split_pe(graphs, folder / "geaet_cache", tag=split, k=pe_k or 0, norm=laplacian_norm,
                                  rwse_k=rwse_k, stamp=f"{stat.st_size}:{stat.st_mtime_ns}", progress=progress)
             attach_pe(graphs, pe)
         splits[split] = GraphDataset(graphs, labels, level="node")

@@ -240,7 +240,8 @@ def cached_split_pe(
         Folder of the cache files.
     tag : str
         Names the graph sequence, e.g. ``"train_from5000"``.
-    k, norm, rwse_k : see :func:`compute_split_pe`.
+    k, norm, rwse_k : see :func:`compute_split_pe`; with ``k = 0`` and no ``rwse_k`` nothing is
+        computed or cached.
     stamp : str
         Identifies the source of ``graphs`` (e.g. size and mtime of the
         processed dataset file); a cache with another stamp is not used.
@@ -252,6 +253,8 @@ def cached_split_pe(
     SplitPE
         Exactly ``len(graphs)`` graphs' encodings.
     """
+    if not k and rwse_k is None:  # nothing to compute: empty (N, 0) fields, no cache file
+        return compute_split_pe(graphs, 0, norm, None, progress=False)
     cache_dir = Path(cache_dir)
     meta = {"k": int(k), "norm": norm, "rwse_k": None if rwse_k is None else int(rwse_k), "tag": tag, "stamp": stamp}
     count = len(graphs)

@@ -205,7 +205,7 @@ def sbm_present(name: str, data_dir: PathLike) -> bool:
     return all(p.is_file() for p in sbm_files(name, data_dir).values())
 
 
-def _one_hot_inputs(graphs: List[dgl.DGLGraph], width: int, name: str, split: str) -> torch.Tensor:
+def one_hot_inputs(graphs: List[dgl.DGLGraph], width: int, name: str, split: str) -> torch.Tensor:
     """Replace ``feat`` by its one-hot (N, width) float32 and pop ``label``; -> node labels concatenated."""
     labels = []
     for g in graphs:
@@ -284,7 +284,7 @@ def load_sbm(name: str, data_dir: PathLike, pe_k: int = 8, limit_train: Optional
                             "place or generate the data again") from exc
         count = len(data) if limits[split] is None else min(limits[split], len(data))
         graphs = [data[i] for i in range(count)]
-        labels = _one_hot_inputs(graphs, width, name, split)
+        labels = one_hot_inputs(graphs, width, name, split)
         stat = files[split].stat()
         pe = cached_split_pe(graphs, files[split].parent / "geaet_cache", tag=f"{mode}", k=pe_k,
                              norm=laplacian_norm, rwse_k=rwse_k, stamp=f"{stat.st_size}:{stat.st_mtime_ns}",

@@ -116,3 +116,11 @@ def test_console_command_starts_in_the_chosen_mode(tmp_path, mode):
     subprocess.run(command, env=env, check=True, capture_output=True, text=True)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["allocator"] == mode
+
+
+def test_console_restart_uses_the_allocator_modules_names():
+    """cli.py restates two names of geaet_dgl.allocator (it runs before the package may be imported)."""
+    import cli
+    from geaet_dgl import allocator
+
+    assert cli._ALLOCATOR_ENV_VAR == allocator.ENV_VAR and cli._HUGETLB_TUNABLE == allocator.HUGETLB_TUNABLE

@@ -155,6 +155,16 @@ def test_laplacian_pe_only_when_asked(tmp_path):
     assert splits.pe_dim == 3
 
 
+def test_random_walk_encoding_without_laplacian(tmp_path):
+    """model.pe='rwse' asks for RWSE and no eigenvectors (pe_k=0): the walks must still come."""
+    from geaet_dgl.data.positional_encoding import random_walk_se
+
+    write_superpixel_fixture("voc", tmp_path)
+    splits = load_lrgb_superpixels("voc", tmp_path, pe_k=0, rwse_k=4, progress=False)
+    g = splits.val.graphs[1]
+    assert torch.allclose(g.ndata["rwse"], random_walk_se(g, 4)) and g.ndata["lap_pe"].shape == (g.num_nodes(), 0)
+
+
 @pytest.mark.parametrize("name", ["voc", "coco"])
 def test_missing_files_are_a_one_line_error_naming_file_place_and_fix(tmp_path, name):
     with pytest.raises(DataError) as excinfo:
