@@ -26,8 +26,8 @@ Batch = Tuple[object, torch.Tensor]
 def make_optimizer(model: torch.nn.Module, preset: str, reference: bool = False) -> torch.optim.Optimizer:
     """The optimizer each trainer builds, at the preset's lr and weight decay.
 
-    Ours: :func:`~geaet_dgl.training.schedule.build_optimizer` (AdamW with
-    foreach kernels). ``reference=True``: what graphgym's ``create_optimizer``
+    Ours: :func:`~geaet_dgl.training.schedule.build_optimizer` (AdamW over
+    one flat buffer, clipping inside its step). ``reference=True``: what graphgym's ``create_optimizer``
     builds for the reference, ``torch.optim.AdamW(params, lr, weight_decay)``
     (torch's default picks the single-tensor update on CPU).
     """
@@ -36,23 +36,20 @@ def make_optimizer(model: torch.nn.Module, preset: str, reference: bool = False)
     train = get_preset(preset).train
     if reference:
         return torch.optim.AdamW(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
-    return build_optimizer(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
+    return build_optimizer(model.parameters(), lr=train.lr, weight_decay=train.weight_decay,
+                           max_grad_norm=train.clip_grad_norm)
 
 
 def make_clipper(preset: str, reference: bool = False) -> Callable[[torch.nn.Module], None]:
     """Gradient clipping as each trainer does it (the presets clip the norm at 1.0, as the reference's configs).
 
-    Ours: :func:`~geaet_dgl.training.schedule.clip_gradients` (foreach);
-    ``reference=True``: graphgym's ``torch.nn.utils.clip_grad_norm_(params, value)``.
+    Ours: nothing here, :func:`make_optimizer`'s step clips; ``reference=True``:
+    graphgym's ``torch.nn.utils.clip_grad_norm_(params, value)``.
     """
-    from ..training.schedule import clip_gradients
-
     max_norm = get_preset(preset).train.clip_grad_norm
-    if max_norm is None:
+    if max_norm is None or not reference:
         return lambda model: None
-    if reference:
-        return lambda model: torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    return lambda model: clip_gradients(model.parameters(), max_norm)
+    return lambda model: torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
 
 
 def train_step_fn(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn,

@@ -51,7 +51,7 @@ from .evaluation import evaluate
 from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
 from .run_config import RunConfig, check_data_fits, load_splits
-from .schedule import build_optimizer, build_scheduler, clip_gradients
+from .schedule import build_optimizer, build_scheduler
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,8 @@ class Trainer:
                 self.model = convert_sync_batchnorm(self.model, self.device)
             self.train_model = wrap_model(self.model, self.dist, self.device)
             torch.manual_seed(rank_seed(run.train.seed, self.dist.rank))  # own dropout masks per rank
-        self.optimizer = build_optimizer(self.model.parameters(), run.train.lr, run.train.weight_decay)
+        self.optimizer = build_optimizer(self.model.parameters(), run.train.lr, run.train.weight_decay,
+                                         run.train.clip_grad_norm)
         self.scheduler = build_scheduler(self.optimizer, run.train.warmup_epochs, run.train.epochs)
         self.loss_fn = get_loss(run.train.loss)
         self.epoch = 0  # epochs finished = index of the epoch in progress
@@ -241,8 +242,7 @@ class Trainer:
                     )
                 self.optimizer.zero_grad()
                 loss.backward()
-                clip_gradients(self.model.parameters(), cfg.clip_grad_norm)
-                self.optimizer.step()
+                self.optimizer.step()  # clips the gradient norm at train.clip_grad_norm first
                 accumulator.update(output, labels, loss.item(), graph.batch_size)
                 self.step += 1
                 self.global_step += 1

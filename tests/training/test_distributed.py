@@ -25,7 +25,6 @@ from geaet_dgl.training import (Trainer, TrainingInterrupted, evaluate_checkpoin
 from geaet_dgl.training import distributed
 from geaet_dgl.training.batching import EpochBatchSampler, ShardedEpochBatchSampler, make_epoch_loader, move_batch
 from geaet_dgl.training.distributed import DistributedBatchNorm
-from geaet_dgl.training.schedule import clip_gradients
 
 from .tiny import TINY_DATA, TINY_MODEL, one_thread, strip_timing
 
@@ -60,7 +59,8 @@ def _steps(trainer, loader, steps, sgd_lr=None):
         loss = trainer.loss_fn(trainer.train_model(graph), labels)
         trainer.optimizer.zero_grad()
         loss.backward()
-        clip_gradients(trainer.model.parameters(), trainer.run.train.clip_grad_norm)
+        if sgd_lr is not None:  # the trainer's FlatAdamW clips inside its step; SGD does not
+            torch.nn.utils.clip_grad_norm_(trainer.model.parameters(), trainer.run.train.clip_grad_norm)
         trainer.optimizer.step()
         states.append({k: v.detach().clone() for k, v in trainer.model.state_dict().items()})
     return states

@@ -36,6 +36,7 @@ def test_first_warmup_epoch_runs_at_one_millionth():
 def test_optimizer_is_adamw_with_settings():
     optimizer = build_optimizer(torch.nn.Linear(2, 1).parameters(), lr=5e-4, weight_decay=1e-5)
     assert isinstance(optimizer, torch.optim.AdamW)
+    assert optimizer.max_grad_norm is None
     assert optimizer.defaults["weight_decay"] == 1e-5 and optimizer.defaults["betas"] == (0.9, 0.999)
 
 
