@@ -130,13 +130,15 @@ class GatedGCNLayer(nn.Module):
         (N, out_feats) nodes and (E, out_feats) edges (or None).
         """
         d = self.out_feats
-        # One matmul for the four node projections (A, B, D, E).
+        # One matmul for the four node projections (A, B, D, E). C's bias rides on D's: every edge
+        # receives exactly one D x_i, so adding it there adds it to every edge.
         weight = torch.cat([self.A.weight, self.B.weight, self.D.weight, self.E.weight], 0)
-        bias = torch.cat([self.A.bias, self.B.bias, self.D.bias, self.E.bias], 0)
+        bias = torch.cat([self.A.bias, self.B.bias, self.D.bias + self.C.bias, self.E.bias], 0)
         Ax, Bx, Dx, Ex = F.linear(node_feat, weight, bias).split(d, dim=-1)
-        Ce = self.C(edge_feat)
 
-        e_hat = dgl.ops.gsddmm(graph, "add", Ex, Dx, lhs_target="u", rhs_target="v") + Ce
+        # e_hat = (E x_j + D x_i) + C e_ij, the edge product accumulated onto the gsddmm output in one addmm.
+        e_hat = torch.addmm(dgl.ops.gsddmm(graph, "add", Ex, Dx, lhs_target="u", rhs_target="v"),
+                            edge_feat, self.C.weight.t())
         sigma = torch.sigmoid(e_hat)
         if self.equivstable_pe:
             if pe_dist is None:
@@ -144,7 +146,7 @@ class GatedGCNLayer(nn.Module):
             sigma = sigma * self._distance_gate(pe_dist)
         numerator = dgl.ops.u_mul_e_sum(graph, Bx, sigma)
         denominator = dgl.ops.copy_e_sum(graph, sigma)
-        x = Ax + numerator / (denominator + 1e-6)
+        x = torch.addcdiv(Ax, numerator, denominator + 1e-6)
 
         x = F.dropout(self.act_x(self.bn_node_x(x)), self.dropout, self.training)
         if self.residual:
