@@ -31,3 +31,21 @@ def test_permutation_equivariant_and_gradients():
     torch.testing.assert_close(attn(g, x[perm]), out[perm], atol=1e-5, rtol=1e-5)
     out.sum().backward()
     assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in attn.parameters())
+
+
+def test_weights_match_multihead_attention_and_padding_keys_get_none():
+    """Graphs of 3, 20 and 7 nodes: the dense layout is padded to width 32, the weights come back (B, H, 20, 20)."""
+    graphs = with_features([dgl.rand_graph(3, 6), dgl.rand_graph(20, 60), dgl.rand_graph(7, 14)], D)
+    attn = GraphSelfAttention(D, H).eval()
+    torch.nn.init.normal_(attn.in_proj_bias)
+    mha = torch.nn.MultiheadAttention(D, H, batch_first=True).eval()
+    mha.load_state_dict(attn.state_dict())
+    bg = dgl.batch(graphs)
+    _, weights = attn(bg, bg.ndata["h"], return_weights=True)
+    assert weights.shape == (3, H, 20, 20)
+    for b, g in enumerate(graphs):
+        x = g.ndata["h"][None]
+        _, expected = mha(x, x, x, need_weights=True, average_attn_weights=False)
+        n = g.num_nodes()
+        torch.testing.assert_close(weights[b, :, :n, :n], expected[0], atol=1e-6, rtol=1e-5)
+        assert torch.all(weights[b, :, :n, n:] == 0)  # padding keys
