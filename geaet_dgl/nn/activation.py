@@ -4,8 +4,13 @@ from torch import nn
 ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}
 
 
-def make_activation(name: str) -> nn.Module:
-    """Return a fresh activation module for ``name`` ('relu' or 'gelu')."""
+def make_activation(name: str, inplace: bool = False) -> nn.Module:
+    """Return a fresh activation module for ``name`` ('relu' or 'gelu').
+
+    ``inplace=True`` makes ReLU overwrite its input (for inputs nothing else
+    reads, e.g. a BatchNorm output: one tensor less to allocate); GELU has no
+    in-place form and ignores it.
+    """
     if name not in ACTIVATIONS:
         raise ValueError(f"activation={name!r} is not one of {', '.join(ACTIVATIONS)}")
-    return ACTIVATIONS[name]()
+    return nn.ReLU(inplace=True) if name == "relu" and inplace else ACTIVATIONS[name]()

@@ -87,8 +87,9 @@ class GatedGCNLayer(nn.Module):
             )
         self.bn_node_x = nn.BatchNorm1d(out_feats)
         self.bn_edge_e = nn.BatchNorm1d(out_feats)
-        self.act_x = make_activation(activation)
-        self.act_e = make_activation(activation)
+        # In place: they act on BatchNorm outputs, which BatchNorm's backward does not read.
+        self.act_x = make_activation(activation, inplace=True)
+        self.act_e = make_activation(activation, inplace=True)
         self.dropout = dropout
         self.residual = residual
         self.out_feats = out_feats

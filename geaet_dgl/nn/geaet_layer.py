@@ -130,7 +130,7 @@ class GEAETLayer(nn.Module):
         if use_ffn:
             self.ff_linear1 = nn.Linear(hidden_dim, 2 * hidden_dim)
             self.ff_linear2 = nn.Linear(2 * hidden_dim, hidden_dim)
-            self.act_ff = make_activation(activation)
+            self.act_ff = make_activation(activation, inplace=True)  # on ff_linear1's output, read by nothing else
             self.ff_dropout1 = nn.Dropout(ffn_dropout)
             self.ff_dropout2 = nn.Dropout(ffn_dropout)
         self.norm2 = BranchNorm(norm, hidden_dim)
