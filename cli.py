@@ -454,6 +454,9 @@ def datasets(data_dir: str, as_json: bool) -> None:
               help="Untimed warm-up steps before timing.")
 @click.option("--epoch", "epoch", is_flag=True,
               help="Also time a whole training and inference epoch including data loading and batching.")
+@click.option("--breakdown", is_flag=True,
+              help="Also split a training step into forward per branch (MPNN, self-attention, GEANet), backward and "
+                   "optimizer step (with --against-pyg, the reference's beside ours).")
 @click.option("--num-graphs", type=click.IntRange(min=1), default=512, show_default=True,
               help="Graphs in the --epoch dataset.")
 @click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
@@ -477,16 +480,17 @@ def datasets(data_dir: str, as_json: bool) -> None:
               help="Write a PNG plot of throughput (and scaling).")
 @_handle_errors
 def benchmark(preset: str, batch_sizes: Tuple[int, ...], device: str, threads: int, repeats: int, warmup: int,
-              epoch: bool, num_graphs: int, workers: int, scaling: bool, max_nodes: int, against_pyg: Optional[str],
-              force: bool, allocator: Optional[str], json_path: Optional[str], plot_path: Optional[str]) -> None:
-    """Throughput (graphs/s, train and inference), peak memory, epoch time, scaling; optionally
-    side by side with the PyG reference. Speed is only comparable within one run."""
+              epoch: bool, breakdown: bool, num_graphs: int, workers: int, scaling: bool, max_nodes: int,
+              against_pyg: Optional[str], force: bool, allocator: Optional[str], json_path: Optional[str],
+              plot_path: Optional[str]) -> None:
+    """Throughput (graphs/s, train and inference), peak memory, where a step's time goes, epoch time,
+    scaling; optionally side by side with the PyG reference. Speed is only comparable within one run."""
     from geaet_dgl.benchmarking.api import run_benchmark
 
     run_benchmark(preset=preset, batch_sizes=batch_sizes or (16, 64, 128), device=device, threads=threads,
-                  repeats=repeats, warmup=warmup, epoch=epoch, num_graphs=num_graphs, workers=workers,
-                  scaling=scaling, max_nodes=max_nodes, against_pyg=against_pyg, force=force, allocator=allocator,
-                  json_path=json_path, plot_path=plot_path, echo=click.echo)
+                  repeats=repeats, warmup=warmup, epoch=epoch, breakdown=breakdown, num_graphs=num_graphs,
+                  workers=workers, scaling=scaling, max_nodes=max_nodes, against_pyg=against_pyg, force=force,
+                  allocator=allocator, json_path=json_path, plot_path=plot_path, echo=click.echo)
 
 
 #: Kept in step with geaet_dgl.allocator (not imported here: importing the package loads torch and dgl,

@@ -94,7 +94,7 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
 
     reference, ours = paired_models(ref_dir, key, seed=seed)
     loss_fn = loss_function(key)
-    # Each side steps as its own trainer does: ours foreach AdamW and clipping, the reference graphgym's.
+    # Each side steps as its own trainer does: ours FlatAdamW (clipping inside), the reference graphgym's.
     ours_train = train_step_fn(ours, make_optimizer(ours, key), loss_fn, clip=make_clipper(key))
     ref_train = train_step_fn(reference, make_optimizer(reference, key, reference=True), loss_fn,
                               forward=reference_forward, clip=make_clipper(key, reference=True))

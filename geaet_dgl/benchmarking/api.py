@@ -40,6 +40,7 @@ def run_benchmark(
     repeats: int = 5,
     warmup: int = 2,
     epoch: bool = False,
+    breakdown: bool = False,
     scaling: bool = False,
     max_nodes: int = 10**6,
     against_pyg: Optional[str] = None,
@@ -71,6 +72,10 @@ def run_benchmark(
     epoch : also time one whole training and inference epoch through ``make_loader``
         over ``num_graphs`` synthetic graphs (batch ``epoch_batch_size``, default
         the preset's; ``workers`` loader processes).
+    breakdown : also split a training step into forward per branch (MPNN,
+        self-attention, GEANet), the rest of the forward, backward and
+        clipping + optimizer step, at every batch size, in this process (with
+        ``against_pyg``, the reference's beside ours; see :mod:`.breakdown`).
     scaling : also time GEANet and the GEAET layer (no attention) on single kNN
         graphs of ``scaling_sizes`` nodes up to ``max_nodes``; fit the exponents
         (at least ``scaling_repeats`` timed calls per phase, more for small graphs
@@ -94,8 +99,8 @@ def run_benchmark(
     dict with ``config``, ``results`` (per batch size: ``batch_size``,
     ``train_graphs_per_s``, ``infer_graphs_per_s``, ``peak_rss_mib`` [, ``peak_gpu_mib``]
     [, ``ref_train_graphs_per_s``, ``ref_infer_graphs_per_s``, ``ratio_train``,
-    ``ratio_infer``]), and when run ``parity_max_abs_diff`` / ``parity``, ``epoch``,
-    ``scaling``.
+    ``ratio_infer``]), and when run ``parity_max_abs_diff`` / ``parity``, ``breakdown``,
+    ``epoch``, ``scaling``.
     """
     if batch_sizes or epoch:
         preset = check_supported(preset)
@@ -135,6 +140,14 @@ def run_benchmark(
                                                warmup=warmup, num_batches=num_batches, seed=seed, isolate=isolate)
             config["throughput_source"] = "one fresh process per batch size" if isolate else "this process"
 
+        if breakdown and batch_sizes:
+            from .breakdown import measure_breakdown
+
+            report["breakdown"] = [
+                measure_breakdown(preset, int(b), device=device, threads=threads, repeats=max(repeats, 3),
+                                  warmup=max(warmup, 1), num_batches=num_batches, seed=seed, ref_dir=against_pyg)
+                for b in batch_sizes
+            ]
         if epoch:
             report["epoch"] = run_epoch(preset, num_graphs=num_graphs, batch_size=epoch_batch_size,
                                         workers=workers, device=device, threads=threads, seed=seed, isolate=isolate)

@@ -61,6 +61,31 @@ def _ratio(value: Optional[float]) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
+_PART_LABELS = {"forward": "forward (+ loss)", "mpnn": "  of which MPNN", "attention": "  of which self-attention",
+                "geanet": "  of which GEANet", "other_forward": "  of which the rest", "backward": "backward",
+                "optimizer": "clipping + optimizer step", "step": "whole step"}
+
+
+def breakdown_table(breakdowns: List[Dict[str, object]]) -> str:
+    """Milliseconds per training step by part; with the reference, its column and ref/ours beside ours."""
+    has_ref = any("ref" in b for b in breakdowns)
+    headers = ["part"]
+    for b in breakdowns:
+        headers += [f"B{b['batch_size']} ours ms"] + ([f"B{b['batch_size']} ref ms", "ref/ours"] if has_ref else [])
+    rows = []
+    for part, label in _PART_LABELS.items():
+        row: List[object] = [label]
+        for b in breakdowns:
+            ours = b["ours"][part]
+            row.append(f"{ours:.2f}")
+            if has_ref:
+                ref = b.get("ref", {}).get(part)
+                row += ["-" if ref is None else f"{ref:.2f}",
+                        "-" if ref is None or ours <= 0 else f"{ref / ours:.2f}x"]
+        rows.append(row)
+    return format_table(headers, rows)
+
+
 def epoch_table(epoch: Dict[str, object]) -> str:
     headers = ["graphs", "batch", "workers", "train g/s", "infer g/s", "train data wait s", "collate ms/batch",
                "collate share"]
@@ -107,6 +132,12 @@ def format_report(report: Dict[str, object]) -> str:
             note += ("; ours and ref timed interleaved in one process, ratio = ours/ref; "
                      f"parity max |diff| = {report['parity_max_abs_diff']:.3g}")
         parts.append(f"Throughput ({note})\n{throughput_table(report['results'])}")
+    if report.get("breakdown"):
+        note = "median ms per training step, modules timed by forward hooks"
+        if any("ref" in b for b in report["breakdown"]):
+            note += ("; ours and ref stepped alternately on the same batches and weights; our self-attention "
+                     "includes the padding to the dense layout, the reference pads outside it")
+        parts.append(f"Where a training step's time goes ({note})\n{breakdown_table(report['breakdown'])}")
     if report.get("epoch"):
         parts.append("Whole epoch (make_loader + collate + steps)\n" + epoch_table(report["epoch"]))
     if report.get("scaling"):
