@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from geaet_dgl.benchmarking import run_benchmark
-from geaet_dgl.benchmarking.inputs import SUPPORTED_PRESETS, UnsupportedPreset, prebuilt_batches, synthetic_graphs
+from geaet_dgl.benchmarking.inputs import SUPPORTED_PRESETS, prebuilt_batches, synthetic_graphs
 from geaet_dgl.benchmarking.parity import compare_models
 from geaet_dgl.benchmarking.report import format_table
 from geaet_dgl.benchmarking.scaling import fit_power_law, knn_edges, random_knn_graph
