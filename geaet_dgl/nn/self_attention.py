@@ -1,7 +1,8 @@
 """Multi-head self-attention among the nodes of each graph of a batch.
 
 Nodes are scattered into a padded (B, W, d) tensor, W the largest graph's node
-count rounded up to 16 (CPU softmax runs fully vectorised on such widths). The
+count, rounded up to a multiple of 16 when that adds little
+(:attr:`BatchLayout.dense_width`: CPU softmax runs fully vectorised on such widths). The
 scores and the key-padding bias come from one batched GEMM (``baddbmm``; the
 bias is built once per batch, :meth:`BatchLayout.key_bias`), then softmax,
 dropout and a second GEMM; the result is gathered back to (N, d). This is

@@ -49,3 +49,12 @@ def test_weights_match_multihead_attention_and_padding_keys_get_none():
         n = g.num_nodes()
         torch.testing.assert_close(weights[b, :, :n, :n], expected[0], atol=1e-6, rtol=1e-5)
         assert torch.all(weights[b, :, :n, n:] == 0)  # padding keys
+
+
+def test_dense_width_aligns_only_when_padding_is_cheap():
+    from geaet_dgl.nn.batch_layout import BatchLayout
+
+    def width(max_nodes):
+        return BatchLayout.from_graph(dgl.batch([dgl.rand_graph(max_nodes, 0), dgl.rand_graph(1, 0)])).dense_width
+
+    assert [width(n) for n in (75, 80, 190, 38, 23, 1)] == [80, 80, 192, 38, 23, 1]
