@@ -22,7 +22,7 @@ import torch
 from ..models import build_model
 from ..presets import get_preset
 from .inputs import check_supported, loss_function, prebuilt_batches
-from .throughput import make_clipper, make_optimizer
+from .throughput import make_clipper, make_optimizer, ours_forward
 from .timing import check_device, set_threads, synchronize
 
 #: Layer attribute -> the component it is reported as.
@@ -125,8 +125,7 @@ def measure_breakdown(preset: str = "mnist", batch_size: int = 16, device: str =
     else:
         torch.manual_seed(seed)
         ours = build_model(get_preset(key).model).to(dev)
-    sides.insert(0, ("ours", ours, make_optimizer(ours, key), lambda m, b: (m(b[0]), b[1]), make_clipper(key),
-                     batches))
+    sides.insert(0, ("ours", ours, make_optimizer(ours, key), ours_forward, make_clipper(key), batches))
 
     timers = {name: BranchTimer(model, dev) for name, model, *_ in sides}
     samples: Dict[str, List[Dict[str, float]]] = {name: [] for name, *_ in sides}

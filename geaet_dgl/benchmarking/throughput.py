@@ -52,6 +52,11 @@ def make_clipper(preset: str, reference: bool = False) -> Callable[[torch.nn.Mod
     return lambda model: torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
 
 
+def ours_forward(model: torch.nn.Module, batch: Batch) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Our model's forward on a ``(graph, labels)`` batch -> ``(logits, labels)``."""
+    return model(batch[0]), batch[1]
+
+
 def train_step_fn(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn,
                   forward: Callable = None, clip: Callable[[torch.nn.Module], None] = None
                   ) -> Callable[[Batch], None]:
@@ -61,7 +66,7 @@ def train_step_fn(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss
     differs (the reference returns ``(pred, label)``); ours is the default.
     ``clip(model)`` clips the gradients (see :func:`make_clipper`); none if omitted.
     """
-    forward = forward or (lambda m, batch: (m(batch[0]), batch[1]))
+    forward = forward or ours_forward
 
     def step(batch: Batch) -> None:
         optimizer.zero_grad(set_to_none=True)
@@ -75,7 +80,7 @@ def train_step_fn(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss
 
 
 def infer_step_fn(model: torch.nn.Module, forward: Callable = None) -> Callable[[Batch], None]:
-    forward = forward or (lambda m, batch: (m(batch[0]), batch[1]))
+    forward = forward or ours_forward
 
     def step(batch: Batch) -> None:
         with torch.no_grad():

@@ -93,14 +93,14 @@ class GraphSelfAttention(nn.Module):
         scores = torch.baddbmm(layout.key_bias(heads, qkv.dtype), query, key.transpose(1, 2),
                                alpha=head_dim ** -0.5)
         weights = torch.softmax(scores, dim=-1)  # (B*H, W, W)
-        if self.keep_attention:
-            self.last_attention = weights.detach().view(num_graphs, heads, width, width)[
-                :, :, :layout.max_nodes, :layout.max_nodes]
         out = torch.bmm(F.dropout(weights, self.attn_dropout, self.training), value)  # (B*H, W, d/H)
         out = out.view(num_graphs, heads, width, head_dim).transpose(1, 2).reshape(num_graphs * width, -1)
         out = self.out_proj(out.index_select(0, rows))
-        if not return_weights:
+        if not (return_weights or self.keep_attention):
             return out
-        weights = weights.view(num_graphs, heads, width, width)[:, :, :layout.max_nodes, :layout.max_nodes]
-        return out, weights
+        n = layout.max_nodes
+        weights = weights.view(num_graphs, heads, width, width)[:, :, :n, :n]  # (B, H, N_max, N_max)
+        if self.keep_attention:
+            self.last_attention = weights.detach()
+        return (out, weights) if return_weights else out
 

@@ -150,11 +150,7 @@ class _FlatState:
             state[p]["exp_avg"] = self.exp_avg[offset:offset + n].view_as(p)
             state[p]["exp_avg_sq"] = self.exp_avg_sq[offset:offset + n].view_as(p)
             offset += n
-        self._pointers = self._current_pointers(state)
-
-    def _current_pointers(self, state) -> List[int]:
-        return [ptr for p in self.params
-                for ptr in (p.data_ptr(), state[p]["exp_avg"].data_ptr(), state[p]["exp_avg_sq"].data_ptr())]
+        self._pointers = [p.data_ptr() for p in self.params]
 
     def release(self, state) -> None:
         """Give every parameter its own step counter again (the views stay valid as plain tensors)."""
@@ -163,12 +159,17 @@ class _FlatState:
                 state[p]["step"] = self.step.clone()
 
     def serves(self, params: List[nn.Parameter], state) -> bool:
-        """True while these are exactly our parameters and they (and their moments) still live in our buffers."""
+        """True while these are exactly our parameters, still in our buffer, with our shared step.
+
+        Moments are only replaced together with the step (``load_state_dict``
+        resets the flat state; torch's step gets :meth:`release`), so the
+        shared step stands for them.
+        """
         if len(params) != len(self.params) or any(a is not b for a, b in zip(params, self.params)):
             return False
         if any(state[p].get("step") is not self.step for p in self.params):
             return False
-        return self._current_pointers(state) == self._pointers
+        return [p.data_ptr() for p in self.params] == self._pointers
 
 
 def _moment(param_state, key: str, param: torch.Tensor) -> torch.Tensor:
