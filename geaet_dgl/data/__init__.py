@@ -10,7 +10,8 @@ Entry points
     (PascalVOC-SP / COCO-SP, node-level splits); ``'pcqm-contact'`` -> :func:`load_pcqm_contact`
     (link-level splits); ``'peptides-func'``/``'peptides-struct'`` -> :func:`load_peptides`
     (LRGB graph-level multi-label / 11-target regression); ``'tree'`` -> :func:`load_tree`
-    (TreeNeighbourMatch, ``depth=r``); ``'synthetic'`` -> :func:`synthetic_splits`.
+    (TreeNeighbourMatch, ``depth=r``); ``'synthetic'`` -> :func:`synthetic_splits`;
+    ``'file'`` -> :func:`load_graph_file` (the user's own ``dgl.save_graphs`` file, ``data_file=PATH``).
     ``registry.dataset_table(data_dir)`` lists them (``geaet-dgl datasets``).
 ``load_mnist(data_dir, mnist_images=None, pe_k=8, limit_train=None, limit_val=None, limit_test=None,
 laplacian_norm='sym', progress=True, *, num_val=5000, rwse_k=None, workers=None, seed=111)``
@@ -39,6 +40,7 @@ labels are int64. Problems a user can fix raise :class:`DataError`.
 from .cifar10 import load_cifar10
 from .dataset import DatasetSplits, GraphDataset, collate, collate_for, collate_links, collate_nodes, make_loader
 from .errors import DataError
+from .graph_files import GRAPH_FILE, load_graph_file
 from .lrgb_superpixels import load_lrgb_superpixels
 from .mnist import load_mnist
 from .pcqm_contact import load_pcqm_contact
@@ -52,6 +54,7 @@ from .synthetic import synthetic_mnist_like, synthetic_splits
 
 __all__ = [
     "DataError",
+    "GRAPH_FILE",
     "DatasetSplits",
     "GraphDataset",
     "collate",
@@ -61,6 +64,7 @@ __all__ = [
     "laplacian_pe",
     "load_cifar10",
     "load_dataset",
+    "load_graph_file",
     "load_lrgb_superpixels",
     "load_mnist",
     "load_pcqm_contact",

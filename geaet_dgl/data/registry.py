@@ -9,6 +9,7 @@ from .cifar10 import load_cifar10
 from .dataset import DatasetSplits
 from .dgl_superpixels import CIFAR10_SPEC, superpixels_present
 from .errors import DataError
+from .graph_files import GRAPH_FILE, load_graph_file
 from .lrgb_superpixels import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_present
 from .mnist import load_mnist
 from .pcqm_contact import NUM_GRAPHS as NUM_PCQM_CONTACT, PCQM_CONTACT_SIZES, load_pcqm_contact, pcqm_contact_present
@@ -47,7 +48,8 @@ def _cifar10(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
 
 
 #: Options only one loader reads; load_dataset drops them for every other dataset.
-_ONLY_FOR = {"cifar_images": "cifar10"}
+_ONLY_FOR = {"cifar_images": "cifar10", **{key: GRAPH_FILE for key in ("data_file", "task", "split_file", "split",
+                                                                      "split_seed")}}
 
 
 SYNTHETIC_DEFAULT_SIZES = {"train": 256, "val": 64, "test": 64}
@@ -118,12 +120,21 @@ def _pcqm_contact(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     return load_pcqm_contact(data_dir, **kwargs)
 
 
+def _graph_file(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
+    """The user's own DGL graph file (``data_file``); ``data_dir`` unused."""
+    _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
+    data_file = kwargs.pop("data_file", None)
+    if not data_file:
+        raise DataError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
+    return load_graph_file(data_file, **kwargs)
+
+
 LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
     "cifar10": _cifar10,
     "mnist": _mnist, "synthetic": _synthetic, "pattern": _sbm("pattern"), "cluster": _sbm("cluster"),
     "zinc": _zinc, "tree": _tree, "voc": _lrgb_superpixels("voc"), "coco": _lrgb_superpixels("coco"),
     "peptides-func": _peptides("peptides-func"), "peptides-struct": _peptides("peptides-struct"),
-    "pcqm-contact": _pcqm_contact,
+    "pcqm-contact": _pcqm_contact, GRAPH_FILE: _graph_file,
 }
 
 
@@ -190,6 +201,9 @@ DATASETS: Dict[str, DatasetInfo] = {
                                 "layout); Hits@1/3/10 logged too"),
     "tree": DatasetInfo("tree", "root classification (2^r)", "accuracy", _tree_size(), None,
                         "TreeNeighbourMatch, generated; --set data.depth=2..7"),
+    GRAPH_FILE: DatasetInfo(GRAPH_FILE, "graph classif./regression, node classif.", "accuracy / mae",
+                            "--split or --split-file", None,
+                            "your own graphs: --dataset PATH.bin (dgl.save_graphs); docs/your-own-graphs.md"),
     "synthetic": DatasetInfo("synthetic", "graph classification (10)", "accuracy", "256/64/64 (limits)",
                              None, "random MNIST-shaped graphs, for tests"),
 }
