@@ -143,10 +143,10 @@ def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str
     return {}
 
 
-def _graph_file_options(dataset: str, data: Dict[str, Any]) -> str:
+def _graph_file_options(dataset: Optional[str], data: Dict[str, Any]) -> str:
     """``dataset`` as a DataOptions name: a graph file path becomes ``'file'`` with ``data['data_file']``;
     the file paths are made absolute, so a checkpoint finds them from any folder."""
-    if dataset != GRAPH_FILE and is_graph_file_name(dataset):
+    if dataset is not None and dataset != GRAPH_FILE and is_graph_file_name(dataset):
         if data.get("data_file") not in (None, dataset):
             raise ConfigError(f"--dataset {dataset} and --data-file {data['data_file']} both name a graph file; "
                               "pass one of them")
