@@ -76,7 +76,7 @@ class RunConfig:
     (set by the launcher; ``train.batch_size`` is per process) and ``sync_bn``
     whether they synchronise BatchNorm statistics (see ``distributed.py``).
     ``tensorboard`` also writes TensorBoard event files to the run directory
-    (see ``tensorboard.py``).
+    (see ``tensorboard_log.py``).
     """
 
     preset: str = "mnist"
@@ -113,7 +113,7 @@ class RunConfig:
         if self.data.task is not None and self.data.task not in TASKS:
             raise ConfigError(f"data.task={self.data.task!r} is not one of {', '.join(TASKS)}")
         if self.tensorboard:
-            from .tensorboard import require_tensorboard
+            from .tensorboard_log import require_tensorboard
 
             require_tensorboard()
         return self

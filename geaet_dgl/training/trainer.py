@@ -52,7 +52,7 @@ from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
 from .run_config import RunConfig, check_data_fits, load_splits
 from .schedule import build_optimizer, build_scheduler
-from .tensorboard import open_log
+from .tensorboard_log import open_log
 
 log = logging.getLogger(__name__)
 
