@@ -17,6 +17,7 @@ import torch
 from ..config import ConfigError, ModelConfig, TrainConfig, _parse_literal, apply_overrides, from_dict
 from ..data import DatasetSplits, load_dataset
 from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name
+from ..data.registry import LOADERS
 from ..data.validation import check_labels, node_label_sizes, validate_splits
 from ..presets import get_preset
 
@@ -146,7 +147,7 @@ def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str
 def _graph_file_options(dataset: Optional[str], data: Dict[str, Any]) -> str:
     """``dataset`` as a DataOptions name: a graph file path becomes ``'file'`` with ``data['data_file']``;
     the file paths are made absolute, so a checkpoint finds them from any folder."""
-    if dataset is not None and dataset != GRAPH_FILE and is_graph_file_name(dataset):
+    if dataset is not None and dataset.lower() not in LOADERS and is_graph_file_name(dataset):
         if data.get("data_file") not in (None, dataset):
             raise ConfigError(f"--dataset {dataset} and --data-file {data['data_file']} both name a graph file; "
                               "pass one of them")
