@@ -1,4 +1,4 @@
-"""The ``geaet-dgl`` command line: train, eval, presets.
+"""The ``geaet-dgl`` command line: train, eval, predict, presets and the studies.
 
 This module only parses options and calls ``geaet_dgl``; every decision lives
 in the library. Problems a user can fix (configuration, data, checkpoint, run

@@ -359,10 +359,7 @@ def split_indices(num_graphs: int, path: PathLike, split_file: Optional[PathLike
     """
     if split_file is not None:
         return read_split_file(split_file, num_graphs, path)
-    fractions = tuple(float(f) for f in (fractions if fractions is not None else DEFAULT_SPLIT))
-    if len(fractions) != 3 or min(fractions) <= 0 or sum(fractions) > 1 + 1e-6:
-        raise DataError(f"split fractions {list(fractions)} must be three positive numbers (train val test) adding "
-                        "up to at most 1, e.g. --split 0.8 0.1 0.1")
+    fractions = split_fractions(fractions)
     n_val, n_test = (int(round(f * num_graphs)) for f in fractions[1:])
     n_train = num_graphs - n_val - n_test if sum(fractions) > 1 - 1e-6 else int(round(fractions[0] * num_graphs))
     if min(n_train, n_val, n_test) < 1:
@@ -372,6 +369,25 @@ def split_indices(num_graphs: int, path: PathLike, split_file: Optional[PathLike
     cuts = {"train": order[:n_train], "val": order[n_train:n_train + n_val],
             "test": order[n_train + n_val:n_train + n_val + n_test]}
     return {name: sorted(indices) for name, indices in cuts.items()}
+
+
+def split_fractions(fractions: Union[None, str, Sequence[float]]) -> Tuple[float, float, float]:
+    """``(train, val, test)`` fractions: default 0.8/0.1/0.1; text such as ``"0.7,0.2,0.1"`` (``--set``) is parsed.
+
+    Raises DataError unless there are three positive numbers adding up to at most 1.
+    """
+    if fractions is None:
+        fractions = DEFAULT_SPLIT
+    elif isinstance(fractions, str):
+        fractions = [part for part in re.split(r"[,\s]+", fractions.strip("[] ")) if part]
+    try:
+        parsed = tuple(float(f) for f in fractions)
+    except (TypeError, ValueError):
+        parsed = ()
+    if len(parsed) != 3 or min(parsed) <= 0 or sum(parsed) > 1 + 1e-6:
+        raise DataError(f"split fractions {fractions!r} must be three positive numbers (train val test) adding "
+                        "up to at most 1, e.g. --split 0.8 0.1 0.1")
+    return parsed  # type: ignore[return-value]
 
 
 def read_split_file(split_file: PathLike, num_graphs: int, path: PathLike) -> Dict[str, List[int]]:
@@ -497,7 +513,7 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
             rows = torch.cat([targets[node_offsets[i]:node_offsets[i + 1]] for i in indices])
             datasets[name] = GraphDataset(split_graphs, rows, level="node")
     how = f"split file {split_file}" if split_file is not None else \
-        f"random split {list(split or DEFAULT_SPLIT)} seed {split_seed}"
+        f"random split {list(split_fractions(split))} seed {split_seed}"
     splits = DatasetSplits(train=datasets["train"], val=datasets["val"], test=datasets["test"],
                            num_classes=outputs, name=path.name, source=f"graph file {path} ({task}, {how})")
     return validate_splits(splits)

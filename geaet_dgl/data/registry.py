@@ -201,9 +201,6 @@ DATASETS: Dict[str, DatasetInfo] = {
                                 "layout); Hits@1/3/10 logged too"),
     "tree": DatasetInfo("tree", "root classification (2^r)", "accuracy", _tree_size(), None,
                         "TreeNeighbourMatch, generated; --set data.depth=2..7"),
-    GRAPH_FILE: DatasetInfo(GRAPH_FILE, "graph classif./regression, node classif.", "accuracy / mae",
-                            "--split or --split-file", None,
-                            "your own graphs: --dataset PATH.bin (dgl.save_graphs); docs/your-own-graphs.md"),
     "synthetic": DatasetInfo("synthetic", "graph classification (10)", "accuracy", "256/64/64 (limits)",
                              None, "random MNIST-shaped graphs, for tests"),
 }

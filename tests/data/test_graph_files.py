@@ -160,3 +160,10 @@ def test_regression_targets_are_the_written_ones(tmp_path):
     dgl.save_graphs(str(path), graphs, {"label": targets})
     info = inspect_graph_file(path)
     assert (info.task, info.num_outputs) == ("graph-regression", 2)
+
+
+def test_split_fractions_given_as_text_like_set_does(tmp_path):
+    assert split_indices(20, "g.bin", fractions="0.5,0.25,0.25") == split_indices(20, "g.bin",
+                                                                                  fractions=(0.5, 0.25, 0.25))
+    with pytest.raises(DataError, match="three positive numbers"):
+        split_indices(20, "g.bin", fractions="half")
