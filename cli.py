@@ -315,6 +315,8 @@ def _print_summary(summary: Dict[str, Any], run_dir: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help='Print exactly one JSON object '
                                                       '{"split", "metric_name", "metric"}.')
 @_data_source_options(from_run=True)
+@click.option("--data-file", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Graph-file runs: the file, if it moved (default: the run's).")
 @_limit_options
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
               help="Where to evaluate.")
@@ -323,12 +325,12 @@ def _print_summary(summary: Dict[str, Any], run_dir: str) -> None:
 @_handle_errors
 def eval_command(checkpoint: str, split: str, as_json: bool, data_dir: Optional[str], mnist_images: Optional[str],
                  limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int], device: str,
-                 workers: int, cifar_images: Optional[str] = None) -> None:
+                 workers: int, cifar_images: Optional[str] = None, data_file: Optional[str] = None) -> None:
     """Recompute a checkpoint's metric on one split (the run's data limits unless given)."""
     from geaet_dgl.training import evaluate_checkpoint
 
     data = _given(data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images, limit_train=limit_train,
-                  limit_val=limit_val, limit_test=limit_test)
+                  limit_val=limit_val, limit_test=limit_test, data_file=data_file)
     result = evaluate_checkpoint(checkpoint, split, data, device=device, workers=workers, progress=not as_json)
     if as_json:
         click.echo(json.dumps({key: result[key] for key in ("split", "metric_name", "metric")}))

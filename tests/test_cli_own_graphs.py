@@ -175,3 +175,15 @@ def test_predict_with_a_named_dataset_checkpoint(tmp_path):
     predicted = torch.tensor([int(r["predicted"]) for r in rows])
     expected = evaluate_checkpoint(run_dir / "best.pt", "test", progress=False)["metric"]
     assert (predicted == test.labels).double().mean().item() == expected
+
+
+def test_eval_finds_a_moved_graph_file_with_data_file(runs, tmp_path):
+    run_dir, path, *_ = runs["graph-classification"]
+    moved = tmp_path / "moved.bin"
+    moved.write_bytes(path.read_bytes())
+    args = ["eval", "--checkpoint", str(run_dir / "best.pt"), "--json"]
+    here = json.loads(CliRunner().invoke(cli.main, args).stdout)
+    there = CliRunner().invoke(cli.main, args + ["--data-file", str(moved)])
+    assert there.exit_code == 0, there.output
+    assert json.loads(there.stdout) == here
+    assert (tmp_path / "geaet_cache").is_dir()  # the moved file's encodings are cached beside it
