@@ -27,7 +27,7 @@ def _single_thread():
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """task -> (run_dir, data file, graphs as written, graph labels or None): 2 epochs each through the CLI."""
+    """task -> (run_dir, data file, graphs as written, graph labels or None): 1 epoch each through the CLI."""
     root = tmp_path_factory.mktemp("own")
     result = {}
     with one_thread():
@@ -35,7 +35,7 @@ def runs(tmp_path_factory):
             path = root / f"{task}.bin"
             graphs, labels = write_task_file(path, task, count=48)
             run_dir = root / f"run-{task}"
-            out = CliRunner().invoke(cli.main, ["train", "--dataset", str(path), "--epochs", "2", "--out", str(run_dir),
+            out = CliRunner().invoke(cli.main, ["train", "--dataset", str(path), "--epochs", "1", "--out", str(run_dir),
                                                 "--no-progress"] + tiny_args(EXTRA.get(task)))
             assert out.exit_code == 0, out.output
             result[task] = (run_dir, path, graphs, labels)
