@@ -214,7 +214,7 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
 
     With --seeds K [K ...]: one run per seed in OUT/seed<k>, and their mean ± std in OUT/aggregate.md.
 
-    Data-parallel: `--nproc N`, or `torchrun --nproc_per_node N cli.py train ...` (see the README).
+    Data-parallel: `--nproc N`, or `torchrun --nproc_per_node N cli.py train ...` (see docs/distributed.md).
     """
     from geaet_dgl import training
     from geaet_dgl.training import distributed, launcher

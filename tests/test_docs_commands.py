@@ -3,7 +3,7 @@
 Commands are found in two places: lines that start with ``geaet-dgl `` (in code
 blocks or not, also after ``.venv/bin/``, after ``$ `` or ``&&``, joined over
 trailing backslashes) and inline code spans that start with it (tables,
-prose). Each is parsed by click down to its subcommand, as a real call would
+prose; not in headings, which name a command without its options). Each is parsed by click down to its subcommand, as a real call would
 be, but nothing runs: unknown options, missing values, bad choices or numbers
 and missing required options fail the test, naming the file and line. A path
 that must exist (``--resume RUN_DIR``) counts as parsed: it names a run the
@@ -47,7 +47,7 @@ def commands_in(text: str) -> List[Tuple[int, str]]:
             command = _command_in(segment)
             if command:
                 found.append((first, command))
-        if not _command_in(line.split("&&")[0]):
+        if not _command_in(line.split("&&")[0]) and not line.startswith("#"):  # a heading names a command
             spans = line.split("`")[1:-1:2] if line.count("`") >= 2 else []
             found += [(first, _command_in(span)) for span in spans if _command_in(span)]
     return found
@@ -92,6 +92,7 @@ def test_extraction_finds_lines_spans_and_chains():
         "  --seeds 0 1   # comment",
         "| Table | `geaet-dgl eval --checkpoint x.pt` | `pip install geaet-dgl` |",
         "text `error: then `geaet-dgl no` quoted` text",
+        "### `geaet-dgl eval`",
     ])
     assert commands_in(text) == [
         (1, "geaet-dgl train --dataset mnist"),
