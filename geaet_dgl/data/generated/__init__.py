@@ -1,5 +1,8 @@
 """Datasets whose graphs follow a published generating recipe, so they can be made offline.
 
+Nothing here downloads: PATTERN / CLUSTER read the published files if they are in ``data_dir``
+and are generated on request; TreeNeighbourMatch and the synthetic graphs are always generated.
+
 :mod:`.sbm`
     PATTERN / CLUSTER (Benchmarking GNNs, node-level): DGL's ``PATTERNDataset`` /
     ``CLUSTERDataset`` read ``SBM_*.bin`` files (DGL's ``SBM_PATTERN.zip`` /

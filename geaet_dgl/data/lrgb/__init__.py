@@ -1,6 +1,9 @@
 """Long Range Graph Benchmark (Dwivedi et al. 2022): Peptides, PascalVOC-SP / COCO-SP, PCQM-Contact.
 
-Each loader reads LRGB's published files from ``data_dir`` and never downloads:
+Each loader reads LRGB's published files from ``data_dir`` and never downloads; the one-line
+error for a missing file names the folder and the file (for Peptides and VOC / COCO also the URL,
+DGL's ``dgl.data.lrgb`` ones; PCQM-Contact's files are LRGB's release, in the folder layout
+GraphGPS downloads them to):
 
 :mod:`.peptides`
     Peptides-Func / -Struct (graph-level): DGL's ``PeptidesFunctionalDataset`` /

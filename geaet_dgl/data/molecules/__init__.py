@@ -3,7 +3,8 @@
 :mod:`.zinc`
     ZINC 12k (Benchmarking GNNs, graph regression): DGL's ``ZINCDataset`` reads
     ``ZincDGL_{train,valid,test}.bin`` (DGL's ``ZINC12k.zip``) from
-    ``data_dir/zinc_<hash>/``; atom and bond types as integer features.
+    ``data_dir/zinc_<hash>/``; atom and bond types as integer features. Nothing downloads:
+    the error for missing files names the folder to unpack the archive into.
 
 ZINC sits here rather than with the other Benchmarking-GNNs sets: unlike MNIST
 / CIFAR10 (built from images) and PATTERN / CLUSTER (generated) its graphs are
