@@ -29,6 +29,10 @@ def _single_thread():
 def runs(tmp_path_factory):
     """task -> (run_dir, data file, graphs as written, graph labels or None): 1 epoch each through the CLI."""
     root = tmp_path_factory.mktemp("own")
+    (root / "split.json").write_text(json.dumps(SPLIT_FILE))
+    splits = {"graph-classification": ["--split", "0.8", "0.1", "0.1"],  # the default, stated
+              "graph-regression": ["--split", "0.6", "0.2", "0.2"],
+              "node-classification": ["--split-file", str(root / "split.json")]}
     result = {}
     with one_thread():
         for task in TASKS:
@@ -36,16 +40,23 @@ def runs(tmp_path_factory):
             graphs, labels = write_task_file(path, task, count=48)
             run_dir = root / f"run-{task}"
             out = CliRunner().invoke(cli.main, ["train", "--dataset", str(path), "--epochs", "1", "--out", str(run_dir),
-                                                "--no-progress"] + tiny_args(EXTRA.get(task)))
+                                                "--no-progress"] + splits[task] + tiny_args(EXTRA.get(task)))
             assert out.exit_code == 0, out.output
             result[task] = (run_dir, path, graphs, labels)
     return result
 
 
-def _test_split_file(run, folder):
+#: The node-classification run's split file (graphs 40..42 and 47 are in no split).
+SPLIT_FILE = {"train": list(range(30)), "val": list(range(30, 40)), "test": [46, 43, 44, 45]}
+TEST_INDICES = {"graph-classification": split_indices(48, "g.bin")["test"],
+                "graph-regression": split_indices(48, "g.bin", fractions=(0.6, 0.2, 0.2))["test"],
+                "node-classification": [43, 44, 45, 46]}
+
+
+def _test_split_file(run, folder, task):
     """The run's test graphs, in order, saved as a new file -> (path, graphs, per-row targets)."""
     run_dir, path, graphs, labels = run
-    test = split_indices(len(graphs), path)["test"]
+    test = TEST_INDICES[task]
     chosen = [graphs[i] for i in test]
     new = folder / "new.bin"
     dgl.save_graphs(str(new), chosen)  # no labels: predict does not need them
@@ -59,7 +70,8 @@ def _test_split_file(run, folder):
 @pytest.mark.parametrize("task", TASKS)
 def test_predict_on_the_test_split_reproduces_eval(runs, task, tmp_path):
     run_dir, *_ = runs[task]
-    new, chosen, targets = _test_split_file(runs[task], tmp_path)
+    new, chosen, targets = _test_split_file(runs[task], tmp_path, task)
+    assert json.loads((run_dir / "summary.json").read_text())["num_graphs"]["test"] == len(chosen)
     out = tmp_path / "preds.csv"
     result = CliRunner().invoke(cli.main, ["predict", "--checkpoint", str(run_dir / "best.pt"), "--graphs", str(new),
                                            "--out", str(out), "--no-progress"])
