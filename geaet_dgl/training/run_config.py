@@ -8,8 +8,8 @@ a checkpoint alone is enough to rebuild the model and its data.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 import os
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import torch
