@@ -175,6 +175,9 @@ def main(ctx: click.Context) -> None:
                                 "(random MNIST-shaped graphs); see `geaet-dgl datasets`. Required unless --resume.")
 @click.option("--preset", help="Configuration preset (see `geaet-dgl presets`); default: the dataset's own "
                                "(mnist for synthetic).")
+@click.option("--config", type=click.Path(dir_okay=False, exists=True), metavar="FILE.yaml",
+              help="A reference/GraphGPS config (e.g. GEAET's configs/GEAET/mnist.yaml) instead of --preset; "
+                   "--dataset then only replaces its data set (e.g. synthetic). See docs/reference-interop.md.")
 @click.option("--epochs", type=click.IntRange(min=1), help="Number of epochs (train.epochs).")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Graphs per batch (train.batch_size).")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), help="Base learning rate (train.lr).")
@@ -209,7 +212,7 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
           limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int],
           checkpoint_every: Optional[int], resume_dir: Optional[str], overwrite: bool, progress: bool,
           nproc: Optional[int] = None, sync_bn: Optional[bool] = None, seeds: Tuple[int, ...] = (),
-          cifar_images: Optional[str] = None) -> None:
+          cifar_images: Optional[str] = None, config: Optional[str] = None) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
 
     With --seeds K [K ...]: one run per seed in OUT/seed<k>, and their mean ± std in OUT/aggregate.md.
@@ -228,8 +231,8 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
         raise click.UsageError("--seeds runs (and resumes) one run per seed; drop --seed/--resume")
 
     if resume_dir is not None:
-        fixed = {"--dataset": dataset, "--preset": preset, "--epochs": epochs, "--batch-size": batch_size,
-                 "--lr": lr, "--seed": seed, "--out": out, "--data-dir": data_dir, "--mnist-images": mnist_images,
+        fixed = {"--dataset": dataset, "--preset": preset, "--config": config, "--epochs": epochs,
+                 "--batch-size": batch_size, "--lr": lr, "--seed": seed, "--out": out, "--data-dir": data_dir, "--mnist-images": mnist_images,
                  "--cifar-images": cifar_images,
                  "--set": settings or None, "--limit-train": limit_train, "--limit-val": limit_val,
                  "--limit-test": limit_test, "--checkpoint-every": checkpoint_every,
@@ -242,8 +245,10 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
         if summary is not None:  # None on the ranks other than 0 under torchrun
             _print_summary(summary, resume_dir)
         return
-    if dataset is None:
-        raise click.UsageError("--dataset is required (or --resume RUN_DIR)")
+    if dataset is None and config is None:
+        raise click.UsageError("--dataset is required (or --config FILE.yaml, or --resume RUN_DIR)")
+    if config is not None and preset is not None:
+        raise click.UsageError("--config gives the whole configuration; drop --preset")
     overrides: Dict[str, Any] = _parse_settings(settings)
     for key, value in (("train.epochs", epochs), ("train.batch_size", batch_size), ("train.lr", lr),
                        ("train.seed", seed)):
@@ -251,8 +256,15 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
             overrides[key] = value
     data = _given(data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images, limit_train=limit_train,
                   limit_val=limit_val, limit_test=limit_test)
-    run = training.make_run_config(dataset, preset, overrides, data, device=device or "cpu",
+    if config is not None:
+        from geaet_dgl.interop import reference_run_config
+
+        run = reference_run_config(config, overrides, {**data, **_given(dataset=dataset)}, device=device or "cpu",
                                    workers=workers or 0, checkpoint_every=checkpoint_every or 0)
+        dataset = run.data.dataset
+    else:
+        run = training.make_run_config(dataset, preset, overrides, data, device=device or "cpu",
+                                       workers=workers or 0, checkpoint_every=checkpoint_every or 0)
     if sync_bn is not None:
         run.sync_bn = sync_bn
     if seeds:

@@ -15,6 +15,7 @@ import torch
 
 from ..config import ConfigError, ModelConfig, TrainConfig, _parse_literal, apply_overrides, from_dict
 from ..data import DatasetSplits, load_dataset
+from ..data.positional_encoding import LAPLACIAN_NORMS
 from ..data.validation import check_labels, node_label_sizes, validate_splits
 from ..presets import get_preset
 
@@ -34,6 +35,9 @@ class DataOptions:
     ``generate`` builds a missing PATTERN/CLUSTER dataset offline with the
     benchmark's SBM generator; ``depth`` is TreeNeighbourMatch's radius r.
     Set them with ``--set data.generate=true`` / ``--set data.depth=3``.
+    ``laplacian_norm`` is the Laplacian the (ES)LapPE eigenvectors come from:
+    ``sym`` (the reference's default) or ``none`` (``L = D - A``, what a
+    reference config with ``posenc_LapPE.eigen.laplacian_norm: none`` asks for).
     """
 
     dataset: str = "mnist"
@@ -45,6 +49,7 @@ class DataOptions:
     limit_test: Optional[int] = None
     generate: bool = False
     depth: int = 3
+    laplacian_norm: str = "sym"
 
 
 @dataclass
@@ -84,6 +89,9 @@ class RunConfig:
                               f"metric={self.train.metric}); set all three or none")
         if self.workers < 0 or self.checkpoint_every < 0 or self.train.seed < 0:
             raise ConfigError("workers, checkpoint_every and train.seed must be >= 0")
+        if self.data.laplacian_norm not in LAPLACIAN_NORMS:
+            raise ConfigError(f"data.laplacian_norm={self.data.laplacian_norm!r} is not one of "
+                              f"{', '.join(LAPLACIAN_NORMS)}")
         for name in ("limit_train", "limit_val", "limit_test"):
             value = getattr(self.data, name)
             if value is not None and value < 1:
@@ -159,6 +167,11 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     """
     pe_k, rwse_k = data_pe_sizes(model)
     extra = {} if rwse_k is None else {"rwse_k": rwse_k}
+    if options.laplacian_norm != "sym":  # passed only when asked: not every loader takes it
+        if not pe_k:
+            raise ConfigError(f"data.laplacian_norm={options.laplacian_norm!r} needs a Laplacian PE "
+                              "(model.pe=eslappe or lappe)")
+        extra["laplacian_norm"] = options.laplacian_norm
     splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images,
                           cifar_images=options.cifar_images, pe_k=pe_k,
                           limit_train=options.limit_train, limit_val=options.limit_val,
