@@ -326,6 +326,45 @@ def eval_command(checkpoint: str, split: str, as_json: bool, data_dir: Optional[
         click.echo(f"{result['split']} {result['metric_name']}: {result['metric']:.6f} (loss {result['loss']:.6f})")
 
 
+@main.command(name="import-reference")
+@click.option("--checkpoint", required=True, type=click.Path(dir_okay=False), metavar="REF.ckpt",
+              help="A checkpoint of the reference's main.py (<out_dir>/<cfg>/<seed>/ckpt/<epoch>.ckpt).")
+@click.option("--config", required=True, type=click.Path(dir_okay=False, exists=True), metavar="FILE.yaml",
+              help="The reference YAML it was trained with.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), metavar="RUN_DIR",
+              help="Our run directory to write (config.json, best.pt, imported.json).")
+@click.option("--data-dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Where the dataset is, for `geaet-dgl eval` on the run (default ./data).")
+@_limit_options
+@click.option("--overwrite", is_flag=True, help="Replace the run files of an existing RUN_DIR.")
+@_handle_errors
+def import_reference_command(checkpoint: str, config: str, out: str, data_dir: Optional[str],
+                             limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int],
+                             overwrite: bool) -> None:
+    """Turn a reference (PyG) checkpoint into our run directory; score it with `geaet-dgl eval`."""
+    from geaet_dgl.interop.reference_checkpoint import import_reference
+
+    data = _given(data_dir=data_dir, limit_train=limit_train, limit_val=limit_val, limit_test=limit_test)
+    result = import_reference(checkpoint, config, out, data, overwrite=overwrite)
+    click.echo(f"imported {result['params']:,} parameters (reference epoch {result['epoch']}) into "
+               f"{result['checkpoint']}; score it with: geaet-dgl eval --checkpoint {result['checkpoint']}")
+
+
+@main.command(name="export-reference")
+@click.option("--checkpoint", required=True, type=click.Path(dir_okay=False), metavar="RUN_DIR/best.pt",
+              help="Our best.pt or last.pt.")
+@click.option("--out", type=click.Path(dir_okay=False), metavar="PATH.ckpt",
+              help="Where to write (default RUN_DIR/reference/ckpt/<epoch>.ckpt, the layout graphgym's load_ckpt "
+                   "reads).")
+@_handle_errors
+def export_reference_command(checkpoint: str, out: Optional[str]) -> None:
+    """Write our checkpoint as the reference's (graphgym) checkpoint: {"model_state": ...} with its names."""
+    from geaet_dgl.interop.reference_checkpoint import export_reference
+
+    result = export_reference(checkpoint, out)
+    click.echo(f"wrote {result['params']:,} parameters (epoch {result['epoch']}) to {result['path']}")
+
+
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {name, dataset, params, paper_params}.")
 @_handle_errors

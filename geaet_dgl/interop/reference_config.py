@@ -172,7 +172,7 @@ class ReferenceConfig:
 
     ``preset`` holds the model and training settings; ``data`` the
     :class:`~geaet_dgl.training.DataOptions` fields it fixes (``dataset`` and,
-    where it is not our default, ``laplacian_norm``); ``ignored`` every key of
+    with a Laplacian PE, ``laplacian_norm``); ``ignored`` every key of
     the file we do not use, with the reason.
     """
 
@@ -254,7 +254,7 @@ def config_from_values(values: Dict[str, Any], where: str = "config") -> Referen
     dataset = _dataset(get)
     model, data = _model(get, dataset), {"dataset": dataset.name}
     laplacian = _laplacian_norm(get, model)
-    if laplacian is not None and laplacian != "sym":
+    if laplacian is not None:
         data["laplacian_norm"] = laplacian
     train = _train(get, dataset)
     ignored = []

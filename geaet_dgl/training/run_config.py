@@ -36,8 +36,9 @@ class DataOptions:
     benchmark's SBM generator; ``depth`` is TreeNeighbourMatch's radius r.
     Set them with ``--set data.generate=true`` / ``--set data.depth=3``.
     ``laplacian_norm`` is the Laplacian the (ES)LapPE eigenvectors come from:
-    ``sym`` (the reference's default) or ``none`` (``L = D - A``, what a
-    reference config with ``posenc_LapPE.eigen.laplacian_norm: none`` asks for).
+    ``sym`` or ``none`` (``L = D - A``); ``None`` leaves the loader's own
+    default (the reference config's for that dataset). ``--config`` sets it
+    from the file's ``posenc_LapPE.eigen.laplacian_norm``.
     """
 
     dataset: str = "mnist"
@@ -49,7 +50,7 @@ class DataOptions:
     limit_test: Optional[int] = None
     generate: bool = False
     depth: int = 3
-    laplacian_norm: str = "sym"
+    laplacian_norm: Optional[str] = None
 
 
 @dataclass
@@ -89,7 +90,7 @@ class RunConfig:
                               f"metric={self.train.metric}); set all three or none")
         if self.workers < 0 or self.checkpoint_every < 0 or self.train.seed < 0:
             raise ConfigError("workers, checkpoint_every and train.seed must be >= 0")
-        if self.data.laplacian_norm not in LAPLACIAN_NORMS:
+        if self.data.laplacian_norm is not None and self.data.laplacian_norm not in LAPLACIAN_NORMS:
             raise ConfigError(f"data.laplacian_norm={self.data.laplacian_norm!r} is not one of "
                               f"{', '.join(LAPLACIAN_NORMS)}")
         for name in ("limit_train", "limit_val", "limit_test"):
@@ -167,10 +168,7 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     """
     pe_k, rwse_k = data_pe_sizes(model)
     extra = {} if rwse_k is None else {"rwse_k": rwse_k}
-    if options.laplacian_norm != "sym":  # passed only when asked: not every loader takes it
-        if not pe_k:
-            raise ConfigError(f"data.laplacian_norm={options.laplacian_norm!r} needs a Laplacian PE "
-                              "(model.pe=eslappe or lappe)")
+    if options.laplacian_norm is not None and pe_k:  # passed only when set: loaders keep their own default
         extra["laplacian_norm"] = options.laplacian_norm
     splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images,
                           cifar_images=options.cifar_images, pe_k=pe_k,

@@ -233,7 +233,8 @@ def test_reference_yaml_gives_exactly_the_preset(tmp_path, name):
 def test_peptides_laplacian_norm_reaches_the_data(tmp_path):
     """posenc_LapPE.eigen.laplacian_norm: none is a data setting (the reference decomposes L = D - A)."""
     assert read_reference_config(_write(tmp_path, PEPTIDES_STRUCT)).data["laplacian_norm"] == "none"
-    assert "laplacian_norm" not in read_reference_config(_write(tmp_path, REFERENCE_YAML["mnist"])).data
+    assert read_reference_config(_write(tmp_path, REFERENCE_YAML["mnist"])).data["laplacian_norm"] == "sym"
+    assert "laplacian_norm" not in read_reference_config(_write(tmp_path, REFERENCE_YAML["voc"])).data
 
 
 def test_absent_keys_take_the_reference_defaults(tmp_path):
