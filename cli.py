@@ -232,7 +232,8 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
 
     if resume_dir is not None:
         fixed = {"--dataset": dataset, "--preset": preset, "--config": config, "--epochs": epochs,
-                 "--batch-size": batch_size, "--lr": lr, "--seed": seed, "--out": out, "--data-dir": data_dir, "--mnist-images": mnist_images,
+                 "--batch-size": batch_size, "--lr": lr, "--seed": seed, "--out": out, "--data-dir": data_dir,
+                 "--mnist-images": mnist_images,
                  "--cifar-images": cifar_images,
                  "--set": settings or None, "--limit-train": limit_train, "--limit-val": limit_val,
                  "--limit-test": limit_test, "--checkpoint-every": checkpoint_every,

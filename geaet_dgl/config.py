@@ -115,7 +115,8 @@ class ModelConfig:
             if self.geanet.num_heads <= 0 or self.hidden_dim % self.geanet.num_heads or self.geanet.unit_size <= 0:
                 raise ConfigError(
                     f"geanet.variant=paper needs geanet.num_heads={self.geanet.num_heads} to divide "
-                    f"hidden_dim={self.hidden_dim} and geanet.unit_size={self.geanet.unit_size} > 0; fix them with --set"
+                    f"hidden_dim={self.hidden_dim} and geanet.unit_size={self.geanet.unit_size} > 0; "
+                    "fix them with --set"
                 )
         elif self.external and self.geanet.unit_size * self.geanet.num_heads != self.hidden_dim:
             raise ConfigError(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Dict, List, Tuple
 
 import dgl
 import torch
