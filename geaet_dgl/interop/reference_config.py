@@ -93,7 +93,7 @@ REFERENCE_DEFAULTS: Dict[str, Any] = {
     "val.sampler": "full_batch",
     "model.type": "gnn", "model.loss_fun": "cross_entropy", "model.size_average": "mean", "model.thresh": 0.5,
     "model.edge_decoding": "dot", "model.graph_pooling": "add",
-    "gnn.head": "default", "gnn.layers_pre_mp": 0, "gnn.layers_post_mp": 1, "gnn.dim_inner": 16,
+    "gnn.head": "default", "gnn.layers_pre_mp": 0, "gnn.layers_post_mp": 0, "gnn.dim_inner": 16,
     "gnn.act": "relu", "gnn.dropout": 0.0,
     "gt.layer_type": "SANLayer", "gt.use_ffn": True, "gt.layers": 3, "gt.n_heads": 8, "gt.dim_hidden": 64,
     "gt.ffn_dropout": 0.0, "gt.global_dropout": 0.0, "gt.local_dropout": 0.0, "gt.external_dropout": 0.0,
@@ -130,7 +130,7 @@ LOGGING_PREFIXES = ("wandb.", "share.")
 #: Keys that a GEAET network with these settings never reads (other graphgym models, layers, samplers,
 #: schedulers): ignored, and named in the log.
 NO_EFFECT_KEYS = {
-    "dataset.split", "dataset.shuffle_split", "dataset.encoder", "dataset.encoder_name", "dataset.encoder_bn",
+    "dataset.split", "dataset.shuffle_split", "dataset.split_dir", "dataset.encoder", "dataset.encoder_name", "dataset.encoder_bn",
     "dataset.encoder_dim", "dataset.edge_dim", "dataset.edge_train_mode", "dataset.edge_message_ratio",
     "dataset.edge_negative_sampling_ratio", "dataset.resample_disjoint", "dataset.resample_negative",
     "dataset.tu_simple", "dataset.location", "dataset.label_table", "dataset.label_column",
