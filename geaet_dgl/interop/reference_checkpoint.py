@@ -89,6 +89,47 @@ def check_weights_fit(model: torch.nn.Module, weights: Mapping[str, torch.Tensor
                               "checkpoint was trained with")
 
 
+#: Constant buffers of the reference's VOC/COCO encoders (``VOCNode``/``COCONode``/``...Edge``: their input
+#: normalisation). Our LRGB loader normalises the features with the same statistics, so our model has no such
+#: tensors: import checks and drops them, export adds them back.
+_INPUT_STATISTICS = re.compile(r"^encoder\.(node|edge)_encoder\.(node|edge)_x_(mean|std)$")
+
+
+def _superpixel_tasks() -> Dict[str, Any]:
+    """The LRGB superpixel tasks' input statistics, wherever the data package keeps its LRGB module."""
+    import importlib
+    import pkgutil
+
+    from .. import data
+
+    for info in pkgutil.walk_packages(data.__path__, data.__name__ + "."):
+        if "lrgb" in info.name:
+            tasks = getattr(importlib.import_module(info.name), "SUPERPIXEL_TASKS", None)
+            if tasks is not None:
+                return tasks
+    raise CheckpointError("cannot find the LRGB superpixel statistics in geaet_dgl.data")
+
+
+def _input_statistics(dataset: str) -> Dict[str, torch.Tensor]:
+    """The reference encoders' normalisation buffers for ``dataset`` (empty for datasets without them)."""
+    if dataset not in ("voc", "coco"):
+        return {}
+    task = _superpixel_tasks()[dataset]
+    return {f"encoder.node_encoder.node_x_{k}": torch.tensor(getattr(task, f"node_{k}")) for k in ("mean", "std")} | \
+        {f"encoder.edge_encoder.edge_x_{k}": torch.tensor(getattr(task, f"edge_{k}")) for k in ("mean", "std")}
+
+
+def _drop_input_statistics(state: Dict[str, torch.Tensor], dataset: str, where: str) -> Dict[str, torch.Tensor]:
+    """``state`` without the reference's input-normalisation buffers, after checking they are our loader's."""
+    ours = _input_statistics(dataset)
+    for key in [k for k in state if _INPUT_STATISTICS.match(k)]:
+        value = state.pop(key)
+        if key not in ours or value.shape != ours[key].shape or not torch.allclose(value.float(), ours[key]):
+            raise CheckpointError(f"{where}: buffer {key!r} normalises the inputs with statistics geaet-dgl's "
+                                  f"{dataset} loader does not use; pass the config the checkpoint was trained with")
+    return state
+
+
 def _epoch_of(path: "os.PathLike | str") -> Optional[int]:
     match = re.fullmatch(r"(\d+)\.ckpt", os.path.basename(os.fspath(path)))
     return int(match.group(1)) if match else None
@@ -103,7 +144,8 @@ def import_reference(checkpoint: "os.PathLike | str", config: "os.PathLike | str
     Returns ``{"run_dir", "checkpoint", "epoch", "params"}``.
     """
     run = reference_run_config(config, data=data)
-    state = read_reference_checkpoint(checkpoint)
+    state = _drop_input_statistics(read_reference_checkpoint(checkpoint), run.data.dataset,
+                                   f"reference checkpoint {os.fspath(checkpoint)}")
     model = build_model(run.model)
     weights = reference_to_ours(state)
     ours_to_theirs = {ours: theirs for theirs, ours in zip(state, weights)}
@@ -154,7 +196,7 @@ def export_reference(checkpoint: "os.PathLike | str", out: Optional["os.PathLike
     check_weights_fit(model, state["model"], f"checkpoint {os.fspath(checkpoint)}")
     epoch = max(int(state["epoch"]) - 1, 0) if state.get("step", 0) == 0 else int(state["epoch"])
     path = Path(out) if out is not None else Path(checkpoint).resolve().parent / "reference" / "ckpt" / f"{epoch}.ckpt"
-    theirs = ours_to_reference(dict(state["model"]), run.model)
+    theirs = {**ours_to_reference(dict(state["model"]), run.model), **_input_statistics(run.data.dataset)}
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path) as handle:
         torch.save({MODEL_STATE: {NETWORK_PREFIX + key: value for key, value in theirs.items()}}, handle)

@@ -61,7 +61,8 @@ EXPECTED_REFERENCE_NAMES = {
                         "model.encoder.node_encoder.encoder2.linear_A.weight",
                         "model.encoder.edge_encoder.bond_embedding_list.2.weight",
                         "model.layers.0.local_model.lin.weight", "model.post_mp.mlp.7.weight"],
-    "voc": ["model.encoder.node_encoder.encoder.weight", "model.post_mp.layer_post_mp.model.1.model.weight"],
+    "voc": ["model.encoder.node_encoder.encoder.weight", "model.post_mp.layer_post_mp.model.1.model.weight",
+            "model.encoder.node_encoder.node_x_mean", "model.encoder.edge_encoder.edge_x_std"],
     "coco": ["model.layers.7.norm2.weight", "model.post_mp.layer_post_mp.model.0.model.weight"],
 }
 
@@ -94,6 +95,19 @@ def test_imported_model_gives_the_same_outputs_and_eval_accepts_the_run(tmp_path
     scored = evaluate_checkpoint(result["checkpoint"], "test", {"dataset": "synthetic", "limit_test": 8},
                                  progress=False)
     assert scored["metric_name"] == "accuracy" and 0.0 <= scored["metric"] <= 1.0
+
+
+def test_voc_input_statistics_are_checked_and_dropped(tmp_path):
+    """The reference's VOC encoders carry their input normalisation as buffers; our loader applies the same."""
+    ours, _ = _our_run(tmp_path, "voc")
+    path = export_reference(ours)["path"]
+    ckpt = torch.load(path, weights_only=True)
+    assert torch.allclose(ckpt[MODEL_STATE]["model.encoder.edge_encoder.edge_x_mean"],
+                          torch.tensor([0.07640745, 33.73478]))  # VOCEdgeEncoder's constants
+    ckpt[MODEL_STATE]["model.encoder.edge_encoder.edge_x_mean"] = torch.tensor([0.0, 1.0])
+    torch.save(ckpt, path)
+    with pytest.raises(CheckpointError, match="buffer 'encoder.edge_encoder.edge_x_mean' normalises the inputs"):
+        import_reference(path, _yaml(tmp_path, "voc"), tmp_path / "run")
 
 
 def test_wrong_shape_is_refused_in_one_line_naming_the_parameter(tmp_path):
