@@ -176,6 +176,9 @@ def main(ctx: click.Context) -> None:
                                 "(random MNIST-shaped graphs); see `geaet-dgl datasets`. Required unless --resume.")
 @click.option("--preset", help="Configuration preset (see `geaet-dgl presets`); default: the dataset's own "
                                "(mnist for synthetic).")
+@click.option("--config", type=click.Path(dir_okay=False, exists=True), metavar="FILE.yaml",
+              help="A reference/GraphGPS config (e.g. GEAET's configs/GEAET/mnist.yaml) instead of --preset; "
+                   "--dataset then only replaces its data set (e.g. synthetic). See docs/reference-interop.md.")
 @click.option("--epochs", type=click.IntRange(min=1), help="Number of epochs (train.epochs).")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Graphs per batch (train.batch_size).")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), help="Base learning rate (train.lr).")
@@ -225,7 +228,7 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
           nproc: Optional[int] = None, sync_bn: Optional[bool] = None, seeds: Tuple[int, ...] = (),
           cifar_images: Optional[str] = None, data_file: Optional[str] = None, task: Optional[str] = None,
           split_file: Optional[str] = None, split_fractions: Optional[Tuple[float, ...]] = None,
-          tensorboard: Optional[bool] = None) -> None:
+          tensorboard: Optional[bool] = None, config: Optional[str] = None) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
 
     Your own graphs: --dataset PATH.bin (a dgl.save_graphs file), preset `geaet` unless --preset.
@@ -246,8 +249,9 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
         raise click.UsageError("--seeds runs (and resumes) one run per seed; drop --seed/--resume")
 
     if resume_dir is not None:
-        fixed = {"--dataset": dataset, "--preset": preset, "--epochs": epochs, "--batch-size": batch_size,
-                 "--lr": lr, "--seed": seed, "--out": out, "--data-dir": data_dir, "--mnist-images": mnist_images,
+        fixed = {"--dataset": dataset, "--preset": preset, "--config": config, "--epochs": epochs,
+                 "--batch-size": batch_size, "--lr": lr, "--seed": seed, "--out": out, "--data-dir": data_dir,
+                 "--mnist-images": mnist_images,
                  "--cifar-images": cifar_images,
                  "--set": settings or None, "--limit-train": limit_train, "--limit-val": limit_val,
                  "--limit-test": limit_test, "--checkpoint-every": checkpoint_every,
@@ -261,8 +265,10 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
         if summary is not None:  # None on the ranks other than 0 under torchrun
             _print_summary(summary, resume_dir)
         return
-    if dataset is None and data_file is None:
-        raise click.UsageError("--dataset is required (or --data-file PATH, or --resume RUN_DIR)")
+    if dataset is None and data_file is None and config is None:
+        raise click.UsageError("--dataset is required (or --data-file PATH, --config FILE.yaml, or --resume RUN_DIR)")
+    if config is not None and preset is not None:
+        raise click.UsageError("--config gives the whole configuration; drop --preset")
     overrides: Dict[str, Any] = _parse_settings(settings)
     for key, value in (("train.epochs", epochs), ("train.batch_size", batch_size), ("train.lr", lr),
                        ("train.seed", seed)):
@@ -271,8 +277,14 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
     data = _given(data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images, limit_train=limit_train,
                   limit_val=limit_val, limit_test=limit_test, data_file=data_file, task=task, split_file=split_file,
                   split=list(split_fractions) if split_fractions else None)
-    run = training.make_run_config(dataset, preset, overrides, data, device=device or "cpu",
+    if config is not None:
+        from geaet_dgl.interop import reference_run_config
+
+        run = reference_run_config(config, overrides, {**data, **_given(dataset=dataset)}, device=device or "cpu",
                                    workers=workers or 0, checkpoint_every=checkpoint_every or 0)
+    else:
+        run = training.make_run_config(dataset, preset, overrides, data, device=device or "cpu",
+                                       workers=workers or 0, checkpoint_every=checkpoint_every or 0)
     if sync_bn is not None:
         run.sync_bn = sync_bn
     run.tensorboard = bool(tensorboard)
@@ -336,6 +348,45 @@ def eval_command(checkpoint: str, split: str, as_json: bool, data_dir: Optional[
         click.echo(json.dumps({key: result[key] for key in ("split", "metric_name", "metric")}))
     else:
         click.echo(f"{result['split']} {result['metric_name']}: {result['metric']:.6f} (loss {result['loss']:.6f})")
+
+
+@main.command(name="import-reference")
+@click.option("--checkpoint", required=True, type=click.Path(dir_okay=False), metavar="REF.ckpt",
+              help="A checkpoint of the reference's main.py (<out_dir>/<cfg>/<seed>/ckpt/<epoch>.ckpt).")
+@click.option("--config", required=True, type=click.Path(dir_okay=False, exists=True), metavar="FILE.yaml",
+              help="The reference YAML it was trained with.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), metavar="RUN_DIR",
+              help="Our run directory to write (config.json, best.pt, imported.json).")
+@click.option("--data-dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Where the dataset is, for `geaet-dgl eval` on the run (default ./data).")
+@_limit_options
+@click.option("--overwrite", is_flag=True, help="Replace the run files of an existing RUN_DIR.")
+@_handle_errors
+def import_reference_command(checkpoint: str, config: str, out: str, data_dir: Optional[str],
+                             limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int],
+                             overwrite: bool) -> None:
+    """Turn a reference (PyG) checkpoint into our run directory; score it with `geaet-dgl eval`."""
+    from geaet_dgl.interop.reference_checkpoint import import_reference
+
+    data = _given(data_dir=data_dir, limit_train=limit_train, limit_val=limit_val, limit_test=limit_test)
+    result = import_reference(checkpoint, config, out, data, overwrite=overwrite)
+    click.echo(f"imported {result['params']:,} parameters (reference epoch {result['epoch']}) into "
+               f"{result['checkpoint']}; score it with: geaet-dgl eval --checkpoint {result['checkpoint']}")
+
+
+@main.command(name="export-reference")
+@click.option("--checkpoint", required=True, type=click.Path(dir_okay=False), metavar="RUN_DIR/best.pt",
+              help="Our best.pt or last.pt.")
+@click.option("--out", type=click.Path(dir_okay=False), metavar="PATH.ckpt",
+              help="Where to write (default RUN_DIR/reference/ckpt/<epoch>.ckpt, the layout graphgym's load_ckpt "
+                   "reads).")
+@_handle_errors
+def export_reference_command(checkpoint: str, out: Optional[str]) -> None:
+    """Write our checkpoint as the reference's (graphgym) checkpoint: {"model_state": ...} with its names."""
+    from geaet_dgl.interop.reference_checkpoint import export_reference
+
+    result = export_reference(checkpoint, out)
+    click.echo(f"wrote {result['params']:,} parameters (epoch {result['epoch']}) to {result['path']}")
 
 
 @main.command()

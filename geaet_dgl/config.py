@@ -16,6 +16,7 @@ ATTENTION_CHOICES = ("transformer", "none")
 PE_CHOICES = ("none", "eslappe", "lappe", "rwse")
 NORM_CHOICES = ("batch", "layer")
 SCOPE_CHOICES = ("graph", "batch")
+GEANET_VARIANT_CHOICES = ("reference", "paper")
 HEAD_CHOICES = ("graph", "mlp_graph", "node", "root", "link")
 POOLING_CHOICES = ("mean", "sum", "max")
 ENCODER_CHOICES = ("linear", "embedding", "constant")
@@ -35,6 +36,13 @@ class GEANetConfig:
     ``unit_size`` is S, the number of external memory slots per head; the
     reference ties it to the per-head width, so ``unit_size * num_heads`` must
     equal the hidden width.
+
+    ``variant`` picks the layer: ``reference`` (the reference's code, what
+    produced the paper's numbers) or ``paper`` (the paper's equations: S free,
+    key/value units of (S, d/H) shared by the heads, no biases, an output
+    projection W_o; see docs/model.md). Setting ``variant=paper`` by
+    :func:`apply_overrides` also sets ``scope=graph`` (the paper's per-graph
+    normalisation) unless ``scope`` is set in the same call.
     """
 
     num_heads: int = 4
@@ -43,6 +51,7 @@ class GEANetConfig:
     edge_unit: bool = False
     shared_unit: bool = False
     scope: str = "graph"
+    variant: str = "reference"
 
 
 @dataclass
@@ -101,7 +110,15 @@ class ModelConfig:
                 f"num_heads={self.num_heads} does not divide hidden_dim={self.hidden_dim}; "
                 "choose a head count that divides the width"
             )
-        if self.external and self.geanet.unit_size * self.geanet.num_heads != self.hidden_dim:
+        _check_choice("geanet.variant", self.geanet.variant, GEANET_VARIANT_CHOICES)
+        if self.external and self.geanet.variant == "paper":
+            if self.geanet.num_heads <= 0 or self.hidden_dim % self.geanet.num_heads or self.geanet.unit_size <= 0:
+                raise ConfigError(
+                    f"geanet.variant=paper needs geanet.num_heads={self.geanet.num_heads} to divide "
+                    f"hidden_dim={self.hidden_dim} and geanet.unit_size={self.geanet.unit_size} > 0; "
+                    "fix them with --set"
+                )
+        elif self.external and self.geanet.unit_size * self.geanet.num_heads != self.hidden_dim:
             raise ConfigError(
                 f"geanet.unit_size * geanet.num_heads = {self.geanet.unit_size}*{self.geanet.num_heads} "
                 f"must equal hidden_dim={self.hidden_dim} (the reference's head layout); "
@@ -278,9 +295,17 @@ def apply_overrides(preset: Preset, overrides: Dict[str, str]) -> Preset:
         if parts[-1] not in node:
             raise ConfigError(f"unknown setting {path!r}; valid keys here: {', '.join(sorted(node))}")
         node[parts[-1]] = _parse_literal(raw)
+    _paper_variant_scope(data["model"], overrides)
     model = from_dict(ModelConfig, data["model"], where="model.").validate()
     train = from_dict(TrainConfig, data["train"], where="train.").validate()
     return dataclasses.replace(preset, model=model, train=train)
+
+
+def _paper_variant_scope(model: Dict[str, Any], overrides: Dict[str, str]) -> None:
+    """``geanet.variant=paper`` means the paper's per-graph normalisation unless the same call sets the scope."""
+    keys = {path.split(".", 1)[1] if path.startswith("model.") else path for path in overrides}
+    if "geanet.variant" in keys and "geanet.scope" not in keys and model["geanet"].get("variant") == "paper":
+        model["geanet"]["scope"] = "graph"
 
 
 def _is_model_key(key: str) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Dict, List, Tuple
 
 import dgl
 import torch
@@ -81,31 +80,8 @@ def _set_kernel_times(cfg) -> None:
         posenc.kernel.times = list(range(int(match.group(1)), int(match.group(2))))
 
 
-_KEY_RULES: List[Tuple[str, str]] = [
-    (r"^encoder\.node_encoder\.linear_x\.", "node_encoder.encoder."),  # RWSE encoder: x expanded beside the PE
-    (r"^encoder\.node_encoder\.(raw_norm|pe_encoder)\.", r"pe_encoder.\1."),
-    (r"^encoder\.node_encoder\.encoder1\.", "node_encoder."),
-    (r"^encoder\.node_encoder\.encoder2\.", "pe_encoder."),
-    (r"^encoder\.edge_encoder\.", "edge_encoder."),
-    (r"^(layers\.\d+)\.(norm1_local|norm1_global|norm1_external|norm2)\.(?!norm\.)", r"\1.\2.norm."),
-    (r"^post_mp\.layer_post_mp\.model\.0\.Layer_(\d+)\.layer\.model\.", r"head.layer_post_mp.hidden.\1."),
-    (r"^post_mp\.layer_post_mp\.model\.1\.model\.", "head.layer_post_mp.final."),
-    (r"^post_mp\.mlp\.", "head.layer_post_mp."),  # the mlp_graph head
-    # applied after the rules above (OGB's AtomEncoder / BondEncoder)
-    (r"^node_encoder\.atom_embedding_list\.", "node_encoder.embeddings."),
-    (r"^edge_encoder\.bond_embedding_list\.", "edge_encoder.embeddings."),
-]
-
-
-def reference_to_ours(ref_state: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-    """Rename the reference's state-dict keys to ours (same tensors, same layout); our own keys pass unchanged."""
-    out = {}
-    for key, value in ref_state.items():
-        new = key
-        for pattern, repl in _KEY_RULES:  # each rule in turn, on the result of the ones before
-            new = re.sub(pattern, repl, new, count=1)
-        out[new] = value
-    return out
+# The parameter-name table lives in geaet_dgl.interop.reference_names (used both ways: parity, checkpoints).
+from ..interop.reference_names import reference_to_ours  # noqa: E402,F401  (re-exported)
 
 
 def to_pyg_batch(graph: dgl.DGLGraph, labels: torch.Tensor):

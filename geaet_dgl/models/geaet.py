@@ -61,7 +61,7 @@ class GEAET(nn.Module):
                 external_dropout=config.external_dropout, ffn_dropout=config.ffn_dropout,
                 attn_dropout=config.attn_dropout, norm=config.norm, use_ffn=config.use_ffn,
                 local_out_act=config.local_out_act, activation=config.activation,
-                equivstable_pe=config.pe == "eslappe",
+                equivstable_pe=config.pe == "eslappe", geanet_variant=g.variant,
             )
             for _ in range(config.num_layers)
         )

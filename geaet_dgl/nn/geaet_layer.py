@@ -23,7 +23,7 @@ from torch import nn
 
 from .activation import make_activation
 from .batch_layout import BatchLayout, layout_of
-from .external_attention import GEANet
+from .external_attention import build_geanet
 from .gated_gcn import GatedGCNLayer
 from .gcn import GCNLayer
 from .gin import GINELayer, GINLayer
@@ -73,6 +73,9 @@ class GEAETLayer(nn.Module):
     local_out_act : bool, apply the activation to the MPNN output (non-GatedGCN).
     activation : {'relu', 'gelu'}
     equivstable_pe : bool, feed the EquivStableLapPE to the GatedGCN gate.
+    geanet_variant : {'reference', 'paper'}, GEANet as the reference codes it
+        (:class:`~.external_attention.GEANet`) or as the paper writes it
+        (:class:`~.external_attention.PaperGEANet`).
     """
 
     def __init__(
@@ -98,6 +101,7 @@ class GEAETLayer(nn.Module):
         local_out_act: bool = False,
         activation: str = "relu",
         equivstable_pe: bool = False,
+        geanet_variant: str = "reference",
     ):
         super().__init__()
         if attention not in ATTENTIONS:
@@ -110,9 +114,9 @@ class GEAETLayer(nn.Module):
         self.external_model = None
         if external:
             unit_size = geanet_unit_size if geanet_unit_size is not None else hidden_dim // geanet_heads
-            self.external_model = GEANet(hidden_dim, geanet_heads, unit_size, node_unit=geanet_node_unit,
-                                         edge_unit=geanet_edge_unit, shared_unit=geanet_shared_unit,
-                                         scope=geanet_scope)
+            self.external_model = build_geanet(geanet_variant, hidden_dim, geanet_heads, unit_size,
+                                               node_unit=geanet_node_unit, edge_unit=geanet_edge_unit,
+                                               shared_unit=geanet_shared_unit, scope=geanet_scope)
         if self.local_model is None and self.global_model is None and self.external_model is None:
             raise ValueError("a GEAET layer needs at least one of mpnn, attention, external")
 

@@ -18,6 +18,7 @@ from ..config import ConfigError, ModelConfig, TrainConfig, _parse_literal, appl
 from ..data import DatasetSplits, load_dataset
 from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name
 from ..data.registry import LOADERS
+from ..data.positional_encoding import LAPLACIAN_NORMS
 from ..data.validation import check_labels, node_label_sizes, validate_splits
 from ..presets import get_preset
 
@@ -42,6 +43,11 @@ class DataOptions:
     in ``data_file`` (absolute path), for ``task`` (recorded even when
     inferred), split by ``split_file`` or at random into the ``split``
     fractions (default 0.8/0.1/0.1) with ``split_seed``.
+
+    ``laplacian_norm`` is the Laplacian the (ES)LapPE eigenvectors come from:
+    ``sym`` or ``none`` (``L = D - A``); ``None`` leaves the loader's own
+    default (the reference config's for that dataset). ``--config`` sets it
+    from the file's ``posenc_LapPE.eigen.laplacian_norm``.
     """
 
     dataset: str = "mnist"
@@ -58,6 +64,7 @@ class DataOptions:
     split_file: Optional[str] = None
     split: Optional[List[float]] = None
     split_seed: int = 0
+    laplacian_norm: Optional[str] = None
 
     @property
     def name(self) -> str:
@@ -107,6 +114,9 @@ class RunConfig:
                               f"metric={self.train.metric}); set all three or none")
         if self.workers < 0 or self.checkpoint_every < 0 or self.train.seed < 0:
             raise ConfigError("workers, checkpoint_every and train.seed must be >= 0")
+        if self.data.laplacian_norm is not None and self.data.laplacian_norm not in LAPLACIAN_NORMS:
+            raise ConfigError(f"data.laplacian_norm={self.data.laplacian_norm!r} is not one of "
+                              f"{', '.join(LAPLACIAN_NORMS)}")
         for name in ("limit_train", "limit_val", "limit_test"):
             value = getattr(self.data, name)
             if value is not None and value < 1:
@@ -221,6 +231,8 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     if options.dataset == GRAPH_FILE:
         extra.update(data_file=options.data_file, task=options.task, split_file=options.split_file,
                      split=options.split, split_seed=options.split_seed)
+    if options.laplacian_norm is not None and pe_k:  # passed only when set: loaders keep their own default
+        extra["laplacian_norm"] = options.laplacian_norm
     splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images,
                           cifar_images=options.cifar_images, pe_k=pe_k,
                           limit_train=options.limit_train, limit_val=options.limit_val,

@@ -1,0 +1,500 @@
+"""Read the reference's (GraphGPS / graphgym) YAML configuration files into our dataclasses.
+
+``geaet-dgl train --config configs/GEAET/mnist.yaml`` runs what the reference's
+``main.py --cfg configs/GEAET/mnist.yaml`` runs. The file is read as plain
+YAML (no yacs); a key it leaves out means what it means in the reference:
+graphgym's ``set_cfg`` defaults, then the reference's own
+(``GEAET/config/*.py``), then graphgym's ``assert_cfg`` adjustments.
+
+Every key falls in one of four groups:
+
+- *mapped*: it changes the model, the data or the training, and becomes one
+  of our fields (e.g. ``gt.dim_hidden`` -> ``model.hidden_dim``,
+  ``GEANet.unit_size`` -> ``model.geanet.unit_size``, ``optim.base_lr`` ->
+  ``train.lr``, ``posenc_LapPE.eigen.laplacian_norm`` ->
+  ``data.laplacian_norm``); a value we cannot reproduce is a one-line
+  :class:`~geaet_dgl.config.ConfigError` naming the key and what is supported;
+- *ignored, logging or hardware* (``out_dir``, ``accelerator``, ``wandb.*``,
+  ``train.ckpt_period``, ...): named in the log;
+- *ignored, no effect on a GEAET network*: keys read only by other models,
+  samplers or schedulers of graphgym (``gnn.agg``, ``gt.bigbird.*``,
+  ``optim.momentum`` with AdamW, ...): named in the log;
+- anything else is an unknown key: an error.
+
+The fields of :class:`ModelConfig` that the built network does not read for
+this configuration (the pooling of a node head, the PE sizes without a PE, the
+dropout of a graphgym head) keep our dataclass defaults, so that a file and
+the preset it was written from compare equal.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+import yaml
+
+from ..config import ConfigError, GEANetConfig, ModelConfig, Preset, TrainConfig, apply_overrides, from_dict
+
+log = logging.getLogger(__name__)
+
+#: OGB's AtomEncoder / BondEncoder vocabularies (``ogb.utils.features.get_atom_feature_dims``).
+OGB_ATOM_VOCAB = [119, 5, 12, 12, 10, 6, 6, 2, 2]
+OGB_BOND_VOCAB = [5, 6, 2]
+
+
+@dataclass(frozen=True)
+class _Dataset:
+    """What the reference derives from a dataset: our name, input widths, outputs and task type."""
+
+    name: str
+    node_in_feats: int
+    edge_in_feats: int
+    out_feats: int
+    task_type: str
+    node_encoders: Tuple[str, ...]  # the reference's base node encoder names that fit
+    edge_encoders: Tuple[str, ...]
+
+
+#: (dataset.format, dataset.name) -> the dataset. ``out_feats`` is graphgym's ``share.dim_out``
+#: (one logit for a binary task).
+DATASETS: Dict[Tuple[str, str], _Dataset] = {
+    ("PyG-GNNBenchmarkDataset", "MNIST"): _Dataset("mnist", 3, 1, 10, "classification", ("LinearNode",),
+                                                   ("LinearEdge", "DummyEdge")),
+    ("PyG-GNNBenchmarkDataset", "CIFAR10"): _Dataset("cifar10", 5, 1, 10, "classification", ("LinearNode",),
+                                                     ("LinearEdge", "DummyEdge")),
+    ("PyG-GNNBenchmarkDataset", "PATTERN"): _Dataset("pattern", 3, 1, 1, "classification", ("LinearNode",),
+                                                     ("LinearEdge", "DummyEdge")),
+    ("PyG-GNNBenchmarkDataset", "CLUSTER"): _Dataset("cluster", 7, 1, 6, "classification", ("LinearNode",),
+                                                     ("LinearEdge", "DummyEdge")),
+    ("OGB", "peptides-structural"): _Dataset("peptides-struct", 9, 3, 11, "regression", ("Atom",), ("Bond",)),
+    ("OGB", "peptides-functional"): _Dataset("peptides-func", 9, 3, 10, "classification_multilabel", ("Atom",),
+                                             ("Bond",)),
+    ("PyG-VOCSuperpixels", "edge_wt_region_boundary"): _Dataset("voc", 14, 2, 21, "classification",
+                                                                ("VOCNode",), ("VOCEdge",)),
+    ("PyG-COCOSuperpixels", "edge_wt_region_boundary"): _Dataset("coco", 14, 2, 81, "classification",
+                                                                 ("COCONode",), ("COCOEdge",)),
+}
+
+#: graphgym's defaults (``torch_geometric.graphgym.config.set_cfg``, PyG 2.5.3) overwritten by the
+#: reference's ``GEAET/config/*.py``, for every key the mapping reads.
+REFERENCE_DEFAULTS: Dict[str, Any] = {
+    "seed": 0, "metric_best": "auto", "metric_agg": "argmax", "run_multiple_splits": [],
+    "dataset.format": "PyG", "dataset.name": "none", "dataset.task": "node", "dataset.task_type": "classification",
+    "dataset.transductive": True, "dataset.split_mode": "standard", "dataset.split_index": 0,
+    "dataset.node_encoder": False, "dataset.node_encoder_name": "Atom", "dataset.node_encoder_bn": True,
+    "dataset.edge_encoder": False, "dataset.edge_encoder_name": "Bond", "dataset.edge_encoder_bn": True,
+    "dataset.node_encoder_num_types": 0, "dataset.edge_encoder_num_types": 0, "dataset.slic_compactness": 10,
+    "dataset.transform": "none", "dataset.remove_feature": False, "dataset.to_undirected": False,
+    "dataset.infer_link_label": "None",
+    "train.mode": "custom", "train.batch_size": 16, "train.eval_period": 10, "train.sampler": "full_batch",
+    "val.sampler": "full_batch",
+    "model.type": "gnn", "model.loss_fun": "cross_entropy", "model.size_average": "mean", "model.thresh": 0.5,
+    "model.edge_decoding": "dot", "model.graph_pooling": "add",
+    "gnn.head": "default", "gnn.layers_pre_mp": 0, "gnn.layers_post_mp": 0, "gnn.dim_inner": 16,
+    "gnn.act": "relu", "gnn.dropout": 0.0,
+    "gt.layer_type": "SANLayer", "gt.use_ffn": True, "gt.layers": 3, "gt.n_heads": 8, "gt.dim_hidden": 64,
+    "gt.ffn_dropout": 0.0, "gt.global_dropout": 0.0, "gt.local_dropout": 0.0, "gt.external_dropout": 0.0,
+    "gt.local_out_act": False, "gt.attn_dropout": 0.0, "gt.layer_norm": False, "gt.batch_norm": True,
+    "GEANet.edge_unit": False, "GEANet.shared_unit": False, "GEANet.n_heads": 4, "GEANet.unit_size": 4,
+    "optim.optimizer": "adam", "optim.base_lr": 0.01, "optim.weight_decay": 5e-4, "optim.scheduler": "cos",
+    "optim.max_epoch": 200, "optim.batch_accumulation": 1, "optim.num_warmup_epochs": 50,
+    "optim.clip_grad_norm": False, "optim.clip_grad_norm_value": 1.0,
+    "pretrained.dir": "",
+    "posenc_GraphormerBias.enable": False,
+}
+for _pe in ("posenc_LapPE", "posenc_SignNet", "posenc_RWSE", "posenc_HKdiagSE", "posenc_ElstaticSE"):
+    REFERENCE_DEFAULTS.update({f"{_pe}.enable": False, f"{_pe}.model": "none", f"{_pe}.dim_pe": 16,
+                               f"{_pe}.layers": 3, f"{_pe}.n_heads": 4, f"{_pe}.post_layers": 0,
+                               f"{_pe}.raw_norm_type": "none", f"{_pe}.pass_as_var": False})
+for _pe in ("posenc_LapPE", "posenc_SignNet", "posenc_EquivStableLapPE"):
+    REFERENCE_DEFAULTS.update({f"{_pe}.eigen.laplacian_norm": "sym", f"{_pe}.eigen.eigvec_norm": "L2",
+                               f"{_pe}.eigen.max_freqs": 10})
+for _pe in ("posenc_RWSE", "posenc_HKdiagSE", "posenc_ElstaticSE"):
+    REFERENCE_DEFAULTS.update({f"{_pe}.kernel.times": [], f"{_pe}.kernel.times_func": ""})
+REFERENCE_DEFAULTS.update({"posenc_EquivStableLapPE.enable": False, "posenc_EquivStableLapPE.raw_norm_type": "none",
+                           "posenc_ElstaticSE.kernel.times_func": "range(10)"})
+
+#: Keys about output, logging, checkpoint files or hardware: they never change the result.
+LOGGING_KEYS = {
+    "out_dir", "cfg_dest", "print", "accelerator", "devices", "device", "num_workers", "num_threads", "round",
+    "tensorboard_each_run", "tensorboard_agg", "view_emb", "gpu_mem", "benchmark", "name_tag", "run_dir",
+    "run_id", "params", "custom_metrics", "mem.inplace", "dataset.dir", "dataset.cache_save",
+    "dataset.cache_load", "train.ckpt_period", "train.enable_ckpt", "train.auto_resume", "train.epoch_resume",
+    "train.ckpt_clean", "train.ckpt_best", "train.skip_train_eval", "train.eval_smoothing_metrics",
+}
+LOGGING_PREFIXES = ("wandb.", "share.")
+
+#: Keys that a GEAET network with these settings never reads (other graphgym models, layers, samplers,
+#: schedulers): ignored, and named in the log.
+NO_EFFECT_KEYS = {
+    "dataset.split", "dataset.shuffle_split", "dataset.split_dir", "dataset.encoder", "dataset.encoder_name", "dataset.encoder_bn",
+    "dataset.encoder_dim", "dataset.edge_dim", "dataset.edge_train_mode", "dataset.edge_message_ratio",
+    "dataset.edge_negative_sampling_ratio", "dataset.resample_disjoint", "dataset.resample_negative",
+    "dataset.tu_simple", "dataset.location", "dataset.label_table", "dataset.label_column",
+    "dataset.transductive",  # graphgym's assert_cfg forces False for graph tasks
+    "train.sample_node", "train.node_per_graph", "train.radius", "train.iter_per_epoch", "train.walk_length",
+    "train.neighbor_sizes", "val.sample_node", "val.node_per_graph", "val.radius",
+    "model.match_upper",
+    "gnn.layers_mp", "gnn.layer_type", "gnn.stage_type", "gnn.skip_every", "gnn.agg", "gnn.normalize_adj",
+    "gnn.msg_direction", "gnn.self_msg", "gnn.att_heads", "gnn.att_final_linear", "gnn.att_final_linear_bn",
+    "gnn.keep_edge", "gnn.clear_feature", "gnn.residual", "gnn.dim_edge",
+    # graphgym's post-MP heads build their hidden blocks from a fresh LayerConfig (no BatchNorm, no dropout,
+    # ReLU, L2 norm): these model settings never reach them
+    "gnn.batchnorm", "gnn.l2norm",
+    "gt.full_graph", "gt.gamma", "gt.pna_degrees", "gt.residual",
+    "optim.momentum", "optim.steps", "optim.lr_decay", "optim.reduce_factor", "optim.schedule_patience",
+    "optim.min_lr",  # read by the reduce-on-plateau scheduler only
+    "bn.eps", "bn.mom",  # read by graphgym's encoder BatchNorm only (node/edge_encoder_bn, unsupported when on)
+    "pretrained.freeze_main", "pretrained.reset_prediction_head",
+    "posenc_LapPE.n_heads",  # the Transformer PE model only
+    "posenc_EquivStableLapPE.eigen.laplacian_norm",  # never read: the reference reads posenc_LapPE's
+    "example_arg", "example_group.example_arg",
+}
+NO_EFFECT_PREFIXES = ("gt.bigbird.", "graphormer.", "posenc_SignNet.", "posenc_HKdiagSE.", "posenc_ElstaticSE.",
+                      "posenc_GraphormerBias.")
+
+_LOCAL = {"CustomGatedGCN": "gatedgcn", "GCN": "gcn", "GIN": "gin", "GINE": "gine", "None": "none"}
+_GLOBAL = {"Transformer": "transformer", "None": "none"}
+_EXTERNAL = {"GEANet": True, "None": False}
+_HEADS = {"default": "graph", "graph": "graph", "mlp_graph": "mlp_graph", "inductive_node": "node"}
+_POOLING = {"mean": "mean", "add": "sum", "max": "max"}
+_METRICS = {"accuracy": "accuracy", "accuracy-SBM": "balanced_accuracy", "mae": "mae", "ap": "average_precision",
+            "f1": "f1_macro"}
+_MINIMISED = ("mae",)
+
+
+@dataclass
+class ReferenceConfig:
+    """A reference YAML read into our configuration.
+
+    ``preset`` holds the model and training settings; ``data`` the
+    :class:`~geaet_dgl.training.DataOptions` fields it fixes (``dataset`` and,
+    with a Laplacian PE, ``laplacian_norm``); ``ignored`` every key of
+    the file we do not use, with the reason.
+    """
+
+    preset: Preset
+    data: Dict[str, Any]
+    ignored: List[Tuple[str, str]] = field(default_factory=list)
+
+
+def flatten(tree: Mapping[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """``{"gt": {"layers": 5}}`` -> ``{"gt.layers": 5}`` (dicts only; lists are values)."""
+    flat: Dict[str, Any] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _is_logging(key: str) -> bool:
+    return key in LOGGING_KEYS or key.startswith(LOGGING_PREFIXES) or key.endswith(".pass_as_var")
+
+
+def _is_no_effect(key: str) -> bool:
+    return key in NO_EFFECT_KEYS or key.startswith(NO_EFFECT_PREFIXES)
+
+
+class _Reader:
+    """The file's values over the reference's defaults; records every key read."""
+
+    def __init__(self, values: Dict[str, Any], where: str):
+        self.values, self.where, self.used = values, where, set()
+
+    def __call__(self, key: str) -> Any:
+        self.used.add(key)
+        return self.values[key] if key in self.values else REFERENCE_DEFAULTS[key]
+
+    def given(self, key: str) -> bool:
+        return key in self.values
+
+    def fail(self, key: str, message: str) -> ConfigError:
+        value = self(key)
+        return ConfigError(f"{self.where}: {key}={value!r} {message}")
+
+    def require(self, key: str, allowed: Tuple[Any, ...], why: str = "geaet-dgl reproduces only") -> Any:
+        value = self(key)
+        if value not in allowed:
+            raise self.fail(key, f"changes the result and is not supported; {why} "
+                                 f"{' / '.join(repr(a) for a in allowed)}")
+        return value
+
+
+def read_reference_config(path: "os.PathLike | str") -> ReferenceConfig:
+    """Read a reference / GraphGPS YAML file (see the module docstring).
+
+    Raises
+    ------
+    ConfigError
+        The file cannot be read, has a key the reference does not know, or a
+        result-changing value geaet-dgl cannot reproduce (one line naming it).
+    """
+    path = os.fspath(path)
+    try:
+        with open(path) as handle:
+            tree = yaml.safe_load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read --config {path} ({exc.strerror or exc})") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--config {path} is not valid YAML ({' '.join(str(exc).split())[:200]})") from exc
+    if not isinstance(tree, Mapping):
+        raise ConfigError(f"--config {path} must hold a mapping of reference keys (e.g. gt: {{layers: 5}})")
+    return config_from_values(flatten(tree), where=os.path.basename(path))
+
+
+def config_from_values(values: Dict[str, Any], where: str = "config") -> ReferenceConfig:
+    """Dotted reference keys -> :class:`ReferenceConfig` (see :func:`read_reference_config`)."""
+    get = _Reader(values, where)
+    dataset = _dataset(get)
+    model, data = _model(get, dataset), {"dataset": dataset.name}
+    laplacian = _laplacian_norm(get, model)
+    if laplacian is not None:
+        data["laplacian_norm"] = laplacian
+    train = _train(get, dataset)
+    ignored = []
+    for key in sorted(values):
+        if key in get.used:
+            continue
+        if _is_logging(key):
+            ignored.append((key, "logging/hardware"))
+        elif _is_no_effect(key) or key in REFERENCE_DEFAULTS:
+            ignored.append((key, "no effect on this GEAET network"))
+        else:
+            raise ConfigError(f"{where}: unknown key {key!r}: not a reference/graphgym setting geaet-dgl knows; "
+                              "remove it or check its spelling")
+    preset = Preset(name=dataset.name, dataset=dataset.name, model=model.validate(), train=train.validate(),
+                    note=f"read from the reference's {where}")
+    return ReferenceConfig(preset=preset, data=data, ignored=ignored)
+
+
+def _dataset(get: _Reader) -> _Dataset:
+    key = (get("dataset.format"), get("dataset.name"))
+    if key not in DATASETS:
+        known = ", ".join(f"{f}/{n}" for f, n in DATASETS)
+        raise ConfigError(f"{get.where}: dataset.format/name={key[0]}/{key[1]} is not a dataset --config "
+                          f"supports; supported: {known}")
+    dataset = DATASETS[key]
+    get.require("dataset.task", ("graph",), "GraphGPS marks these inductive datasets")
+    if get("dataset.task_type") != dataset.task_type:
+        raise get.fail("dataset.task_type", f"does not match {dataset.name} (it is {dataset.task_type!r})")
+    get.require("dataset.split_mode", ("standard",), "the datasets' own splits:")
+    get.require("dataset.split_index", (0,))
+    get.require("run_multiple_splits", ([],))
+    get.require("dataset.transform", ("none",))
+    get.require("dataset.remove_feature", (False,))
+    get.require("dataset.to_undirected", (False,))
+    get.require("dataset.infer_link_label", ("None",))
+    if dataset.name in ("voc", "coco"):
+        get.require("dataset.slic_compactness", (30,), "the LRGB files geaet-dgl reads are built with")
+    else:
+        get.used.add("dataset.slic_compactness")
+    get.require("train.sampler", ("full_batch",))
+    get.require("val.sampler", ("full_batch",))
+    get.require("pretrained.dir", ("",), "fine-tuning a pretrained reference model is not supported;")
+    return dataset
+
+
+def _pe(get: _Reader) -> Tuple[str, str]:
+    """(base node encoder name, our pe) from ``dataset.node_encoder_name`` and the ``posenc_*`` switches."""
+    get.require("dataset.node_encoder", (True,))
+    get.require("dataset.node_encoder_bn", (False,))
+    parts = str(get("dataset.node_encoder_name")).split("+")
+    pes = {"EquivStableLapPE": "eslappe", "LapPE": "lappe", "RWSE": "rwse"}
+    named = [p for p in parts if p in pes]
+    bases = [p for p in parts if p not in pes]
+    if len(named) > 1 or len(bases) > 1 or len(parts) > 2:
+        raise get.fail("dataset.node_encoder_name", "is not supported; use <Base>, <Base>+<PE> or <PE> with PE one "
+                                                    "of EquivStableLapPE, LapPE, RWSE")
+    for name in ("posenc_EquivStableLapPE", "posenc_LapPE", "posenc_RWSE", "posenc_SignNet", "posenc_HKdiagSE",
+                 "posenc_ElstaticSE", "posenc_GraphormerBias"):
+        wanted = bool(named) and name == f"posenc_{named[0]}"
+        if bool(get(f"{name}.enable")) != wanted:
+            raise get.fail(f"{name}.enable", f"disagrees with dataset.node_encoder_name="
+                                             f"{get('dataset.node_encoder_name')!r} (set it to {wanted})")
+    return (bases[0] if bases else "LinearNode"), (pes[named[0]] if named else "none")
+
+
+def _laplacian_norm(get: _Reader, model: ModelConfig) -> Optional[str]:
+    """The Laplacian the data must be decomposed with: the reference reads ``posenc_LapPE.eigen.laplacian_norm``
+    for LapPE *and* EquivStableLapPE."""
+    if model.pe not in ("eslappe", "lappe"):
+        return None
+    norm = str(get("posenc_LapPE.eigen.laplacian_norm")).lower()
+    if norm not in ("sym", "none"):
+        raise get.fail("posenc_LapPE.eigen.laplacian_norm", "is not supported; use sym or none")
+    return norm
+
+
+def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
+    get.require("model.type", ("GEAET",), "--config reads GEAET configurations:")
+    config = ModelConfig()  # fields the network does not read keep these defaults
+    config.node_in_feats, config.edge_in_feats, config.out_feats = (dataset.node_in_feats, dataset.edge_in_feats,
+                                                                    dataset.out_feats)
+    base, config.pe = _pe(get)
+    if base not in dataset.node_encoders:
+        raise get.fail("dataset.node_encoder_name", f"does not fit {dataset.name}; use "
+                                                    f"{' or '.join(dataset.node_encoders)} (with a PE)")
+    if base == "Atom":
+        config.node_encoder, config.node_vocab_sizes = "embedding", list(OGB_ATOM_VOCAB)
+    get.require("dataset.edge_encoder", (True,))
+    get.require("dataset.edge_encoder_bn", (False,))
+    edge = get("dataset.edge_encoder_name")
+    if edge not in dataset.edge_encoders:
+        raise get.fail("dataset.edge_encoder_name", f"does not fit {dataset.name}; use "
+                                                    f"{' or '.join(dataset.edge_encoders)}")
+    if edge == "DummyEdge":
+        config.edge_encoder = "constant"
+    elif edge == "Bond":
+        config.edge_encoder, config.edge_vocab_sizes = "embedding", list(OGB_BOND_VOCAB)
+    _pe_settings(get, config)
+
+    layer_type = str(get("gt.layer_type")).split("+")
+    if len(layer_type) != 3 or layer_type[0] not in _LOCAL or layer_type[1] not in _GLOBAL \
+            or layer_type[2] not in _EXTERNAL:
+        raise get.fail("gt.layer_type", f"is not supported; use LOCAL+GLOBAL+EXTERNAL with LOCAL one of "
+                                        f"{', '.join(_LOCAL)}; GLOBAL one of {', '.join(_GLOBAL)}; EXTERNAL GEANet "
+                                        "or None")
+    config.mpnn, config.attention, config.external = (_LOCAL[layer_type[0]], _GLOBAL[layer_type[1]],
+                                                      _EXTERNAL[layer_type[2]])
+    config.hidden_dim, config.num_layers, config.num_heads = get("gt.dim_hidden"), get("gt.layers"), get("gt.n_heads")
+    if get("gnn.dim_inner") != config.hidden_dim:
+        raise get.fail("gnn.dim_inner", f"must equal gt.dim_hidden={config.hidden_dim} (the reference refuses "
+                                        "anything else)")
+    get.require("gnn.layers_pre_mp", (0,))
+    for ours, theirs in (("local_dropout", "local_dropout"), ("global_dropout", "global_dropout"),
+                         ("external_dropout", "external_dropout"), ("ffn_dropout", "ffn_dropout"),
+                         ("attn_dropout", "attn_dropout")):
+        setattr(config, ours, float(get(f"gt.{theirs}")))
+    config.use_ffn, config.local_out_act = bool(get("gt.use_ffn")), bool(get("gt.local_out_act"))
+    norms = (bool(get("gt.batch_norm")), bool(get("gt.layer_norm")))
+    if norms not in ((True, False), (False, True)):
+        raise get.fail("gt.batch_norm", f"with gt.layer_norm={norms[1]} is not supported; set exactly one of "
+                                        "gt.batch_norm and gt.layer_norm to True")
+    config.norm = "batch" if norms[0] else "layer"
+    config.activation = get.require("gnn.act", ("relu", "gelu"))
+    config.geanet = GEANetConfig(num_heads=get("GEANet.n_heads"), unit_size=get("GEANet.unit_size"),
+                                 edge_unit=bool(get("GEANet.edge_unit")),
+                                 shared_unit=bool(get("GEANet.shared_unit")), scope="batch")
+    if config.external and config.geanet.shared_unit and not config.geanet.edge_unit:
+        raise get.fail("GEANet.shared_unit", "without GEANet.edge_unit fails in the reference (it builds share_U "
+                                             "only with the edge unit); set GEANet.edge_unit: True")
+    _head(get, config)
+    return config
+
+
+def _pe_settings(get: _Reader, config: ModelConfig) -> None:
+    if config.pe == "eslappe":
+        config.pe_k = config.pe_dim = get("posenc_EquivStableLapPE.eigen.max_freqs")
+        get.require("posenc_EquivStableLapPE.eigen.eigvec_norm", ("L2",))
+        get.require("posenc_EquivStableLapPE.raw_norm_type", ("none",))
+    elif config.pe == "lappe":
+        get.require("posenc_LapPE.model", ("DeepSet",))
+        get.require("posenc_LapPE.eigen.eigvec_norm", ("L2",))
+        get.require("posenc_LapPE.raw_norm_type", ("none",))
+        get.require("posenc_LapPE.post_layers", (0,))
+        config.pe_k, config.pe_dim = get("posenc_LapPE.eigen.max_freqs"), get("posenc_LapPE.dim_pe")
+        config.pe_layers = get("posenc_LapPE.layers")
+    elif config.pe == "rwse":
+        get.require("posenc_RWSE.model", ("Linear", "linear"))
+        config.pe_k, config.pe_dim = _rwse_steps(get), get("posenc_RWSE.dim_pe")
+        raw = str(get("posenc_RWSE.raw_norm_type")).lower()
+        if raw not in ("none", "batchnorm"):
+            raise get.fail("posenc_RWSE.raw_norm_type", "is not supported; use none or BatchNorm")
+        config.pe_raw_norm = raw == "batchnorm"
+        get.used.update({"posenc_RWSE.layers", "posenc_RWSE.n_heads", "posenc_RWSE.post_layers"})  # mlp only
+
+
+def _rwse_steps(get: _Reader) -> int:
+    """Number of random-walk steps: ``kernel.times`` or ``kernel.times_func``; must be 1, 2, ..., K."""
+    times = list(get("posenc_RWSE.kernel.times") or [])
+    func = str(get("posenc_RWSE.kernel.times_func") or "")
+    if not times:
+        match = re.fullmatch(r"\s*range\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)\s*", func)
+        if match is None:
+            raise get.fail("posenc_RWSE.kernel.times_func", "is not supported; use range(1,K+1)")
+        times = list(range(int(match.group(1)), int(match.group(2))))
+    if not times or times != list(range(1, len(times) + 1)):
+        raise get.fail("posenc_RWSE.kernel.times", "is not supported; geaet-dgl's RWSE uses steps 1..K "
+                                                   "(times_func: range(1,K+1))")
+    return len(times)
+
+
+def _head(get: _Reader, config: ModelConfig) -> None:
+    head = get("gnn.head")
+    if head not in _HEADS:
+        raise get.fail("gnn.head", f"is not supported; use one of {', '.join(_HEADS)}")
+    config.head = _HEADS[head]
+    # graphgym's assert_cfg raises layers_post_mp to at least 1
+    config.head_layers = max(1, int(get("gnn.layers_post_mp")))
+    if config.head in ("graph", "mlp_graph"):
+        pooling = get("model.graph_pooling")
+        if pooling not in _POOLING:
+            raise get.fail("model.graph_pooling", f"is not supported; use one of {', '.join(_POOLING)}")
+        config.pooling = _POOLING[pooling]
+    if config.head == "mlp_graph":  # GraphGPS's mlp_graph head is the only one that reads gnn.dropout
+        config.head_dropout = float(get("gnn.dropout"))
+    else:
+        get.used.add("gnn.dropout")
+
+
+def _train(get: _Reader, dataset: _Dataset) -> TrainConfig:
+    train = TrainConfig()
+    get.require("train.mode", ("custom",), "the reference's custom training loop:")
+    get.require("train.eval_period", (1,), "geaet-dgl evaluates (and picks the best epoch) every epoch:")
+    get.require("optim.optimizer", ("adamW",))
+    get.require("optim.scheduler", ("cosine_with_warmup",))
+    get.require("optim.batch_accumulation", (1,))
+    get.require("model.size_average", ("mean",))
+    get.require("model.thresh", (0.5,))
+    get.require("model.edge_decoding", ("dot",))
+    train.batch_size, train.seed = get("train.batch_size"), get("seed")
+    train.lr, train.weight_decay = float(get("optim.base_lr")), float(get("optim.weight_decay"))
+    train.epochs, train.warmup_epochs = get("optim.max_epoch"), get("optim.num_warmup_epochs")
+    train.clip_grad_norm = float(get("optim.clip_grad_norm_value")) if get("optim.clip_grad_norm") else None
+    if not get("optim.clip_grad_norm"):
+        get.used.add("optim.clip_grad_norm_value")
+    loss = get("model.loss_fun")
+    if loss == "cross_entropy":
+        loss = "bce" if dataset.task_type == "classification_multilabel" else "cross_entropy"
+    elif loss not in ("weighted_cross_entropy", "l1"):
+        raise get.fail("model.loss_fun", "is not supported; use cross_entropy, weighted_cross_entropy or l1")
+    train.loss = loss
+    metric = get("metric_best")
+    if metric not in _METRICS:
+        raise get.fail("metric_best", f"is not supported (auto picks the epoch by validation loss); use one of "
+                                      f"{', '.join(_METRICS)}")
+    train.metric = _METRICS[metric]
+    direction = "argmin" if train.metric in _MINIMISED else "argmax"
+    if get("metric_agg") != direction:
+        raise get.fail("metric_agg", f"does not fit metric_best={metric!r}; use {direction}")
+    return train
+
+
+def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[str, Any]] = None,
+                         data: Optional[Mapping[str, Any]] = None, device: str = "cpu", workers: int = 0,
+                         checkpoint_every: int = 0):
+    """A :class:`~geaet_dgl.training.RunConfig` from a reference YAML, then ``--set``-style ``overrides``.
+
+    ``data`` gives the :class:`~geaet_dgl.training.DataOptions` fields the file
+    does not fix (``data_dir``, ``limit_*``, ...); the ignored keys are logged.
+    """
+    from ..training.run_config import DataOptions, RunConfig  # training imports data; keep this module light
+
+    ref = read_reference_config(path)
+    for reason in ("logging/hardware", "no effect on this GEAET network"):
+        keys = [k for k, why in ref.ignored if why == reason]
+        if keys:
+            log.info("--config %s: ignored (%s): %s", os.path.basename(os.fspath(path)), reason, ", ".join(keys))
+    overrides = dict(overrides or {})
+    data_settings = {k[len("data."):]: v for k, v in overrides.items() if k.startswith("data.")}
+    preset = apply_overrides(ref.preset, {k: v for k, v in overrides.items() if not k.startswith("data.")})
+    options = from_dict(DataOptions, {**ref.data, **dict(data or {}), **data_settings}, where="data.")
+    run = RunConfig(preset=preset.name, model=preset.model, train=preset.train, data=options, device=device,
+                    workers=workers, checkpoint_every=checkpoint_every)
+    return run.validate()

@@ -1,0 +1,120 @@
+"""One table of parameter names between the reference's GEAET and ours, used in both directions.
+
+Both models hold the same tensors in the same layout; only some module paths
+differ (graphgym wraps encoders and heads in its own containers; our norms sit
+in a ``BranchNorm``). Each :class:`NameRule` writes one such difference as a
+pair of templates, ``{name}`` standing for a part matched by
+:data:`PARTS`. :func:`reference_to_ours` applies every rule in order;
+:func:`ours_to_reference` applies the rules that hold for a model
+configuration in reverse order (a name of ours can come from several reference
+encoders or heads: the configuration says which).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional
+
+import torch
+
+from ..config import ModelConfig
+
+#: The regular expression each ``{name}`` placeholder stands for.
+PARTS = {"i": r"\d+", "norm": r"norm1_local|norm1_global|norm1_external|norm2", "pe": r"raw_norm|pe_encoder"}
+
+_Condition = Callable[[ModelConfig], bool]
+
+
+def _always(config: ModelConfig) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class NameRule:
+    """``reference`` prefix template <-> ``ours`` prefix template, for the configurations ``when`` accepts.
+
+    ``unless_followed_by`` keeps a name that already has our form from being
+    rewritten again (our own keys pass :func:`reference_to_ours` unchanged).
+    """
+
+    reference: str
+    ours: str
+    when: _Condition = _always
+    unless_followed_by: str = ""
+
+    def _pattern(self, template: str, guard: str = "") -> "re.Pattern[str]":
+        parts = re.split(r"\{(\w+)\}", template)
+        regex = "".join(re.escape(p) if k % 2 == 0 else f"(?P<{p}>{PARTS[p]})" for k, p in enumerate(parts))
+        return re.compile("^" + regex + (f"(?!{re.escape(guard)})" if guard else ""))
+
+    @staticmethod
+    def _replacement(template: str) -> str:
+        return re.sub(r"\{(\w+)\}", r"\\g<\1>", template.replace("\\", "\\\\"))
+
+    def forward(self, key: str) -> str:
+        return self._pattern(self.reference, self.unless_followed_by).sub(self._replacement(self.ours), key, count=1)
+
+    def backward(self, key: str) -> str:
+        return self._pattern(self.ours).sub(self._replacement(self.reference), key, count=1)
+
+
+def _pe(*kinds: str) -> _Condition:
+    return lambda config: config.pe in kinds
+
+
+def _graphgym_head(final_index: Optional[int] = None) -> _Condition:
+    def holds(config: ModelConfig) -> bool:
+        if config.head == "mlp_graph":
+            return False
+        return final_index is None or final_index == (1 if config.head_layers > 1 else 0)
+
+    return holds
+
+
+NAME_RULES: List[NameRule] = [
+    # RWSE alone (node_encoder_name: RWSE): its linear_x expands x beside the PE
+    NameRule("encoder.node_encoder.linear_x.", "node_encoder.encoder.", _pe("rwse")),
+    NameRule("encoder.node_encoder.{pe}.", "pe_encoder.{pe}.", _pe("rwse")),
+    # composed encoders (LinearNode+EquivStableLapPE, Atom+LapPE)
+    NameRule("encoder.node_encoder.encoder1.", "node_encoder.", _pe("eslappe", "lappe")),
+    NameRule("encoder.node_encoder.encoder2.", "pe_encoder.", _pe("eslappe", "lappe")),
+    NameRule("encoder.node_encoder.", "node_encoder.", _pe("none")),  # one node encoder, no PE (VOCNode, ...)
+    NameRule("encoder.edge_encoder.", "edge_encoder."),
+    NameRule("layers.{i}.{norm}.", "layers.{i}.{norm}.norm.", unless_followed_by="norm."),
+    # graphgym's MLP heads: hidden blocks in a GeneralMultiLayer, then the last Linear (index 0 if it is alone)
+    NameRule("post_mp.layer_post_mp.model.0.Layer_{i}.layer.model.", "head.layer_post_mp.hidden.{i}.",
+             _graphgym_head()),
+    NameRule("post_mp.layer_post_mp.model.1.model.", "head.layer_post_mp.final.", _graphgym_head(1)),
+    NameRule("post_mp.layer_post_mp.model.0.model.", "head.layer_post_mp.final.", _graphgym_head(0)),
+    NameRule("post_mp.mlp.", "head.layer_post_mp.", lambda config: config.head == "mlp_graph"),
+    # applied after the rules above: OGB's AtomEncoder / BondEncoder
+    NameRule("node_encoder.atom_embedding_list.", "node_encoder.embeddings.",
+             lambda config: config.node_encoder == "embedding"),
+    NameRule("edge_encoder.bond_embedding_list.", "edge_encoder.embeddings.",
+             lambda config: config.edge_encoder == "embedding"),
+]
+
+
+def reference_to_ours(ref_state: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+    """Rename the reference's state-dict keys to ours (same tensors, same layout); our own keys pass unchanged."""
+    out = {}
+    for key, value in ref_state.items():
+        for rule in NAME_RULES:  # each rule in turn, on the result of the ones before
+            key = rule.forward(key)
+        out[key] = value
+    return out
+
+
+def ours_to_reference(state: Dict[str, torch.Tensor], config: ModelConfig) -> Dict[str, torch.Tensor]:
+    """Rename our state-dict keys to the reference's, for a model built from ``config``.
+
+    The inverse of :func:`reference_to_ours` on the names of that model:
+    ``reference_to_ours(ours_to_reference(s, config)) == s``.
+    """
+    rules = [rule for rule in reversed(NAME_RULES) if rule.when(config)]
+    out = {}
+    for key, value in state.items():
+        for rule in rules:
+            key = rule.backward(key)
+        out[key] = value
+    return out
