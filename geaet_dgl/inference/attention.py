@@ -2,7 +2,10 @@
 the output projection.
 
 Same dense per-batch layout as :class:`~geaet_dgl.nn.self_attention.GraphSelfAttention` (the batch's
-:class:`~geaet_dgl.nn.batch_layout.BatchLayout` and its cached key bias); no attention dropout.
+:class:`~geaet_dgl.nn.batch_layout.BatchLayout` and its cached key bias); no attention dropout. The
+key padding bias rides in an extra channel of the queries (1) and keys (the bias), so the scores
+come from one plain ``bmm`` instead of a ``baddbmm`` that first copies the bias into every score
+row; the softmax runs in place.
 """
 from __future__ import annotations
 
@@ -54,10 +57,16 @@ class FoldedSelfAttention(nn.Module):
         rows = layout.dense_index
         qkv = F.linear(node_feat, self.in_weight, self.in_bias)  # (N, 3d)
         dense = qkv.new_zeros(num_graphs * width, 3 * self.hidden_dim).index_copy_(0, rows, qkv)
-        dense = dense.view(num_graphs, width, 3, heads, head_dim).permute(2, 0, 3, 1, 4)
-        query, key, value = (t.reshape(num_graphs * heads, width, head_dim) for t in dense)  # (B*H, W, d/H)
-        scores = torch.baddbmm(layout.key_bias(heads, qkv.dtype), query, key.transpose(1, 2))
-        weights = torch.softmax(scores, dim=-1)
+        # Queries, keys and values per (graph, head) with one extra channel: 1 for queries, the key
+        # padding bias for keys, so that one bmm gives q k^T + bias (no (B*H, W, W) bias copy).
+        ext = qkv.new_empty(3, num_graphs, heads, width, head_dim + 1)
+        ext[..., :head_dim].copy_(dense.view(num_graphs, width, 3, heads, head_dim).permute(2, 0, 3, 1, 4))
+        ext[0, ..., head_dim] = 1.0
+        ext[1, ..., head_dim] = layout.key_bias(heads, qkv.dtype).view(num_graphs, heads, width)
+        query, key = (t.view(num_graphs * heads, width, head_dim + 1) for t in ext[:2])
+        value = ext[2, ..., :head_dim].view(num_graphs * heads, width, head_dim)
+        scores = torch.bmm(query, key.transpose(1, 2))  # (B*H, W, W)
+        weights = torch.ops.aten._softmax.out(scores, -1, False, out=scores)  # in place: nothing else reads scores
         out = torch.bmm(weights, value).view(num_graphs, heads, width, head_dim).transpose(1, 2)
         out = out.reshape(num_graphs * width, self.hidden_dim).index_select(0, rows)
         return F.linear(out, self.out_weight, self.out_bias)

@@ -60,7 +60,9 @@ class FoldedGEAETLayer(nn.Module):
         self.local_model = self.local_out_act = None
         self.local_affine = self.local_norm = None
         if layer.local_model is not None:
-            self.local_model = FoldedGatedGCN.fold(layer.local_model) or layer.local_model
+            folded = FoldedGatedGCN.fold(layer.local_model)
+            self.local_model = folded or layer.local_model
+            self.local_takes_layout = folded is not None
             self.local_out_act = layer.local_out_act
             self.local_residual = not getattr(layer.local_model, "applies_residual", False)
             self.local_affine = self._fold_norm(layer.norm1_local, residual=self.local_residual)
@@ -118,7 +120,10 @@ class FoldedGEAETLayer(nn.Module):
         h_in = node_feat
         parts: List[Tuple[torch.Tensor, Optional[torch.Tensor]]] = []  # (tensor, scale or None) to be summed
         if self.local_model is not None:
-            h_local, edge_feat = self.local_model(graph, h_in, edge_feat, pe_dist, edge_output)
+            if self.local_takes_layout:
+                h_local, edge_feat = self.local_model(graph, h_in, edge_feat, pe_dist, edge_output, layout=layout)
+            else:
+                h_local, edge_feat = self.local_model(graph, h_in, edge_feat, pe_dist, edge_output)
             if self.local_residual and self.local_out_act is not None:
                 h_local = self.local_out_act(h_local)
             if self.local_affine is not None:

@@ -9,10 +9,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..models.geaet import GEAET, _require
-from ..models.positional import RWSEEncoder
+from ..models.encoders import LinearEncoder
+from ..models.positional import EquivStableLapPEEncoder, RWSEEncoder
 from ..nn.batch_layout import BatchLayout
 from ..nn.gated_gcn import pe_square_distance
 from .affine import batchnorm_affine, scale_columns
+from .edges import edge_endpoints
 from .layer import fold_layer
 
 
@@ -37,6 +39,25 @@ class FoldedRWSEEncoder(nn.Module):
         return F.linear(rwse, self.weight, self.bias)
 
 
+class FoldedScalarEncoder(nn.Module):
+    """A :class:`~geaet_dgl.models.encoders.LinearEncoder` of one input feature as one ``addcmul``: (M, 1) -> (M, d).
+
+    ``Linear(1, d)`` is ``b + x w``; computed by ``addmm`` it first copies the bias into every row.
+    """
+
+    def __init__(self, encoder: LinearEncoder):
+        super().__init__()
+        self.weight = encoder.encoder.weight.detach().reshape(-1)
+        self.bias = encoder.encoder.bias.detach()
+
+    @staticmethod
+    def supports(encoder: nn.Module) -> bool:
+        return type(encoder) is LinearEncoder and encoder.in_feats == 1 and encoder.encoder.bias is not None
+
+    def forward(self, feat: torch.Tensor) -> torch.Tensor:
+        return torch.addcmul(self.bias, feat.view(feat.shape[0], 1).float(), self.weight)
+
+
 class FoldedGEAET(nn.Module):
     """A :class:`~geaet_dgl.models.geaet.GEAET` in eval mode with its BatchNorms folded: same call, same outputs.
 
@@ -49,6 +70,8 @@ class FoldedGEAET(nn.Module):
         super().__init__()
         self.config = model.config
         self.node_encoder, self.edge_encoder = model.node_encoder, model.edge_encoder
+        if FoldedScalarEncoder.supports(model.edge_encoder):
+            self.edge_encoder = FoldedScalarEncoder(model.edge_encoder)
         self.pe_encoder = model.pe_encoder
         if FoldedRWSEEncoder.supports(model.pe_encoder):
             self.pe_encoder = FoldedRWSEEncoder(model.pe_encoder)
@@ -64,12 +87,25 @@ class FoldedGEAET(nn.Module):
         e = self.edge_encoder(edge_in)
         pe_dist = None
         if cfg.pe == "eslappe":
-            pe_dist = pe_square_distance(graph, self.pe_encoder(_require(graph, "lap_pe")))
+            pe_dist = self.pe_distance(graph, _require(graph, "lap_pe"), layout)
         elif cfg.pe == "lappe":
             h = torch.cat([h, self.pe_encoder(_require(graph, "lap_pe"), _require(graph, "lap_eigval"), layout)], -1)
         elif cfg.pe == "rwse":
             h = torch.cat([h, self.pe_encoder(_require(graph, "rwse"))], dim=-1)
         return h, e, pe_dist
+
+    def pe_distance(self, graph: dgl.DGLGraph, eigvecs: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
+        """(N, k) eigenvectors -> (E, 1) squared distances of the encoded PE, :math:`\\lVert W (v_j - v_i) \\rVert^2`.
+
+        The encoder is affine, ``p = W v + b``, so ``p_j - p_i = W (v_j - v_i)``: the differences are
+        taken on the k eigenvector channels and mapped once, instead of gathering (E, d) encodings.
+        """
+        if type(self.pe_encoder) is not EquivStableLapPEEncoder:
+            return pe_square_distance(graph, self.pe_encoder(eigvecs))
+        src, dst = edge_endpoints(graph, layout)
+        eigvecs = torch.nan_to_num(eigvecs, nan=0.0)
+        diff = eigvecs.index_select(0, src).sub_(eigvecs.index_select(0, dst))  # (E, k)
+        return F.linear(diff, self.pe_encoder.linear_encoder_eigenvec.weight).square_().sum(-1, keepdim=True)
 
     def forward(self, graph: dgl.DGLGraph, layout: Optional[BatchLayout] = None) -> torch.Tensor:
         """Batched graph -> what the unfolded model returns in eval mode."""
