@@ -47,8 +47,8 @@ from skimage.segmentation import slic
 from skimage.util import regular_grid
 from tqdm.auto import tqdm
 
-from ..atomic import atomic_write
-from .errors import DataError
+from ...atomic import atomic_write
+from ..errors import DataError
 
 PathLike = Union[str, os.PathLike]
 
