@@ -3,9 +3,11 @@ the output projection.
 
 Same dense per-batch layout as :class:`~geaet_dgl.nn.self_attention.GraphSelfAttention` (the batch's
 :class:`~geaet_dgl.nn.batch_layout.BatchLayout` and its cached key bias); no attention dropout. The
-key padding bias rides in an extra channel of the queries (1) and keys (the bias), so the scores
-come from one plain ``bmm`` instead of a ``baddbmm`` that first copies the bias into every score
-row; the softmax runs in place.
+nodes' queries, keys and values are scattered with one ``index_copy_`` straight into a per-batch
+(head, graph, position) buffer that every layer reuses (:func:`attention_workspace`). The key
+padding bias rides in an extra channel of the queries (1) and keys (the bias), so the scores come
+from one plain ``bmm`` instead of a ``baddbmm`` that first copies the bias into every score row;
+the softmax runs in place.
 """
 from __future__ import annotations
 
@@ -54,19 +56,36 @@ class FoldedSelfAttention(nn.Module):
     def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
         num_graphs, width = layout.batch_size, layout.dense_width
         heads, head_dim = self.num_heads, self.hidden_dim // self.num_heads
-        rows = layout.dense_index
+        rows = layout.dense_index  # node -> row of the (B * W) dense layout
+        num_nodes = node_feat.shape[0]
         qkv = F.linear(node_feat, self.in_weight, self.in_bias)  # (N, 3d)
-        dense = qkv.new_zeros(num_graphs * width, 3 * self.hidden_dim).index_copy_(0, rows, qkv)
-        # Queries, keys and values per (graph, head) with one extra channel: 1 for queries, the key
-        # padding bias for keys, so that one bmm gives q k^T + bias (no (B*H, W, W) bias copy).
-        ext = qkv.new_empty(3, num_graphs, heads, width, head_dim + 1)
-        ext[..., :head_dim].copy_(dense.view(num_graphs, width, 3, heads, head_dim).permute(2, 0, 3, 1, 4))
-        ext[0, ..., head_dim] = 1.0
-        ext[1, ..., head_dim] = layout.key_bias(heads, qkv.dtype).view(num_graphs, heads, width)
-        query, key = (t.view(num_graphs * heads, width, head_dim + 1) for t in ext[:2])
-        value = ext[2, ..., :head_dim].view(num_graphs * heads, width, head_dim)
-        scores = torch.bmm(query, key.transpose(1, 2))  # (B*H, W, W)
+        workspace = attention_workspace(layout, heads, head_dim, qkv.dtype)  # (3, H, B * W, d/H + 1)
+        # One scatter of the nodes' q, k, v rows into their (head, graph, position) slots; padding stays 0.
+        workspace.view(3 * heads, num_graphs * width, head_dim + 1)[:, :, :head_dim].index_copy_(
+            1, rows, qkv.view(num_nodes, 3 * heads, head_dim).transpose(0, 1))
+        query, key = (t.view(heads * num_graphs, width, head_dim + 1) for t in workspace[:2])
+        value = workspace[2, :, :, :head_dim].view(heads * num_graphs, width, head_dim)
+        scores = torch.bmm(query, key.transpose(1, 2))  # (H*B, W, W): q k^T + key padding bias
         weights = torch.ops.aten._softmax.out(scores, -1, False, out=scores)  # in place: nothing else reads scores
-        out = torch.bmm(weights, value).view(num_graphs, heads, width, head_dim).transpose(1, 2)
-        out = out.reshape(num_graphs * width, self.hidden_dim).index_select(0, rows)
-        return F.linear(out, self.out_weight, self.out_bias)
+        out = torch.bmm(weights, value).view(heads, num_graphs * width, head_dim).index_select(1, rows)
+        return F.linear(out.transpose(0, 1).reshape(num_nodes, self.hidden_dim), self.out_weight, self.out_bias)
+
+
+def attention_workspace(layout: BatchLayout, heads: int, head_dim: int, dtype: torch.dtype) -> torch.Tensor:
+    """The batch's (3, H, B * W, d/H + 1) query/key/value buffer, built once and shared by every layer.
+
+    Row ``graph * W + position`` of head ``h`` holds a node's query, key or value channels; padding
+    rows stay zero. The extra last channel is 1 for queries and the key padding bias
+    (:meth:`BatchLayout.key_bias`) for keys, so ``q_ext k_ext^T = q k^T + bias``. Each layer
+    overwrites only the real rows' first ``d/H`` channels, after the previous layer is done with them.
+    """
+    cache = layout._cache  # per batch: lives as long as the batch's forward
+    key = ("inference_attention_workspace", heads, head_dim, dtype)
+    if key not in cache:
+        rows = layout.batch_size * layout.dense_width
+        workspace = torch.zeros(3, heads, rows, head_dim + 1, dtype=dtype, device=layout.node_graph_id.device)
+        workspace[0, :, :, head_dim] = 1.0
+        bias = layout.key_bias(heads, dtype).view(layout.batch_size, heads, layout.dense_width)
+        workspace[1, :, :, head_dim] = bias.transpose(0, 1).reshape(heads, rows)
+        cache[key] = workspace
+    return cache[key]
