@@ -126,10 +126,13 @@ def test_both_geanet_scopes(scope):
 
 
 @pytest.mark.parametrize("scope", ["graph", "batch"])
-def test_edge_and_shared_units_in_both_scopes(scope):
-    model = _model("pattern", num_layers=2)
-    for layer in model.layers:
-        layer.external_model.scope = scope
+@pytest.mark.parametrize("heads", [4, 8])  # 8 heads: units per head (the module's choice), not one product
+@pytest.mark.parametrize("shared", [True, False])
+def test_edge_and_shared_units_in_both_scopes(scope, heads, shared):
+    geanet = copy.deepcopy(get_preset("pattern").model.geanet)
+    geanet.num_heads, geanet.unit_size, geanet.scope, geanet.shared_unit = heads, 64 // heads, scope, shared
+    model = _model("pattern", num_layers=2, geanet=geanet)
+    assert model.layers[0].external_model.one_product == (heads <= 4)
     assert _max_diff(model, _batch("pattern", 2, seed=2)) < TOLERANCE
 
 
