@@ -334,16 +334,21 @@ def _print_summary(summary: Dict[str, Any], run_dir: str) -> None:
               help="Where to evaluate.")
 @click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
               help="DataLoader worker processes.")
+@click.option("--no-fold", is_flag=True,
+              help="Score with the model as trained instead of its folded inference copy (BatchNorms folded "
+                   "into linear maps: same outputs up to float rounding, faster; what training scores with).")
 @_handle_errors
 def eval_command(checkpoint: str, split: str, as_json: bool, data_dir: Optional[str], mnist_images: Optional[str],
                  limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int], device: str,
-                 workers: int, cifar_images: Optional[str] = None, data_file: Optional[str] = None) -> None:
+                 workers: int, no_fold: bool = False, cifar_images: Optional[str] = None,
+                 data_file: Optional[str] = None) -> None:
     """Recompute a checkpoint's metric on one split (the run's data limits unless given)."""
     from geaet_dgl.training import evaluate_checkpoint
 
     data = _given(data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images, limit_train=limit_train,
                   limit_val=limit_val, limit_test=limit_test, data_file=data_file)
-    result = evaluate_checkpoint(checkpoint, split, data, device=device, workers=workers, progress=not as_json)
+    result = evaluate_checkpoint(checkpoint, split, data, device=device, workers=workers, progress=not as_json,
+                                 fold=not no_fold)
     if as_json:
         click.echo(json.dumps({key: result[key] for key in ("split", "metric_name", "metric")}))
     else:
@@ -581,11 +586,13 @@ def datasets(data_dir: str, as_json: bool) -> None:
               help="Write the results as JSON.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="PATH",
               help="Write a PNG plot of throughput (and scaling).")
+@click.option("--no-fold", is_flag=True,
+              help="Time inference on the model as trained instead of its folded inference copy (what eval uses).")
 @_handle_errors
 def benchmark(preset: str, batch_sizes: Tuple[int, ...], device: str, threads: int, repeats: int, warmup: int,
               epoch: bool, breakdown: bool, num_graphs: int, workers: int, scaling: bool, max_nodes: int,
               against_pyg: Optional[str], force: bool, allocator: Optional[str], json_path: Optional[str],
-              plot_path: Optional[str]) -> None:
+              plot_path: Optional[str], no_fold: bool = False) -> None:
     """Throughput (graphs/s, train and inference), peak memory, where a step's time goes, epoch time,
     scaling; optionally side by side with the PyG reference. Speed is only comparable within one run."""
     from geaet_dgl.benchmarking.api import run_benchmark
@@ -593,7 +600,7 @@ def benchmark(preset: str, batch_sizes: Tuple[int, ...], device: str, threads: i
     run_benchmark(preset=preset, batch_sizes=batch_sizes or (16, 64, 128), device=device, threads=threads,
                   repeats=repeats, warmup=warmup, epoch=epoch, breakdown=breakdown, num_graphs=num_graphs,
                   workers=workers, scaling=scaling, max_nodes=max_nodes, against_pyg=against_pyg, force=force,
-                  allocator=allocator, json_path=json_path, plot_path=plot_path, echo=click.echo)
+                  allocator=allocator, json_path=json_path, plot_path=plot_path, fold=not no_fold, echo=click.echo)
 
 
 #: Kept in step with geaet_dgl.allocator (not imported here: importing the package loads torch and dgl,

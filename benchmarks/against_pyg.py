@@ -21,6 +21,7 @@ def main(argv=None):
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--num-batches", type=int, default=2)
     p.add_argument("--force", action="store_true", help="time even if parity fails (> 1e-5)")
+    p.add_argument("--no-fold", action="store_true", help="time inference on the unfolded model")
     a = p.parse_args(argv)
     from geaet_dgl.benchmarking import run_benchmark
     from geaet_dgl.benchmarking.against_pyg import ParityError
@@ -29,7 +30,7 @@ def main(argv=None):
         run_benchmark(preset=a.preset, batch_sizes=a.batch_sizes, device=a.device, threads=a.threads,
                       repeats=a.repeats, warmup=a.warmup, num_batches=a.num_batches, seed=a.seed,
                       against_pyg=a.ref_dir, force=a.force, json_path=a.json_path, plot_path=a.plot_path,
-                      allocator=a.allocator)
+                      allocator=a.allocator, fold=not a.no_fold)
     except ParityError as exc:
         print(f"refusing to time: {exc}", file=sys.stderr)
         return 1

@@ -23,6 +23,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
 
+from ..inference import fold_for_inference
 from .inputs import UnsupportedPreset, check_supported, loss_function, prebuilt_batches
 from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
 from .timing import environment, set_threads, summarize, time_call
@@ -61,7 +62,7 @@ def _interleaved(ours: Callable, ref: Callable, ours_batches, ref_batches, sizes
 def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Sequence[int] = (16, 64, 128),
                            repeats: int = 5, threads: int = 2, warmup: int = 2, num_batches: int = 2, seed: int = 0,
                            force: bool = False, parity_tolerance: float = PARITY_TOLERANCE,
-                           progress: Optional[Callable[[str], None]] = None) -> Dict[str, object]:
+                           progress: Optional[Callable[[str], None]] = None, fold: bool = True) -> Dict[str, object]:
     """Parity check, then interleaved CPU timing of ours vs the reference at every batch size.
 
     Returns ``{'config', 'parity' (ParityReport.as_dict()), 'parity_max_abs_diff',
@@ -71,6 +72,11 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
     'ratio_infer_paired' (median of per-repeat ratios), min/max of each}]}``.
     Raises :class:`ParityError` when the models differ by more than
     ``parity_tolerance`` and ``force`` is False.
+
+    Our inference runs the folded model (:func:`~geaet_dgl.inference.fold_for_inference`,
+    refolded before each batch size: training changes the weights) unless ``fold`` is False; the
+    largest difference between its outputs and the unfolded model's on the parity batch is
+    reported as ``fold_max_abs_diff`` and must also stay within ``parity_tolerance``.
     """
     from .parity import check_parity, paired_models
     from .reference import REFERENCE_CONFIGS, to_pyg_batch
@@ -93,12 +99,19 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
                           f"(worst gradient: {parity.worst_grad_param}); fix parity first or pass force=True")
 
     reference, ours = paired_models(ref_dir, key, seed=seed)
+    fold_diff = None
+    if fold:
+        fold_diff = folding_difference(ours, graph)
+        if progress:
+            progress(f"folded inference model vs the model: max |diff| = {fold_diff:.3g}")
+        if fold_diff > parity_tolerance and not force:
+            raise ParityError(f"the folded inference model differs from the model by {fold_diff:.3g} > "
+                              f"{parity_tolerance:g}; time with fold=False (--no-fold) or report the bug")
     loss_fn = loss_function(key)
     # Each side steps as its own trainer does: ours FlatAdamW (clipping inside), the reference graphgym's.
     ours_train = train_step_fn(ours, make_optimizer(ours, key), loss_fn, clip=make_clipper(key))
     ref_train = train_step_fn(reference, make_optimizer(reference, key, reference=True), loss_fn,
                               forward=reference_forward, clip=make_clipper(key, reference=True))
-    ours_infer = infer_step_fn(ours)
     ref_infer = infer_step_fn(reference, forward=reference_forward)
 
     results = []
@@ -107,6 +120,7 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
         ref_batches = [(to_pyg_batch(g, y), y) for g, y in ours_batches]
         sizes = [g.batch_size for g, _ in ours_batches]
         ours.eval(), reference.eval()
+        ours_infer = infer_step_fn(fold_for_inference(ours) if fold else ours)  # refolded: training moved the weights
         infer = _interleaved(ours_infer, ref_infer, ours_batches, ref_batches, sizes, warmup, repeats)
         ours.train(), reference.train()
         train = _interleaved(ours_train, ref_train, ours_batches, ref_batches, sizes, warmup, repeats)
@@ -125,6 +139,14 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
                      f"{row['infer_graphs_per_s']:.1f} vs ref {row['ref_infer_graphs_per_s']:.1f} g/s "
                      f"({row['ratio_infer']:.2f}x)")
     config = dict(environment("cpu", threads), preset=key, repeats=repeats, warmup=warmup, num_batches=num_batches,
-                  reference_dir=str(ref_dir), interleaved=True, parity_tolerance=parity_tolerance)
+                  reference_dir=str(ref_dir), interleaved=True, parity_tolerance=parity_tolerance,
+                  inference="folded" if fold else "unfolded")
     return {"config": config, "parity": parity.as_dict(), "parity_max_abs_diff": parity.max_abs_diff,
-            "results": results}
+            "fold_max_abs_diff": fold_diff, "results": results}
+
+
+def folding_difference(model: torch.nn.Module, graph) -> float:
+    """Largest |folded - unfolded| eval output of ``model`` on ``graph`` (the model is left in eval mode)."""
+    model.eval()
+    with torch.no_grad():
+        return float((fold_for_inference(model)(graph) - model(graph)).abs().max())

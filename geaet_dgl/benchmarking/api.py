@@ -58,6 +58,7 @@ def run_benchmark(
     force: bool = False,
     isolate: bool = True,
     allocator: Optional[str] = None,
+    fold: bool = True,
     echo: Optional[Callable[[str], None]] = print,
 ) -> Dict[str, object]:
     """Benchmark a preset's model and return the report dict (also printed, and written if asked).
@@ -92,6 +93,8 @@ def run_benchmark(
         also applied to this process); None reads ``$GEAET_DGL_ALLOCATOR`` (default
         'hugetlb'). See :mod:`geaet_dgl.allocator`.
     force : time against the reference even when parity fails.
+    fold : time inference on the folded model (:func:`~geaet_dgl.inference.fold_for_inference`,
+        what evaluation runs); False times the model itself.
     echo : where the text report goes (None: silent).
 
     Returns
@@ -116,7 +119,8 @@ def run_benchmark(
     config = dict(environment(device, threads), allocator=requested if isolate else in_process,
                   allocator_this_process=in_process, preset=preset,
                   batch_sizes=[int(b) for b in batch_sizes], repeats=repeats, warmup=warmup,
-                  num_batches=num_batches, seed=seed, isolated=isolate)
+                  num_batches=num_batches, seed=seed, isolated=isolate,
+                  inference="folded" if fold else "unfolded")
     report: Dict[str, object] = {"config": config, "results": []}
     with _child_environment(environment_for(requested)):  # measuring processes start in the chosen mode
         if batch_sizes and against_pyg is not None:
@@ -124,20 +128,22 @@ def run_benchmark(
 
             comparison = compare_with_reference(against_pyg, preset, batch_sizes, repeats=repeats,
                                                 threads=threads, warmup=warmup, num_batches=num_batches, seed=seed,
-                                                force=force, progress=echo)
+                                                force=force, progress=echo, fold=fold)
             memory = run_throughput(preset, batch_sizes, device, threads, repeats=1, warmup=1,
-                                    num_batches=num_batches, seed=seed, isolate=isolate)
+                                    num_batches=num_batches, seed=seed, isolate=isolate, fold=fold)
             for row, mem in zip(comparison["results"], memory):
                 row.update({k: mem[k] for k in _MEMORY_KEYS if k in mem})
             report["results"] = comparison["results"]
             report["parity_max_abs_diff"] = comparison["parity_max_abs_diff"]
             report["parity"] = comparison["parity"]
+            report["fold_max_abs_diff"] = comparison["fold_max_abs_diff"]
             config.update(reference_dir=str(against_pyg), throughput_source=(
                 "ours and the reference interleaved in one process on the same pre-built batches; peak RSS from "
                 "a separate process per batch size running our model alone (1 warm-up + 1 step per phase)"))
         elif batch_sizes:
             report["results"] = run_throughput(preset, batch_sizes, device, threads, repeats=repeats,
-                                               warmup=warmup, num_batches=num_batches, seed=seed, isolate=isolate)
+                                               warmup=warmup, num_batches=num_batches, seed=seed, isolate=isolate,
+                                               fold=fold)
             config["throughput_source"] = "one fresh process per batch size" if isolate else "this process"
 
         if breakdown and batch_sizes:

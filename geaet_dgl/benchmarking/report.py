@@ -131,6 +131,10 @@ def format_report(report: Dict[str, object]) -> str:
         if "parity_max_abs_diff" in report:
             note += ("; ours and ref timed interleaved in one process, ratio = ours/ref; "
                      f"parity max |diff| = {report['parity_max_abs_diff']:.3g}")
+        if cfg.get("inference"):
+            note += f"; inference on the {cfg['inference']} model"
+        if report.get("fold_max_abs_diff") is not None:
+            note += f" (folded vs model max |diff| = {report['fold_max_abs_diff']:.3g})"
         parts.append(f"Throughput ({note})\n{throughput_table(report['results'])}")
     if report.get("breakdown"):
         note = "median ms per training step, modules timed by forward hooks"

@@ -14,6 +14,7 @@ from typing import Callable, Dict, List, Sequence, Tuple
 
 import torch
 
+from ..inference import fold_for_inference
 from ..models import build_model
 from ..presets import get_preset
 from .inputs import check_supported, loss_function, prebuilt_batches
@@ -103,8 +104,12 @@ def time_steps(step: Callable[[Batch], None], batches: Sequence[Batch], sizes: S
 
 
 def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str = "cpu", threads: int = 2,
-                       repeats: int = 5, warmup: int = 2, num_batches: int = 2, seed: int = 0) -> Dict[str, object]:
+                       repeats: int = 5, warmup: int = 2, num_batches: int = 2, seed: int = 0, fold: bool = True
+                       ) -> Dict[str, object]:
     """Throughput and memory of one batch size, measured in the calling process.
+
+    Inference runs the folded model (:func:`~geaet_dgl.inference.fold_for_inference`, as
+    evaluation does) unless ``fold`` is False.
 
     Returns a dict with ``batch_size``, ``train_graphs_per_s`` / ``infer_graphs_per_s``
     (medians; ``*_min`` / ``*_max`` too), ``peak_rss_mib`` (whole process, after
@@ -124,8 +129,9 @@ def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str 
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
 
-    model.eval()
-    infer = summarize(time_steps(infer_step_fn(model), batches, sizes, warmup, repeats, dev))
+    infer_model = fold_for_inference(model) if fold else model.eval()
+    infer = summarize(time_steps(infer_step_fn(infer_model), batches, sizes, warmup, repeats, dev))
+    del infer_model
     peak_infer = peak_rss_mib()
     gpu_infer = peak_gpu_mib(dev) if dev.type == "cuda" else None
     model.train()
@@ -145,6 +151,7 @@ def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str 
         "nodes_per_batch": sum(g.num_nodes() for g, _ in batches) / len(batches),
         "edges_per_batch": sum(g.num_edges() for g, _ in batches) / len(batches),
         "num_parameters": sum(p.numel() for p in model.parameters()),
+        "inference": "folded" if fold else "unfolded",
     }
     if dev.type == "cuda":
         result["peak_gpu_mib"] = peak_gpu_mib(dev)
@@ -154,7 +161,7 @@ def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str 
 
 def run_throughput(preset: str = "mnist", batch_sizes: Sequence[int] = (16, 64, 128), device: str = "cpu",
                    threads: int = 2, repeats: int = 5, warmup: int = 2, num_batches: int = 2, seed: int = 0,
-                   isolate: bool = True) -> List[Dict[str, object]]:
+                   isolate: bool = True, fold: bool = True) -> List[Dict[str, object]]:
     """:func:`measure_throughput` for every batch size, each in a fresh process when ``isolate``."""
     from .worker import run_isolated
 
@@ -163,7 +170,7 @@ def run_throughput(preset: str = "mnist", batch_sizes: Sequence[int] = (16, 64, 
     results = []
     for batch_size in batch_sizes:
         kwargs = dict(preset=preset, batch_size=int(batch_size), device=device, threads=threads, repeats=repeats,
-                      warmup=warmup, num_batches=num_batches, seed=seed)
+                      warmup=warmup, num_batches=num_batches, seed=seed, fold=fold)
         results.append(run_isolated("throughput", kwargs) if isolate else measure_throughput(**kwargs))
     return results
 

@@ -15,6 +15,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from ..data import collate_for
+from ..inference import fold_for_inference
 from ..models import build_model
 from .batching import EpochBatchSampler, make_epoch_loader, move_batch
 from .checkpoint import CheckpointError, load_checkpoint, weight_differences
@@ -27,14 +28,20 @@ SPLITS = ("train", "val", "test")
 
 @torch.no_grad()
 def evaluate(model: nn.Module, dataset: Dataset, loss_fn: Callable, metric: str, batch_size: int,
-             device: torch.device, workers: int = 0, dist: Optional[Any] = None) -> Dict[str, float]:
+             device: torch.device, workers: int = 0, dist: Optional[Any] = None, fold: bool = True
+             ) -> Dict[str, float]:
     """Score ``model`` (in eval mode) on ``dataset``: -> {"loss": mean loss, "metric": value}.
 
     With ``dist`` (a :class:`~.distributed.DistContext` of several ranks) rank
     ``r`` scores batches ``r, r + N, ...`` of the same batches, and every rank
     returns the value one process would compute (see ``distributed.py``).
+    With ``fold`` (the default) the batches go through
+    :func:`~geaet_dgl.inference.fold_for_inference` of the model's current weights (rebuilt on
+    every call, so never stale): the same outputs up to float rounding, faster.
     """
     model.eval()
+    if fold:
+        model = fold_for_inference(model)
     if dist is not None and dist.enabled:
         return _evaluate_sharded(model, dataset, loss_fn, metric, batch_size, device, workers, dist)
     accumulator = MetricAccumulator(metric)
@@ -68,7 +75,8 @@ def _evaluate_sharded(model, dataset, loss_fn, metric, batch_size, device, worke
 
 
 def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Optional[Mapping[str, Any]] = None,
-                        device: str = "cpu", workers: int = 0, progress: bool = True) -> Dict[str, Any]:
+                        device: str = "cpu", workers: int = 0, progress: bool = True, fold: bool = True
+                        ) -> Dict[str, Any]:
     """Rebuild the model and its data from a checkpoint alone and score one split.
 
     Parameters
@@ -80,6 +88,8 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
         :class:`DataOptions` fields replacing the checkpoint's (``data_dir``,
         ``limit_test``, ...); by default the data the run used.
     device : {'cpu', 'cuda'}
+    fold : bool
+        Score with the folded inference model (as training does), or the model itself.
 
     Returns
     -------
@@ -106,5 +116,5 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     splits = load_splits(run.data, run.model, progress=progress)
     check_data_fits(run.model, splits)
     result = evaluate(model.to(torch_device), getattr(splits, split), get_loss(run.train.loss), run.train.metric,
-                      run.train.batch_size, torch_device, run.workers)
+                      run.train.batch_size, torch_device, run.workers, fold=fold)
     return {"split": split, "metric_name": run.train.metric, **result}
