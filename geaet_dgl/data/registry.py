@@ -138,6 +138,17 @@ LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
 }
 
 
+# The Laplacian each loader takes its (ES)LapPE eigenvectors from by default (the reference config's):
+# code that computes PE for new graphs of a dataset (``predict``) must use the same one.
+LAPLACIAN_NORM: Dict[str, str] = {"peptides-func": "none", "peptides-struct": "none", "voc": "none", "coco": "none",
+                                  "pcqm-contact": "none"}
+
+
+def laplacian_norm_of(name: str) -> str:
+    """The Laplacian normalisation of ``name``'s default PE: ``'none'`` (L = D - A) or ``'sym'``."""
+    return LAPLACIAN_NORM.get(name.lower(), "sym")
+
+
 @dataclass(frozen=True)
 class DatasetInfo:
     """What ``geaet-dgl datasets`` shows about one dataset."""
