@@ -94,21 +94,25 @@ class OurEpochs:
     Phases per round: ``train`` (the trainer's training pass over epoch ``round``),
     ``eval`` (:func:`evaluate` on the evaluation split), ``load`` (the same
     epoch's loader iterated alone: batch order, collate) and ``step`` (our step
-    benchmark: ``step_repeats`` timed steps over two pre-built batches after one
-    untimed step; it times itself). ``overrides``: ``--set``-style changes of the
+    benchmark: ``step_repeats`` timed steps, by default as many as the epoch has
+    batches but 2 to 6, over two pre-built batches after one untimed step; it
+    times itself). ``overrides``: ``--set``-style changes of the
     preset (tests shrink the model with them).
     """
 
     name = "ours"
 
     def __init__(self, inputs: EpochInputs, preset: str, batch_size: int, state_dict=None, seed: int = 0,
-                 workers: int = 0, step_repeats: int = 6, overrides: Optional[Dict[str, object]] = None):
+                 workers: int = 0, step_repeats: Optional[int] = None,
+                 overrides: Optional[Dict[str, object]] = None):
         from ..data import DatasetSplits
         from ..training.run_config import make_run_config
         from ..training.trainer import Trainer
 
         key = check_supported(preset)
-        self.inputs, self.batch_size, self.step_repeats = inputs, int(batch_size), int(step_repeats)
+        self.inputs, self.batch_size = inputs, int(batch_size)
+        batches = -(-len(inputs.train) // self.batch_size)
+        self.step_repeats = int(step_repeats) if step_repeats else max(2, min(6, batches))
         settings = {"train.batch_size": int(batch_size), "train.seed": int(seed), **(overrides or {})}
         run = make_run_config("synthetic", preset=key, overrides=settings, workers=workers)
         splits = DatasetSplits(inputs.train, inputs.evaluation, inputs.evaluation, run.model.out_feats, "benchmark")
