@@ -113,7 +113,10 @@ class OurEpochs:
         self.inputs, self.batch_size = inputs, int(batch_size)
         batches = -(-len(inputs.train) // self.batch_size)
         self.step_repeats = int(step_repeats) if step_repeats else max(2, min(6, batches))
-        settings = {"train.batch_size": int(batch_size), "train.seed": int(seed), **(overrides or {})}
+        # Full learning rate from the first pass, as the reference side's constant schedule (the trainer's
+        # first warm-up epoch would run at 1e-6 x lr: the same work, but a model that does not learn).
+        settings = {"train.batch_size": int(batch_size), "train.seed": int(seed), "train.warmup_epochs": 0,
+                    **(overrides or {})}
         run = make_run_config("synthetic", preset=key, overrides=settings, workers=workers)
         splits = DatasetSplits(inputs.train, inputs.evaluation, inputs.evaluation, run.model.out_feats, "benchmark")
         self._dir = tempfile.TemporaryDirectory(prefix="geaet-epoch-")
