@@ -32,9 +32,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from ..data.dataset import GraphDataset, collate_for
+from ..data import GraphDataset, collate_for
 from ..presets import get_preset
-from .inputs import UnsupportedPreset, check_supported, loss_function, synthetic_graphs
+from .inputs import UnsupportedPreset, check_supported, synthetic_graphs
 from .throughput import make_clipper, make_optimizer, train_step_fn
 from .timing import environment, set_threads, time_call
 
