@@ -561,7 +561,18 @@ def datasets(data_dir: str, as_json: bool) -> None:
 @click.option("--warmup", type=click.IntRange(min=0), default=2, show_default=True,
               help="Untimed warm-up steps before timing.")
 @click.option("--epoch", "epoch", is_flag=True,
-              help="Also time a whole training and inference epoch including data loading and batching.")
+              help="Also time a whole training and inference epoch including data loading and batching; with "
+                   "--against-pyg, whole epochs of ours and the reference alternated, each through its own loader "
+                   "and training loop, at every --batch-sizes value (instead of the step table).")
+@click.option("--dataset", type=click.Choice(["synthetic", "mnist", "cifar10"]), default="synthetic",
+              show_default=True, help="Graphs of --epoch --against-pyg: synthetic (--num-graphs) or the real "
+                                      "files in --data-dir.")
+@click.option("--data-dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
+              help="Processed dataset folder for --dataset mnist/cifar10.")
+@click.option("--limit-train", type=click.IntRange(min=1), help="Training graphs of --epoch --against-pyg.")
+@click.option("--limit-val", type=click.IntRange(min=1), help="Evaluation graphs of --epoch --against-pyg.")
+@click.option("--epoch-repeats", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Alternated rounds (one epoch of each side) of --epoch --against-pyg; medians reported.")
 @click.option("--breakdown", is_flag=True,
               help="Also split a training step into forward per branch (MPNN, self-attention, GEANet), backward and "
                    "optimizer step (with --against-pyg, the reference's beside ours).")
@@ -592,15 +603,19 @@ def datasets(data_dir: str, as_json: bool) -> None:
 def benchmark(preset: str, batch_sizes: Tuple[int, ...], device: str, threads: int, repeats: int, warmup: int,
               epoch: bool, breakdown: bool, num_graphs: int, workers: int, scaling: bool, max_nodes: int,
               against_pyg: Optional[str], force: bool, allocator: Optional[str], json_path: Optional[str],
-              plot_path: Optional[str], no_fold: bool = False) -> None:
+               plot_path: Optional[str], dataset: str, data_dir: Optional[str], limit_train: Optional[int],
+               limit_val: Optional[int], epoch_repeats: int, no_fold: bool = False) -> None:
     """Throughput (graphs/s, train and inference), peak memory, where a step's time goes, epoch time,
     scaling; optionally side by side with the PyG reference. Speed is only comparable within one run."""
     from geaet_dgl.benchmarking.api import run_benchmark
 
-    run_benchmark(preset=preset, batch_sizes=batch_sizes or (16, 64, 128), device=device, threads=threads,
+    default_sizes = (16, 128) if epoch and against_pyg else (16, 64, 128)
+    run_benchmark(preset=preset, batch_sizes=batch_sizes or default_sizes, device=device, threads=threads,
                   repeats=repeats, warmup=warmup, epoch=epoch, breakdown=breakdown, num_graphs=num_graphs,
                   workers=workers, scaling=scaling, max_nodes=max_nodes, against_pyg=against_pyg, force=force,
-                  allocator=allocator, json_path=json_path, plot_path=plot_path, fold=not no_fold, echo=click.echo)
+                  allocator=allocator, json_path=json_path, plot_path=plot_path, dataset=dataset, data_dir=data_dir,
+                  limit_train=limit_train, limit_val=limit_val, epoch_repeats=epoch_repeats, fold=not no_fold,
+                  echo=click.echo)
 
 
 #: Kept in step with geaet_dgl.allocator (not imported here: importing the package loads torch and dgl,

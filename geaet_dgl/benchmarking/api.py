@@ -6,6 +6,7 @@ import os
 from typing import Callable, Dict, Optional, Sequence
 
 from ..allocator import configure_allocator, environment_for, requested_mode
+from ..config import ConfigError
 
 from .epoch import run_epoch
 from .inputs import check_supported
@@ -59,6 +60,11 @@ def run_benchmark(
     isolate: bool = True,
     allocator: Optional[str] = None,
     fold: bool = True,
+    dataset: str = "synthetic",
+    data_dir: Optional[str] = None,
+    limit_train: Optional[int] = None,
+    limit_val: Optional[int] = None,
+    epoch_repeats: int = 3,
     echo: Optional[Callable[[str], None]] = print,
 ) -> Dict[str, object]:
     """Benchmark a preset's model and return the report dict (also printed, and written if asked).
@@ -72,7 +78,15 @@ def run_benchmark(
     repeats, warmup : timed and untimed steps per phase.
     epoch : also time one whole training and inference epoch through ``make_loader``
         over ``num_graphs`` synthetic graphs (batch ``epoch_batch_size``, default
-        the preset's; ``workers`` loader processes).
+        the preset's; ``workers`` loader processes). With ``against_pyg``: whole
+        epochs of ours and the reference instead, each through its own data path
+        and training loop, alternated ``epoch_repeats`` times, at every batch size of
+        ``batch_sizes`` (see :mod:`.epoch_against_pyg`); then ``batch_sizes`` only
+        sets the epoch batch sizes (no step-throughput table).
+    dataset, data_dir, limit_train, limit_val : the graphs of the epoch comparison:
+        'synthetic' (``limit_train`` or ``num_graphs`` graphs shaped like the preset's,
+        a quarter as many to evaluate) or the real 'mnist' / 'cifar10' files in
+        ``data_dir`` (first ``limit_train`` training and ``limit_val`` validation graphs).
     breakdown : also split a training step into forward per branch (MPNN,
         self-attention, GEANet), the rest of the forward, backward and
         clipping + optimizer step, at every batch size, in this process (with
@@ -107,6 +121,12 @@ def run_benchmark(
     """
     if batch_sizes or epoch:
         preset = check_supported(preset)
+    epoch_vs_reference = epoch and against_pyg is not None
+    if epoch_vs_reference and not batch_sizes:
+        raise ValueError("the epoch comparison with the reference needs at least one batch size")
+    if not epoch_vs_reference and (dataset != "synthetic" or data_dir is not None or limit_train or limit_val):
+        raise ConfigError("--dataset, --data-dir, --limit-train and --limit-val choose the graphs of the epoch "
+                          "comparison; use them with --epoch --against-pyg REF_DIR")
     check_device(device)
     if against_pyg is not None and check_device(device).type != "cpu":
         raise ValueError("the reference comparison runs on CPU only (the reference bridge builds a CPU model); "
@@ -123,7 +143,17 @@ def run_benchmark(
                   inference="folded" if fold else "unfolded")
     report: Dict[str, object] = {"config": config, "results": []}
     with _child_environment(environment_for(requested)):  # measuring processes start in the chosen mode
-        if batch_sizes and against_pyg is not None:
+        if epoch_vs_reference:
+            from .epoch_against_pyg import compare_epochs
+
+            comparison = compare_epochs(against_pyg, preset, batch_sizes, dataset=dataset, data_dir=data_dir,
+                                        num_graphs=num_graphs, limit_train=limit_train, limit_val=limit_val,
+                                        repeats=epoch_repeats, threads=threads, seed=seed, workers=workers,
+                                        force=force, progress=echo)
+            report["epoch_against_pyg"] = comparison
+            report["parity_max_abs_diff"] = comparison["parity_max_abs_diff"]
+            config.update(reference_dir=str(against_pyg), epoch_repeats=epoch_repeats)
+        elif batch_sizes and against_pyg is not None:
             from .against_pyg import compare_with_reference
 
             comparison = compare_with_reference(against_pyg, preset, batch_sizes, repeats=repeats,
@@ -154,7 +184,7 @@ def run_benchmark(
                                   warmup=max(warmup, 1), num_batches=num_batches, seed=seed, ref_dir=against_pyg)
                 for b in batch_sizes
             ]
-        if epoch:
+        if epoch and not epoch_vs_reference:
             report["epoch"] = run_epoch(preset, num_graphs=num_graphs, batch_size=epoch_batch_size,
                                         workers=workers, device=device, threads=threads, seed=seed, isolate=isolate)
         if scaling:

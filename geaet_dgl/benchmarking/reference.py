@@ -84,6 +84,20 @@ def _set_kernel_times(cfg) -> None:
 from ..interop.reference_names import reference_to_ours  # noqa: E402,F401  (re-exported)
 
 
+def _pyg_data(graph: dgl.DGLGraph, label: torch.Tensor):
+    """One DGL graph and its label(s) -> a PyG ``Data`` with the fields the reference reads."""
+    from torch_geometric.data import Data  # imported here: only this harness needs PyG
+
+    src, dst = graph.edges()
+    fields = dict(x=graph.ndata["feat"], edge_index=torch.stack([src, dst]), edge_attr=graph.edata["feat"], y=label)
+    if "lap_pe" in graph.ndata:
+        fields.update(EigVecs=graph.ndata["lap_pe"],
+                      EigVals=graph.ndata.get("lap_eigval", torch.zeros_like(graph.ndata["lap_pe"])).unsqueeze(-1))
+    if "rwse" in graph.ndata:
+        fields["pestat_RWSE"] = graph.ndata["rwse"]
+    return Data(**fields)
+
+
 def to_pyg_batch(graph: dgl.DGLGraph, labels: torch.Tensor):
     """A batched DGL graph -> the equivalent PyG ``Batch``.
 
@@ -91,22 +105,23 @@ def to_pyg_batch(graph: dgl.DGLGraph, labels: torch.Tensor):
     ``pestat_RWSE`` when present, and ``y``: one label per graph, or per node when ``labels`` has one
     entry per node (node-level tasks).
     """
-    from torch_geometric.data import Batch, Data  # imported here: only this harness needs PyG
+    from torch_geometric.data import Batch
 
     node_level = labels.shape[0] == graph.num_nodes() and labels.shape[0] != graph.batch_size
     offsets = torch.cat([torch.zeros(1, dtype=torch.long), graph.batch_num_nodes().cumsum(0)]).tolist()
-    items = []
-    for i, g in enumerate(dgl.unbatch(graph)):
-        src, dst = g.edges()
-        fields = dict(x=g.ndata["feat"], edge_index=torch.stack([src, dst]), edge_attr=g.edata["feat"],
-                      y=labels[offsets[i]:offsets[i + 1]] if node_level else labels[i:i + 1])
-        if "lap_pe" in g.ndata:
-            fields.update(EigVecs=g.ndata["lap_pe"],
-                          EigVals=g.ndata.get("lap_eigval", torch.zeros_like(g.ndata["lap_pe"])).unsqueeze(-1))
-        if "rwse" in g.ndata:
-            fields["pestat_RWSE"] = g.ndata["rwse"]
-        items.append(Data(**fields))
+    items = [_pyg_data(g, labels[offsets[i]:offsets[i + 1]] if node_level else labels[i:i + 1])
+             for i, g in enumerate(dgl.unbatch(graph))]
     return Batch.from_data_list(items)
+
+
+def to_pyg_data_list(dataset) -> list:
+    """A graph- or node-level :class:`~geaet_dgl.data.GraphDataset` -> a list of PyG ``Data``, one per graph,
+    with the fields of :func:`to_pyg_batch` (``y``: ``(1,)`` or ``(1, T)`` per graph, ``(N_i,)`` per node),
+    ready for the reference's ``DataLoader``."""
+    level = getattr(dataset, "level", "graph")
+    if level not in ("graph", "node"):
+        raise ValueError(f"the reference reads graph- or node-level datasets, not level={level!r}")
+    return [_pyg_data(g, y if level == "node" else torch.as_tensor(y).unsqueeze(0)) for g, y in dataset]
 
 
 def zero_dropout(model: torch.nn.Module) -> None:

@@ -95,6 +95,22 @@ def epoch_table(epoch: Dict[str, object]) -> str:
     return format_table(headers, [row])
 
 
+def epoch_comparison_table(rows: List[Dict[str, object]]) -> str:
+    """One row per batch size of :func:`~.epoch_against_pyg.compare_epochs`: graphs/s of each pass, the
+    whole epoch's seconds, ratios (ours faster > 1), the data path's share and our pass against our step."""
+    headers = ["batch", "train ours", "train ref", "ratio", "eval ours", "eval ref", "ratio", "epoch s ours",
+               "epoch s ref", "ratio", "data path ours", "data path ref", "train pass / step"]
+    body = [[r["batch_size"], r["train_graphs_per_s"], r["ref_train_graphs_per_s"], _ratio(r.get("ratio_train")),
+             r["eval_graphs_per_s"], r["ref_eval_graphs_per_s"], _ratio(r.get("ratio_eval")), r["epoch_s"],
+             r["ref_epoch_s"], _ratio(r.get("ratio_epoch")), _share(r.get("load_share_of_train")),
+             _share(r.get("ref_load_share_of_train")), _ratio(r.get("train_pass_over_step"))] for r in rows]
+    return format_table(headers, body)
+
+
+def _share(value: Optional[float]) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
 def scaling_table(scaling: Dict[str, object]) -> str:
     blocks = []
     for name, entry in scaling["components"].items():
@@ -119,7 +135,7 @@ def format_report(report: Dict[str, object]) -> str:
     """The whole report as text (what ``run_benchmark`` prints)."""
     cfg = report["config"]
     head = f"GEAET-DGL benchmark: device={cfg['device']} threads={cfg['threads']}"
-    if report.get("results") or report.get("epoch"):
+    if report.get("results") or report.get("epoch") or report.get("epoch_against_pyg"):
         head += f" preset={cfg['preset']} repeats={cfg['repeats']} warmup={cfg['warmup']}"
     allocator = cfg.get("allocator", "system")
     if "parity_max_abs_diff" in report and cfg.get("allocator_this_process", allocator) != allocator:
@@ -144,6 +160,14 @@ def format_report(report: Dict[str, object]) -> str:
         parts.append(f"Where a training step's time goes ({note})\n{breakdown_table(report['breakdown'])}")
     if report.get("epoch"):
         parts.append("Whole epoch (make_loader + collate + steps)\n" + epoch_table(report["epoch"]))
+    if report.get("epoch_against_pyg"):
+        ep = report["epoch_against_pyg"]
+        c = ep["config"]
+        parts.append(f"Whole epochs, ours and the reference alternated, each through its own loader and loop "
+                     f"({c['train_graphs']} training / {c['eval_graphs']} evaluation graphs, {c['data_source']}; "
+                     f"graphs/s from the median of {c['repeats']} rounds; ratio = ours faster; data path = its "
+                     f"loader iterated alone / its training pass; parity max |diff| = "
+                     f"{ep['parity_max_abs_diff']:.3g})\n" + epoch_comparison_table(ep["results"]))
     if report.get("scaling"):
         sc = report["scaling"]
         parts.append(f"Scaling on single random {sc['k']}-NN graphs, median of >= {sc['repeats']} timed calls "

@@ -8,6 +8,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from .errors import DataError
+from .graph_batch import batch_graphs
 
 
 LEVELS = ("graph", "node", "link")
@@ -136,14 +137,15 @@ def collate(samples: Sequence[Tuple[dgl.DGLGraph, torch.Tensor]]) -> Tuple[dgl.D
     Returns
     -------
     batch : dgl.DGLGraph
-        ``dgl.batch`` of the graphs (node/edge data concatenated).
+        The graphs batched (node/edge data concatenated): :func:`~.graph_batch.batch_graphs`,
+        equal to ``dgl.batch`` at a fraction of its cost.
     labels : torch.Tensor
         ``(B,)`` (labels stacked).
     """
     if len(samples) == 0:
         raise DataError("cannot collate an empty batch; use batch_size >= 1 on a non-empty dataset")
     graphs, labels = zip(*samples)
-    return dgl.batch(list(graphs)), torch.stack([torch.as_tensor(y) for y in labels])
+    return batch_graphs(graphs), torch.stack([torch.as_tensor(y) for y in labels])
 
 
 def collate_nodes(samples: Sequence[Tuple[dgl.DGLGraph, torch.Tensor]]) -> Tuple[dgl.DGLGraph, torch.Tensor]:
@@ -155,7 +157,7 @@ def collate_nodes(samples: Sequence[Tuple[dgl.DGLGraph, torch.Tensor]]) -> Tuple
     if len(samples) == 0:
         raise DataError("cannot collate an empty batch; use batch_size >= 1 on a non-empty dataset")
     graphs, labels = zip(*samples)
-    return dgl.batch(list(graphs)), torch.cat([torch.as_tensor(y) for y in labels])
+    return batch_graphs(graphs), torch.cat([torch.as_tensor(y) for y in labels])
 
 
 def collate_links(samples: Sequence[Tuple[dgl.DGLGraph, torch.Tensor]]) -> Tuple[dgl.DGLGraph, torch.Tensor]:
@@ -176,7 +178,7 @@ def collate_links(samples: Sequence[Tuple[dgl.DGLGraph, torch.Tensor]]) -> Tuple
     rows = [torch.cat([torch.as_tensor(p, dtype=torch.int64).reshape(-1, 2) + first,
                        torch.stack([first, size]).expand(len(p), 2)], dim=1)
             for p, first, size in zip(pairs, firsts, sizes)]
-    return dgl.batch(list(graphs)), torch.cat(rows)
+    return batch_graphs(graphs), torch.cat(rows)
 
 
 def collate_for(dataset: Dataset):
