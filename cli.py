@@ -149,6 +149,13 @@ class _ListOptionCommand(click.Command):
         return super().parse_args(ctx, _expand_list_options(list(args), self.list_options))
 
 
+def _threads_option(command: Callable) -> Callable:
+    return click.option("--threads", type=click.IntRange(min=1), default=None, metavar="N",
+                        help="CPU threads (torch, DGL, BLAS, worker processes); default: the cores this process "
+                             "may use. On a machine shared with other busy processes, fewer is faster (see "
+                             "docs/performance.md).")(command)
+
+
 def _seeds_option(command: Callable) -> Callable:
     return click.option("--seeds", type=click.IntRange(min=0), multiple=True, metavar="K [K ...]",
                         help="Train once per seed (e.g. --seeds 0 1 2 3), each in OUT/seed<k> (a finished seed "
@@ -202,6 +209,7 @@ def main(ctx: click.Context) -> None:
 @click.option("--sync-bn/--no-sync-bn", "sync_bn", default=None,
               help="Multi-process runs: synchronise BatchNorm statistics over all processes (default on).")
 @_seeds_option
+@_threads_option
 @_handle_errors
 def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], batch_size: Optional[int],
           lr: Optional[float], seed: Optional[int], device: Optional[str], workers: Optional[int],
@@ -209,7 +217,7 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
           limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int],
           checkpoint_every: Optional[int], resume_dir: Optional[str], overwrite: bool, progress: bool,
           nproc: Optional[int] = None, sync_bn: Optional[bool] = None, seeds: Tuple[int, ...] = (),
-          cifar_images: Optional[str] = None) -> None:
+          cifar_images: Optional[str] = None, threads: Optional[int] = None) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
 
     With --seeds K [K ...]: one run per seed in OUT/seed<k>, and their mean ± std in OUT/aggregate.md.
@@ -238,7 +246,7 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
         if given:
             raise click.UsageError(f"--resume continues a run with its saved configuration; drop {', '.join(given)}")
         summary = distributed.resume_job(resume_dir, nproc=nproc, device=device, workers=workers,
-                                         progress=progress)
+                                         progress=progress, threads=threads)
         if summary is not None:  # None on the ranks other than 0 under torchrun
             _print_summary(summary, resume_dir)
         return
@@ -252,7 +260,7 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
     data = _given(data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images, limit_train=limit_train,
                   limit_val=limit_val, limit_test=limit_test)
     run = training.make_run_config(dataset, preset, overrides, data, device=device or "cpu",
-                                   workers=workers or 0, checkpoint_every=checkpoint_every or 0)
+                                   workers=workers or 0, checkpoint_every=checkpoint_every or 0, threads=threads)
     if sync_bn is not None:
         run.sync_bn = sync_bn
     if seeds:
@@ -298,16 +306,18 @@ def _print_summary(summary: Dict[str, Any], run_dir: str) -> None:
               help="Where to evaluate.")
 @click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
               help="DataLoader worker processes.")
+@_threads_option
 @_handle_errors
 def eval_command(checkpoint: str, split: str, as_json: bool, data_dir: Optional[str], mnist_images: Optional[str],
                  limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int], device: str,
-                 workers: int, cifar_images: Optional[str] = None) -> None:
+                 workers: int, cifar_images: Optional[str] = None, threads: Optional[int] = None) -> None:
     """Recompute a checkpoint's metric on one split (the run's data limits unless given)."""
     from geaet_dgl.training import evaluate_checkpoint
 
     data = _given(data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images, limit_train=limit_train,
                   limit_val=limit_val, limit_test=limit_test)
-    result = evaluate_checkpoint(checkpoint, split, data, device=device, workers=workers, progress=not as_json)
+    result = evaluate_checkpoint(checkpoint, split, data, device=device, workers=workers, progress=not as_json,
+                                 threads=threads)
     if as_json:
         click.echo(json.dumps({key: result[key] for key in ("split", "metric_name", "metric")}))
     else:
@@ -446,8 +456,7 @@ def datasets(data_dir: str, as_json: bool) -> None:
               metavar="B [B ...]", help="Batch sizes for the throughput table (default 16 64 128).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
               help="Where to run.")
-@click.option("--threads", type=click.IntRange(min=1), default=2, show_default=True,
-              help="torch intra-op threads in every measuring process.")
+@_threads_option
 @click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True,
               help="Timed repeats per measurement (the median is reported).")
 @click.option("--warmup", type=click.IntRange(min=0), default=2, show_default=True,
@@ -479,7 +488,7 @@ def datasets(data_dir: str, as_json: bool) -> None:
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="PATH",
               help="Write a PNG plot of throughput (and scaling).")
 @_handle_errors
-def benchmark(preset: str, batch_sizes: Tuple[int, ...], device: str, threads: int, repeats: int, warmup: int,
+def benchmark(preset: str, batch_sizes: Tuple[int, ...], device: str, threads: Optional[int], repeats: int, warmup: int,
               epoch: bool, breakdown: bool, num_graphs: int, workers: int, scaling: bool, max_nodes: int,
               against_pyg: Optional[str], force: bool, allocator: Optional[str], json_path: Optional[str],
               plot_path: Optional[str]) -> None:

@@ -16,6 +16,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from ..data import collate_for
 from ..models import build_model
+from ..threads import apply_threads
 from .batching import EpochBatchSampler, make_epoch_loader, move_batch
 from .checkpoint import CheckpointError, load_checkpoint, weight_differences
 from .losses import get_loss
@@ -68,7 +69,8 @@ def _evaluate_sharded(model, dataset, loss_fn, metric, batch_size, device, worke
 
 
 def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Optional[Mapping[str, Any]] = None,
-                        device: str = "cpu", workers: int = 0, progress: bool = True) -> Dict[str, Any]:
+                        device: str = "cpu", workers: int = 0, progress: bool = True,
+                        threads: Optional[int] = None) -> Dict[str, Any]:
     """Rebuild the model and its data from a checkpoint alone and score one split.
 
     Parameters
@@ -80,19 +82,23 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
         :class:`DataOptions` fields replacing the checkpoint's (``data_dir``,
         ``limit_test``, ...); by default the data the run used.
     device : {'cpu', 'cuda'}
+    threads : int, optional
+        CPU threads (see :mod:`geaet_dgl.threads`); ``None``: the cores this
+        process may use.
 
     Returns
     -------
     dict
-        ``{"split", "metric_name", "metric", "loss"}`` (and the metrics logged
-        beside the main one, e.g. ``"hits@1"`` for link prediction).
+        ``{"split", "metric_name", "metric", "loss", "threads"}`` (and the
+        metrics logged beside the main one, e.g. ``"hits@1"`` for link prediction).
     """
     if split not in SPLITS:
         raise ValueError(f"split={split!r} is not one of {', '.join(SPLITS)}")
+    threads = apply_threads(threads)
     state = load_checkpoint(path)
     saved = RunConfig.from_dict(state["run_config"])
     run = dataclasses.replace(saved, data=dataclasses.replace(saved.data, **dict(data or {})),
-                              device=device, workers=workers).validate()
+                              device=device, workers=workers, threads=threads).validate()
     model = build_model(run.model)
     try:
         model.load_state_dict(state["model"])
@@ -107,4 +113,4 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     check_data_fits(run.model, splits)
     result = evaluate(model.to(torch_device), getattr(splits, split), get_loss(run.train.loss), run.train.metric,
                       run.train.batch_size, torch_device, run.workers)
-    return {"split": split, "metric_name": run.train.metric, **result}
+    return {"split": split, "metric_name": run.train.metric, **result, "threads": threads}

@@ -17,6 +17,7 @@ from ..config import ConfigError, ModelConfig, TrainConfig, _parse_literal, appl
 from ..data import DatasetSplits, load_dataset
 from ..data.validation import check_labels, node_label_sizes, validate_splits
 from ..presets import get_preset
+from ..threads import default_threads
 
 DEVICE_CHOICES = ("cpu", "cuda")
 
@@ -56,6 +57,9 @@ class RunConfig:
     ``world_size`` is the number of data-parallel processes that train the run
     (set by the launcher; ``train.batch_size`` is per process) and ``sync_bn``
     whether they synchronise BatchNorm statistics (see ``distributed.py``).
+    ``threads`` is the CPU threads the run computes with, all its processes
+    together (torch, DGL and BLAS pools; see :mod:`geaet_dgl.threads`); ``None``
+    until resolved to the cores the training process may use.
     """
 
     preset: str = "mnist"
@@ -67,6 +71,7 @@ class RunConfig:
     checkpoint_every: int = 0
     world_size: int = 1
     sync_bn: bool = True
+    threads: Optional[int] = None
 
     def validate(self) -> "RunConfig":
         self.model.validate()
@@ -82,6 +87,10 @@ class RunConfig:
             raise ConfigError(f"link prediction needs model.head=link, train.loss=link_cross_entropy and "
                               f"train.metric=mrr together (got head={self.model.head}, loss={self.train.loss}, "
                               f"metric={self.train.metric}); set all three or none")
+        if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
+                                         or self.threads < 1):
+            raise ConfigError(f"threads={self.threads!r} must be an integer >= 1 (--threads N; leave it out for "
+                              "the cores this process may use)")
         if self.workers < 0 or self.checkpoint_every < 0 or self.train.seed < 0:
             raise ConfigError("workers, checkpoint_every and train.seed must be >= 0")
         for name in ("limit_train", "limit_val", "limit_test"):
@@ -108,7 +117,7 @@ def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str
 
 def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optional[Mapping[str, Any]] = None,
                     data: Optional[Mapping[str, Any]] = None, device: str = "cpu", workers: int = 0,
-                    checkpoint_every: int = 0) -> RunConfig:
+                    checkpoint_every: int = 0, threads: Optional[int] = None) -> RunConfig:
     """Resolve a run: the preset (default: the dataset's own), dotted overrides, data options.
 
     Parameters
@@ -121,6 +130,9 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
         ``{"model.hidden_dim": "64", "train.epochs": 3}`` style values.
     data : mapping, optional
         Fields of :class:`DataOptions` other than ``dataset``.
+    threads : int, optional
+        CPU threads (see :mod:`geaet_dgl.threads`); ``None``: the cores this
+        process may use (or $OMP_NUM_THREADS), resolved and recorded here.
     """
     preset_name = preset or DEFAULT_PRESETS.get(dataset, dataset)
     overrides = dict(overrides or {})
@@ -131,7 +143,8 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     overrides = {**_data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
     resolved = apply_overrides(get_preset(preset_name), overrides)
     run = RunConfig(preset=resolved.name, model=resolved.model, train=resolved.train, data=options,
-                    device=device, workers=workers, checkpoint_every=checkpoint_every)
+                    device=device, workers=workers, checkpoint_every=checkpoint_every,
+                    threads=default_threads() if threads is None else threads)
     return run.validate()
 
 
