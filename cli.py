@@ -222,10 +222,10 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
 
     With --seeds K [K ...]: one run per seed in OUT/seed<k>, and their mean ± std in OUT/aggregate.md.
 
-    Data-parallel: `--nproc N`, or `torchrun --nproc_per_node N cli.py train ...` (see the README).
+    Data-parallel: `--nproc N`, or `torchrun --nproc_per_node N cli.py train ...` (see docs/distributed.md).
     """
     from geaet_dgl import training
-    from geaet_dgl.training import distributed
+    from geaet_dgl.training import distributed, launcher
 
     if nproc is not None and distributed.launched_by_torchrun():
         raise click.UsageError("under torchrun the number of processes comes from torchrun; drop --nproc")
@@ -245,8 +245,8 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
         given = [name for name, value in fixed.items() if value is not None]
         if given:
             raise click.UsageError(f"--resume continues a run with its saved configuration; drop {', '.join(given)}")
-        summary = distributed.resume_job(resume_dir, nproc=nproc, device=device, workers=workers,
-                                         progress=progress, threads=threads)
+        summary = launcher.resume_job(resume_dir, nproc=nproc, device=device, workers=workers,
+                                      progress=progress, threads=threads)
         if summary is not None:  # None on the ranks other than 0 under torchrun
             _print_summary(summary, resume_dir)
         return
@@ -267,7 +267,7 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
         _train_seeds(run, list(seeds), out or f"runs/{dataset}-{run.preset}-seeds", overwrite, progress)
         return
     run_dir = out or str(training.default_run_dir(dataset, run.preset, run.train.seed))
-    summary = distributed.train_job(run, run_dir, nproc=nproc or 1, overwrite=overwrite, progress=progress)
+    summary = launcher.train_job(run, run_dir, nproc=nproc or 1, overwrite=overwrite, progress=progress)
     if summary is not None:  # None on the ranks other than 0 under torchrun
         _print_summary(summary, run_dir)
 

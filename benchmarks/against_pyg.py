@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Our model vs the PyG reference: parity check, then interleaved timing on the same batches.
 
-Needs an environment with both DGL and the reference's dependencies (see README.md):
+Needs an environment with both DGL and the reference's dependencies (see docs/performance.md):
 
     /work/refenv/bin/python benchmarks/against_pyg.py /work/ref/GEAET --preset mnist --batch-sizes 16 64 128
 """

@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 import cli
-from geaet_dgl.data.lrgb_superpixels import superpixel_files
+from geaet_dgl.data.lrgb.voc_coco import superpixel_files
 from geaet_dgl.training import evaluate_checkpoint
 from tests.data.test_data_lrgb_superpixels import write_superpixel_fixture
 from tests.test_cli_datasets import TINY

@@ -4,7 +4,7 @@
 real MNIST superpixel graphs) and ``cifar10`` (5 node features: r, g, b, x, y;
 85-150 nodes, mean ~117.5 like CIFAR10) carry 8-NN edges with one weight
 feature and an 8-frequency Laplacian PE. ``pattern`` graphs come from our
-generator of the benchmark's SBM (:func:`geaet_dgl.data.sbm.generate_pattern_graph`:
+generator of the benchmark's SBM (:func:`geaet_dgl.data.generated.sbm.generate_pattern_graph`:
 44-180 nodes, about 50 edges per node), with one-hot node features, per-node
 labels and 16-step RWSE, as the PATTERN loader gives them. ``peptides-struct``
 graphs are peptide-sized random molecules (100-200 atoms: a backbone chain with
@@ -22,8 +22,7 @@ import dgl
 import numpy as np
 import torch
 
-from ..data.dataset import GraphDataset, collate_for
-from ..data.synthetic import synthetic_mnist_like
+from ..data import GraphDataset, collate_for, synthetic_mnist_like
 from ..presets import get_preset
 
 
@@ -83,9 +82,9 @@ def synthetic_graphs(preset: str, num_graphs: int, seed: int = 0) -> GraphDatase
 
 
 def _synthetic_pattern(num_graphs: int, rwse_k: int, seed: int) -> GraphDataset:
-    """PATTERN-like graphs from our SBM generator, prepared as :func:`geaet_dgl.data.sbm.load_sbm` prepares them."""
+    """PATTERN-like graphs from our SBM generator, prepared as :func:`geaet_dgl.data.generated.sbm.load_sbm` prepares them."""
+    from ..data.generated.sbm import PATTERN_PARAMS, generate_pattern_graph, make_patterns, one_hot_inputs
     from ..data.positional_encoding import random_walk_se
-    from ..data.sbm import PATTERN_PARAMS, generate_pattern_graph, make_patterns, one_hot_inputs
 
     rng = np.random.default_rng(seed)
     patterns = make_patterns(rng)

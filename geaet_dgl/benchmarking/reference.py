@@ -3,7 +3,7 @@
 Nothing of the reference is copied here: its modules are imported at run time
 from a checkout the user names (``REF_DIR``), with torch_geometric, yacs,
 torch-scatter, ogb, torchmetrics and performer-pytorch installed in the same
-environment (see the README, "Comparing with the PyG reference").
+environment (see docs/performance.md, "Comparing with the PyG reference").
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def load_reference_model(ref_dir: str, preset: str, seed: int = 0) -> torch.nn.M
     except ImportError as exc:
         raise ReferenceUnavailable(
             f"cannot import the reference from {ref_dir} ({exc}); install torch_geometric==2.5.3, yacs, ogb, "
-            "torchmetrics, performer-pytorch and torch-scatter in this environment (README)"
+            "torchmetrics, performer-pytorch and torch-scatter in this environment (docs/performance.md)"
         ) from exc
     cfg = graphgym_config.cfg
     graphgym_config.set_cfg(cfg)

@@ -1,17 +1,38 @@
-"""Data layer: MNIST superpixel graphs, positional encodings, datasets and loaders.
+"""Data layer: every dataset as DGL graphs with positional encodings, split into train / val / test.
+
+Layout
+------
+The shared core sits at the top of the package; each dataset family is a
+sub-package whose docstring says where its files come from:
+
+``dataset``              :class:`GraphDataset` (``(graph, label)`` pairs at graph, node or link
+                         level), :class:`DatasetSplits`, the ``collate*`` functions, :func:`make_loader`
+``registry``             :func:`load_dataset` (name -> loader) and the table ``geaet-dgl datasets`` prints
+``positional_encoding``  :func:`laplacian_pe` / :func:`random_walk_se` (the reference's LapPE, RWSE)
+``pe_cache``             those per split, computed once and cached on disk next to the data
+``validation``           load-time checks (empty graphs, non-finite features, labels out of range)
+``errors``               :class:`DataError`, raised for every problem a user can fix
+``dgl_progress``         DGL's progress bars switched on or off
+``superpixels/``         MNIST, CIFAR10: DGL's superpixel pickles, or built from raw images by SLIC
+``lrgb/``                Peptides-Func / -Struct, PascalVOC-SP / COCO-SP, PCQM-Contact (LRGB files)
+``generated/``           PATTERN / CLUSTER (SBM, DGL's files or generated), TreeNeighbourMatch, synthetic
+``molecules/``           ZINC (DGL's files)
 
 Entry points
 ------------
 ``load_dataset(name, data_dir, **kw)``
-    ``'mnist'`` -> :func:`load_mnist`; ``'cifar10'`` -> :func:`load_cifar10`;
-    ``'pattern'``/``'cluster'`` -> :func:`load_sbm`
+    ``'mnist'`` -> :func:`load_mnist`; ``'cifar10'`` -> :func:`load_cifar10`
+    (graph classification, 10 classes); ``'pattern'``/``'cluster'`` -> :func:`load_sbm`
     (node-level splits; ``generate=True`` builds missing files offline);
-    ``'zinc'`` -> :func:`load_zinc`; ``'voc'``/``'coco'`` -> :func:`load_lrgb_superpixels`
-    (PascalVOC-SP / COCO-SP, node-level splits); ``'pcqm-contact'`` -> :func:`load_pcqm_contact`
-    (link-level splits); ``'peptides-func'``/``'peptides-struct'`` -> :func:`load_peptides`
+    ``'zinc'`` -> :func:`load_zinc` (graph regression); ``'voc'``/``'coco'`` ->
+    :func:`load_lrgb_superpixels` (PascalVOC-SP / COCO-SP, node-level splits);
+    ``'pcqm-contact'`` -> :func:`load_pcqm_contact` (link-level splits);
+    ``'peptides-func'``/``'peptides-struct'`` -> :func:`load_peptides`
     (LRGB graph-level multi-label / 11-target regression); ``'tree'`` -> :func:`load_tree`
     (TreeNeighbourMatch, ``depth=r``); ``'synthetic'`` -> :func:`synthetic_splits`.
     ``registry.dataset_table(data_dir)`` lists them (``geaet-dgl datasets``).
+    Every loader reads files already in ``data_dir`` (or generates them); none
+    downloads.
 ``load_mnist(data_dir, mnist_images=None, pe_k=8, limit_train=None, limit_val=None, limit_test=None,
 laplacian_norm='sym', progress=True, *, num_val=5000, rwse_k=None, workers=None, seed=111)``
     MNIST superpixels (55k/5k/10k). Uses DGL's files in ``data_dir`` if there,
@@ -19,7 +40,7 @@ laplacian_norm='sym', progress=True, *, num_val=5000, rwse_k=None, workers=None,
     ``MNISTSuperPixelDataset`` always does the graph construction (offline).
 ``load_cifar10(data_dir, cifar_images=None, pe_k=8, ..., *, num_val=5000, ...)``
     CIFAR10 superpixels (45k/5k/10k), the same way: DGL's files, else a build
-    from ``cifar-10-batches-py``; ``ndata['feat']`` (N, 5) = (r, g, b, row/32, col/32).
+    from ``cifar-10-batches-py``.
 ``make_loader(dataset, batch_size, shuffle, seed=0, num_workers=0)`` / ``collate(samples)``
     Seeded ``DataLoader`` yielding ``(dgl.batch(graphs), labels)``; for
     node-level datasets (``GraphDataset(level='node')``) the labels are the
@@ -30,25 +51,29 @@ laplacian_norm='sym', progress=True, *, num_val=5000, rwse_k=None, workers=None,
 ``laplacian_pe(g, k, norm='sym')`` / ``random_walk_se(g, k)``
     The reference's Laplacian eigenvector PE and RWSE for one graph.
 
-Every graph carries ``ndata['feat']`` (N, 3) = (intensity, row/28, col/28),
-``edata['feat']`` (E, 1) kNN weight, ``ndata['lap_pe']`` (N, k) and
-``ndata['lap_eigval']`` (N, k) (``ndata['rwse']`` if asked for), float32;
-labels are int64. Problems a user can fix raise :class:`DataError`.
+Fields
+------
+Every graph carries ``ndata['feat']`` and ``edata['feat']``: float32 for the superpixel and synthetic sets
+(MNIST (N, 3) = (intensity, row/28, col/28); CIFAR10 (N, 5) = (r, g, b,
+row/32, col/32); both with a (E, 1) kNN weight; VOC / COCO (N, 14) and
+(E, 2)), one-hot float32 for PATTERN (N, 3) / CLUSTER (N, 7), int64
+vocabulary indices for the molecules (ZINC (N, 1) / (E, 1), Peptides and
+PCQM-Contact (N, 9) / (E, 3)) and TreeNeighbourMatch ((N, 2) key, value;
+zero (E, 1) edge features).
+``ndata['lap_pe']`` / ``ndata['lap_eigval']`` (N, k) float32 when
+``pe_k`` is set (``ndata['rwse']`` (N, k) when ``rwse_k`` is). The
+family modules' docstrings give each dataset's labels. Problems a user can
+fix raise :class:`DataError`.
 """
 
-from .cifar10 import load_cifar10
 from .dataset import DatasetSplits, GraphDataset, collate, collate_for, collate_links, collate_nodes, make_loader
 from .errors import DataError
-from .lrgb_superpixels import load_lrgb_superpixels
-from .mnist import load_mnist
-from .pcqm_contact import load_pcqm_contact
-from .peptides import load_peptides
+from .generated import load_sbm, load_tree, synthetic_mnist_like, synthetic_splits
+from .lrgb import load_lrgb_superpixels, load_pcqm_contact, load_peptides
+from .molecules import load_zinc
 from .positional_encoding import laplacian_pe, random_walk_se
 from .registry import load_dataset
-from .sbm import load_sbm
-from .tree import load_tree
-from .zinc import load_zinc
-from .synthetic import synthetic_mnist_like, synthetic_splits
+from .superpixels import load_cifar10, load_mnist
 
 __all__ = [
     "DataError",

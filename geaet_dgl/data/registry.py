@@ -5,18 +5,18 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Union
 
-from .cifar10 import load_cifar10
 from .dataset import DatasetSplits
-from .dgl_superpixels import CIFAR10_SPEC, superpixels_present
 from .errors import DataError
-from .lrgb_superpixels import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_present
-from .mnist import load_mnist
-from .pcqm_contact import NUM_GRAPHS as NUM_PCQM_CONTACT, PCQM_CONTACT_SIZES, load_pcqm_contact, pcqm_contact_present
-from .peptides import NUM_PEPTIDES, PEPTIDES_SIZES, load_peptides, peptides_present
-from .sbm import load_sbm, sbm_present
-from .synthetic import synthetic_splits
-from .tree import DEFAULT_PERMUTATIONS, load_tree
-from .zinc import ZINC_SIZES, load_zinc, zinc_present
+from .generated.sbm import load_sbm, sbm_present
+from .generated.synthetic import synthetic_splits
+from .generated.tree import DEFAULT_PERMUTATIONS, load_tree
+from .lrgb.pcqm_contact import NUM_GRAPHS as NUM_PCQM_CONTACT, PCQM_CONTACT_SIZES, load_pcqm_contact, pcqm_contact_present
+from .lrgb.peptides import NUM_PEPTIDES, PEPTIDES_SIZES, load_peptides, peptides_present
+from .lrgb.voc_coco import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_present
+from .molecules.zinc import ZINC_SIZES, load_zinc, zinc_present
+from .superpixels.cifar10 import load_cifar10
+from .superpixels.dgl_files import CIFAR10_SPEC, superpixels_present
+from .superpixels.mnist import load_mnist
 
 PathLike = Union[str, os.PathLike]
 
@@ -140,7 +140,7 @@ class DatasetInfo:
 
 
 def _mnist_present(data_dir: Optional[PathLike]) -> Optional[bool]:
-    from .dgl_superpixels import superpixel_layout
+    from .superpixels.dgl_files import superpixel_layout
 
     layout = superpixel_layout(data_dir)
     return all(layout.has_split(s) for s in ("train", "test"))
@@ -219,16 +219,16 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
     Parameters
     ----------
     name : str
-        ``'mnist'`` (:func:`.mnist.load_mnist`), ``'cifar10'``
-        (:func:`.cifar10.load_cifar10`; ``cifar_images`` reaches only it),
+        ``'mnist'`` (:func:`.superpixels.mnist.load_mnist`), ``'cifar10'``
+        (:func:`.superpixels.cifar10.load_cifar10`; ``cifar_images`` reaches only it),
         ``'pattern'`` / ``'cluster'``
-        (:func:`.sbm.load_sbm`; ``generate=True`` builds missing files),
-        ``'zinc'`` (:func:`.zinc.load_zinc`), ``'voc'`` / ``'coco'``
-        (:func:`.lrgb_superpixels.load_lrgb_superpixels`), ``'peptides-func'`` /
-        ``'peptides-struct'`` (:func:`.peptides.load_peptides`), ``'pcqm-contact'``
-        (:func:`.pcqm_contact.load_pcqm_contact`; link-level), ``'tree'``
-        (:func:`.tree.load_tree`, ``depth=r``; ``data_dir`` ignored) or
-        ``'synthetic'`` (:func:`.synthetic.synthetic_splits`; ``data_dir``
+        (:func:`.generated.sbm.load_sbm`; ``generate=True`` builds missing files),
+        ``'zinc'`` (:func:`.molecules.zinc.load_zinc`), ``'voc'`` / ``'coco'``
+        (:func:`.lrgb.voc_coco.load_lrgb_superpixels`), ``'peptides-func'`` /
+        ``'peptides-struct'`` (:func:`.lrgb.peptides.load_peptides`), ``'pcqm-contact'``
+        (:func:`.lrgb.pcqm_contact.load_pcqm_contact`; link-level), ``'tree'``
+        (:func:`.generated.tree.load_tree`, ``depth=r``; ``data_dir`` ignored) or
+        ``'synthetic'`` (:func:`.generated.synthetic.synthetic_splits`; ``data_dir``
         ignored, the ``limit_*`` keywords give the split sizes).
     data_dir : path-like, optional
     **kwargs

@@ -1,4 +1,9 @@
-"""Training: metrics, losses, schedule, checkpoints and the resumable training loop."""
+"""Training: metrics, losses, schedule, checkpoints and the resumable training loop.
+
+The loop is :mod:`.trainer` (``train`` / ``resume``); :mod:`.launcher` runs it in one process,
+``--nproc N`` local processes or a torchrun job; :mod:`.distributed` holds the process-group
+helpers the trainer uses. Imports run one way: launcher -> trainer -> distributed.
+"""
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .evaluation import evaluate, evaluate_checkpoint
 from .losses import LOSSES, get_loss

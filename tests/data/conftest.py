@@ -7,9 +7,9 @@ import socket
 import numpy as np
 import pytest
 
-from geaet_dgl.data.dgl_superpixels import superpixel_layout
-from geaet_dgl.data.idx import write_idx
-from geaet_dgl.data.superpixels import build_superpixels, write_superpixel_pickle
+from geaet_dgl.data.superpixels.dgl_files import superpixel_layout
+from geaet_dgl.data.superpixels.idx import write_idx
+from geaet_dgl.data.superpixels.slic import build_superpixels, write_superpixel_pickle
 
 N_TRAIN_IMAGES = 8
 N_TEST_IMAGES = 4

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from geaet_dgl.data.dgl_superpixels import CIFAR10_SPEC, superpixel_layout
+from geaet_dgl.data.superpixels.dgl_files import CIFAR10_SPEC, superpixel_layout
 
 #: Four strongly different colours; each fixture image is a 2x2 grid of them.
 PALETTE = np.array([[230, 30, 30], [30, 200, 40], [20, 40, 220], [240, 240, 60]], dtype=np.uint8)

@@ -5,8 +5,8 @@ import dgl
 import numpy as np
 import torch
 
-from geaet_dgl.data.sbm import sbm_files
-from geaet_dgl.data.zinc import zinc_files
+from geaet_dgl.data.generated.sbm import sbm_files
+from geaet_dgl.data.molecules.zinc import zinc_files
 
 
 def _molecule(rng: np.random.Generator) -> dgl.DGLGraph:

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from rdkit import Chem
 
-from geaet_dgl.data.pcqm_contact import pcqm_contact_files
+from geaet_dgl.data.lrgb.pcqm_contact import pcqm_contact_files
 
 #: (SMILES, contacts as pairs of atom indices of Chem.AddHs(MolFromSmiles(smiles))), kept in the 530k subset.
 MOLECULES: List[Tuple[str, List[Tuple[int, int]]]] = [

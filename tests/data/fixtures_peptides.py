@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from geaet_dgl.data import peptides
-from geaet_dgl.data.peptides import STRUCT_TARGETS, peptides_files
+from geaet_dgl.data.lrgb import peptides
+from geaet_dgl.data.lrgb.peptides import STRUCT_TARGETS, peptides_files
 
 #: Small real peptides (di- and tripeptides, aspartame), stereo and aromatic rings included.
 SMILES = [

@@ -8,10 +8,10 @@ from dgl.data.superpixel import SuperPixelDataset
 
 from geaet_dgl.data import DataError, load_mnist
 from geaet_dgl.data import fresh_process
-from geaet_dgl.data import mnist_images as image_sources
-from geaet_dgl.data.dgl_superpixels import superpixel_layout
-from geaet_dgl.data.mnist import mnist_image_route
-from geaet_dgl.data.superpixel_loader import load_superpixel_splits, superpixel_files_ready
+from geaet_dgl.data.superpixels import mnist_images as image_sources
+from geaet_dgl.data.superpixels.dgl_files import superpixel_layout
+from geaet_dgl.data.superpixels.loader import load_superpixel_splits, superpixel_files_ready
+from geaet_dgl.data.superpixels.mnist import mnist_image_route
 
 NUM_VAL = 3
 OPTIONS = dict(pe_k=4, num_val=NUM_VAL, progress=False)

@@ -9,25 +9,25 @@ import torch
 from skimage.segmentation import slic
 
 from geaet_dgl.data import DataError, load_dataset
-from geaet_dgl.data import cifar10 as cifar10_module
+from geaet_dgl.data.superpixels import cifar10 as cifar10_module
 from geaet_dgl.data import pe_cache
-from geaet_dgl.data.cifar10 import CIFAR10_NUM_VAL, load_cifar10
-from geaet_dgl.data.cifar10_images import load_cifar10_images, read_batch
-from geaet_dgl.data.dgl_superpixels import (
+from geaet_dgl.data.superpixels.cifar10 import CIFAR10_NUM_VAL, load_cifar10
+from geaet_dgl.data.superpixels.cifar10_images import load_cifar10_images, read_batch
+from geaet_dgl.data.superpixels.dgl_files import (
     CIFAR10_SPEC,
     OfflineCIFAR10SuperPixelDataset,
     superpixel_layout,
     superpixels_present,
 )
-from geaet_dgl.data.mnist import load_mnist
+from geaet_dgl.data.superpixels.mnist import load_mnist
 from geaet_dgl.data.registry import DATASETS
-from geaet_dgl.data.superpixels import (
+from geaet_dgl.data.superpixels.slic import (
     CIFAR10_RECIPE,
     _legacy_colour_slic,
     extract_superpixels,
     read_superpixel_pickle,
 )
-from geaet_dgl.data.synthetic import knn_superpixel_graph
+from geaet_dgl.data.generated.synthetic import knn_superpixel_graph
 from tests.data.fixtures_cifar10 import quadrant_colours, quadrant_images, write_cifar_batches, write_published_pickles
 
 NUM_VAL = 3

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from geaet_dgl.data import DataError
-from geaet_dgl.data import mnist_images as sources
-from geaet_dgl.data.idx import find_idx_file, read_idx, write_idx
+from geaet_dgl.data.superpixels import mnist_images as sources
+from geaet_dgl.data.superpixels.idx import find_idx_file, read_idx, write_idx
 
 
 @pytest.mark.parametrize("name", ["a-idx3-ubyte", "a-idx3-ubyte.gz"])

@@ -13,7 +13,7 @@ import torch
 from dgl.data import COCOSuperpixelsDataset, VOCSuperpixelsDataset
 
 from geaet_dgl.data import DataError, load_dataset
-from geaet_dgl.data.lrgb_superpixels import (SUPERPIXEL_TASKS, _offline, load_lrgb_superpixels, superpixel_files,
+from geaet_dgl.data.lrgb.voc_coco import (SUPERPIXEL_TASKS, _offline, load_lrgb_superpixels, superpixel_files,
                                              superpixel_present)
 from geaet_dgl.data.registry import DATASETS, dataset_table
 from geaet_dgl.models import build_model

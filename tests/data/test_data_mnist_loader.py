@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from geaet_dgl.data import DataError, load_dataset, load_mnist
-from geaet_dgl.data import mnist as mnist_module
-from geaet_dgl.data import mnist_images as image_sources
-from geaet_dgl.data.dgl_superpixels import OfflineMNISTSuperPixelDataset, superpixel_layout
-from geaet_dgl.data.superpixels import read_superpixel_pickle
-from geaet_dgl.data.synthetic import knn_superpixel_graph
+from geaet_dgl.data.superpixels import mnist as mnist_module
+from geaet_dgl.data.superpixels import mnist_images as image_sources
+from geaet_dgl.data.superpixels.dgl_files import OfflineMNISTSuperPixelDataset, superpixel_layout
+from geaet_dgl.data.superpixels.slic import read_superpixel_pickle
+from geaet_dgl.data.generated.synthetic import knn_superpixel_graph
 
 NUM_VAL = 3
 

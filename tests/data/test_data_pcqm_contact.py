@@ -8,8 +8,8 @@ import torch
 from rdkit import Chem
 
 from geaet_dgl.data import DataError, GraphDataset, collate_for, collate_links, load_dataset
-from geaet_dgl.data import pcqm_contact
-from geaet_dgl.data.pcqm_contact import load_pcqm_contact, pcqm_contact_files, shuffle_split
+from geaet_dgl.data.lrgb import pcqm_contact
+from geaet_dgl.data.lrgb.pcqm_contact import load_pcqm_contact, pcqm_contact_files, shuffle_split
 from geaet_dgl.data.registry import dataset_table
 from geaet_dgl.data.validation import validate_dataset
 from tests.data.fixtures_pcqm_contact import MOLECULES, SPLIT, contact_cxsmiles, write_pcqm_contact_fixture, write_tsv

@@ -7,7 +7,7 @@ import torch
 
 from geaet_dgl.data import pe_cache
 from geaet_dgl.atomic import atomic_write
-from geaet_dgl.data.synthetic import synthetic_mnist_like
+from geaet_dgl.data.generated.synthetic import synthetic_mnist_like
 
 
 @pytest.fixture

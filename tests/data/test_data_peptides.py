@@ -12,7 +12,7 @@ import torch
 from rdkit import Chem
 
 from geaet_dgl.data import DataError, load_dataset
-from geaet_dgl.data.peptides import (ATOM_VOCAB_SIZES, BOND_VOCAB_SIZES, PEPTIDES_SIZES, load_peptides,
+from geaet_dgl.data.lrgb.peptides import (ATOM_VOCAB_SIZES, BOND_VOCAB_SIZES, PEPTIDES_SIZES, load_peptides,
                                      peptides_files, peptides_present, published_md5)
 from geaet_dgl.data.registry import DATASETS, dataset_table
 from geaet_dgl.presets import get_preset

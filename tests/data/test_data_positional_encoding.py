@@ -7,7 +7,7 @@ import torch
 from scipy.sparse import csgraph
 
 from geaet_dgl.data import DataError, laplacian_pe, random_walk_se
-from geaet_dgl.data.synthetic import synthetic_mnist_like
+from geaet_dgl.data.generated.synthetic import synthetic_mnist_like
 
 
 def directed_knn_graph(n=12, seed=0):

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from geaet_dgl.data import DataError, collate_for, load_dataset
-from geaet_dgl.data.sbm import (CLUSTER_PARAMS, PATTERN_PARAMS, generate_cluster_graph, generate_pattern_graph,
+from geaet_dgl.data.generated.sbm import (CLUSTER_PARAMS, PATTERN_PARAMS, generate_cluster_graph, generate_pattern_graph,
                                 load_sbm, make_patterns, sbm_files)
 from tests.data.fixtures_dgl import write_sbm_fixture
 
@@ -107,7 +107,7 @@ def test_pattern_generator_defining_properties():
 def test_pattern_base_sbm_densities():
     rng = np.random.default_rng(2)
     # Rebuild communities from the generator's own draw order: check p and q on the G part via many graphs.
-    from geaet_dgl.data.sbm import _community_sizes, _sbm_adjacency
+    from geaet_dgl.data.generated.sbm import _community_sizes, _sbm_adjacency
 
     inside, between = [], []
     for _ in range(60):

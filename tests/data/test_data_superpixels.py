@@ -5,7 +5,7 @@ import pytest
 from skimage.segmentation import slic
 
 from geaet_dgl.data import DataError
-from geaet_dgl.data.superpixels import (
+from geaet_dgl.data.superpixels.slic import (
     MNIST_N_SP,
     build_superpixels,
     extract_superpixels,

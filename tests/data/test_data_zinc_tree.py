@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from geaet_dgl.data import DataError, load_dataset
-from geaet_dgl.data.tree import TreeExamples, blank_tree, load_tree, stratified_split, tree_permutations
-from geaet_dgl.data.zinc import zinc_files
+from geaet_dgl.data.generated.tree import TreeExamples, blank_tree, load_tree, stratified_split, tree_permutations
+from geaet_dgl.data.molecules.zinc import zinc_files
 from tests.data.fixtures_dgl import write_zinc_fixture
 
 

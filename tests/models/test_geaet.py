@@ -23,7 +23,7 @@ def test_preset_parameter_counts_match_paper(name):
 
 
 def test_mnist_count_by_hand():
-    """113,155 = encoders 600 + 5 layers x 22,101 + head 2,050 (see README)."""
+    """113,155 = encoders 600 + 5 layers x 22,101 + head 2,050 (see docs/model.md)."""
     per_layer = (5 * (40 * 40 + 40) + 2 * 80 + (40 + 40 + 41)  # GatedGCN, its 2 BNs, the ESLapPE gate MLP
                  + (3 * 40 * 40 + 3 * 40 + 40 * 40 + 40)  # self-attention
                  + 2 * (10 * 10 + 10)  # GEANet node key/value units

@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from geaet_dgl.data import DataError, GraphDataset, load_mnist, registry, synthetic_splits
-from geaet_dgl.data import mnist_images as image_sources
-from geaet_dgl.data.dgl_superpixels import superpixel_layout
-from geaet_dgl.data.idx import write_idx
-from geaet_dgl.data.superpixels import build_superpixels, write_superpixel_pickle
+from geaet_dgl.data.superpixels import mnist_images as image_sources
+from geaet_dgl.data.superpixels.dgl_files import superpixel_layout
+from geaet_dgl.data.superpixels.idx import write_idx
+from geaet_dgl.data.superpixels.slic import build_superpixels, write_superpixel_pickle
 from geaet_dgl.data.validation import check_labels, validate_dataset, validate_splits
 from tests.data.conftest import make_digit_images
 from tests.training.tiny import cli_args

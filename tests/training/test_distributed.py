@@ -22,7 +22,7 @@ from geaet_dgl.config import ConfigError
 from geaet_dgl.data import collate_for
 from geaet_dgl.training import (Trainer, TrainingInterrupted, evaluate_checkpoint, load_checkpoint, load_splits,
                                 make_run_config, resume, train)
-from geaet_dgl.training import distributed
+from geaet_dgl.training import distributed, launcher
 from geaet_dgl.training.batching import EpochBatchSampler, ShardedEpochBatchSampler, make_epoch_loader, move_batch
 from geaet_dgl.training.distributed import DistributedBatchNorm
 
@@ -178,7 +178,7 @@ def test_sharded_batches_are_the_one_process_global_batches():
 
 def test_nproc_2_run_metrics_and_exact_resume(two_ranks, tmp_path):
     whole = tmp_path / "whole"
-    summary = distributed.train_job(_e2e_run(), whole, nproc=2, progress=False)  # the `--nproc 2` launcher
+    summary = launcher.train_job(_e2e_run(), whole, nproc=2, progress=False)  # the `--nproc 2` launcher
     state = load_checkpoint(whole / "last.pt")
     assert state["run_config"]["world_size"] == 2 and state["ranks"]["world_size"] == 2
     assert len(state["ranks"]["rng"]) == 2 and state["global_step"] == E2E_EPOCHS * 5
@@ -200,4 +200,4 @@ def test_nproc_2_run_metrics_and_exact_resume(two_ranks, tmp_path):
     assert strip_timing(a["history"]) == strip_timing(b["history"])
     assert json.loads((cut / "summary.json").read_text())["test_metric"] == summary["test_metric"]
     with pytest.raises(ConfigError, match="resume with --nproc 2"):
-        distributed.resume_job(cut, nproc=1, progress=False)
+        launcher.resume_job(cut, nproc=1, progress=False)

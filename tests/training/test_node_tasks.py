@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from geaet_dgl.data import DataError, GraphDataset, collate_for, collate_nodes
-from geaet_dgl.data.sbm import load_sbm
+from geaet_dgl.data.generated.sbm import load_sbm
 from geaet_dgl.models import build_model
 from geaet_dgl.training import make_run_config
 from geaet_dgl.training.evaluation import evaluate

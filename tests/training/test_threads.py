@@ -120,7 +120,7 @@ def test_cli_threads_option_is_checked(command):
 
 
 def test_superpixel_build_uses_the_applied_threads_as_workers(restore_pools, monkeypatch):
-    from geaet_dgl.data import superpixels
+    from geaet_dgl.data.superpixels import slic as superpixels
 
     seen = {}
 

@@ -41,10 +41,10 @@ import numpy as np
 import torch
 from ogb.utils.features import atom_to_feature_vector, bond_to_feature_vector
 
-from ..atomic import atomic_write
-from .dataset import DatasetSplits, GraphDataset
-from .errors import DataError
-from .pe_cache import attach_pe, cached_split_pe
+from ...atomic import atomic_write
+from ..dataset import DatasetSplits, GraphDataset
+from ..errors import DataError
+from ..pe_cache import attach_pe, cached_split_pe
 
 log = logging.getLogger(__name__)
 

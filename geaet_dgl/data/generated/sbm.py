@@ -51,10 +51,10 @@ import numpy as np
 import torch
 from dgl.data import CLUSTERDataset, PATTERNDataset
 
-from ..atomic import atomic_write
-from .dataset import DatasetSplits, GraphDataset
-from .errors import DataError
-from .pe_cache import attach_pe, cached_split_pe
+from ...atomic import atomic_write
+from ..dataset import DatasetSplits, GraphDataset
+from ..errors import DataError
+from ..pe_cache import attach_pe, cached_split_pe
 
 log = logging.getLogger(__name__)
 

@@ -1,17 +1,17 @@
 """One loading flow for DGL's two superpixel datasets (MNIST, CIFAR10): find or build the pickles, split, add PE.
 
 :mod:`.mnist` and :mod:`.cifar10` supply what differs: the dataset
-(:class:`.dgl_superpixels.SuperpixelSpec`), where raw images come from
+(:class:`.dgl_files.SuperpixelSpec`), where raw images come from
 (:class:`ImageRoute`) and the SLIC recipe.
 
 Routes, tried in order:
 
 1. ``data_dir`` already holds DGL's files of the dataset (raw
    ``<stem>_{train,test}.pkl`` and/or DGL's processed files, in DGL's layout,
-   see :mod:`.dgl_superpixels`; loose pickles directly in ``data_dir`` or
+   see :mod:`.dgl_files`; loose pickles directly in ``data_dir`` or
    ``data_dir/superpixels`` are linked into it);
 2. otherwise the raw pickles are built here from raw images with the
-   published SLIC recipe (:mod:`.superpixels`) and written in DGL's layout.
+   published SLIC recipe (:mod:`.slic`) and written in DGL's layout.
 
 Either way DGL's own dataset class turns the pickles into kNN graphs
 (offline: it can never download).
@@ -29,13 +29,13 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .dataset import DatasetSplits, GraphDataset
-from .dgl_superpixels import SPLITS, SuperpixelLayout, SuperpixelSpec, adopt_loose_pickles, load_dgl_split
-from .errors import DataError
-from .fresh_process import run_apart
-from .pe_cache import attach_pe, cached_split_pe, has_cached_pe, remove_pe_caches
-from .positional_encoding import LAPLACIAN_NORMS
-from .superpixels import RECIPE_SEED, RawImages, SlicRecipe, build_superpixels, write_superpixel_pickle
+from ..dataset import DatasetSplits, GraphDataset
+from ..errors import DataError
+from ..fresh_process import run_apart
+from ..pe_cache import attach_pe, cached_split_pe, has_cached_pe, remove_pe_caches
+from ..positional_encoding import LAPLACIAN_NORMS
+from .dgl_files import SPLITS, SuperpixelLayout, SuperpixelSpec, adopt_loose_pickles, load_dgl_split
+from .slic import RECIPE_SEED, RawImages, SlicRecipe, build_superpixels, write_superpixel_pickle
 
 log = logging.getLogger(__name__)
 
@@ -123,10 +123,10 @@ def build_superpixel_pickles(
         ``{'train': n or None, 'test': n or None}`` leading images to build
         (``None`` = all).
     recipe : SlicRecipe
-    seed, workers, progress : see :func:`.superpixels.build_superpixels`.
+    seed, workers, progress : see :func:`.slic.build_superpixels`.
     extract, write : callable
-        :func:`.superpixels.build_superpixels` and
-        :func:`.superpixels.write_superpixel_pickle` (the dataset modules pass
+        :func:`.slic.build_superpixels` and
+        :func:`.slic.write_superpixel_pickle` (the dataset modules pass
         their own references).
 
     Returns

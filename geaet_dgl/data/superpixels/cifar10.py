@@ -1,18 +1,18 @@
 """CIFAR10 superpixel graphs (Benchmarking-GNNs / GEAET setting) as DGL graphs with Laplacian PE.
 
-Routes, tried in order (the flow is :mod:`.superpixel_loader`'s, shared with MNIST):
+Routes, tried in order (the flow is :mod:`.loader`'s, shared with MNIST):
 
 1. ``data_dir`` already holds DGL's CIFAR10 superpixel files (raw
    ``cifar10_150sp_{train,test}.pkl`` and/or DGL's processed
-   ``CIFAR10_{train,test}.pkl``, in DGL's layout, see :mod:`.dgl_superpixels`;
+   ``CIFAR10_{train,test}.pkl``, in DGL's layout, see :mod:`.dgl_files`;
    loose ``cifar10_150sp_*.pkl`` directly in ``data_dir`` or
    ``data_dir/superpixels`` are linked into it);
 2. otherwise the raw pickles are built here from the CIFAR-10 python batches
    (``cifar_images``: ``cifar-10-batches-py/``, see :mod:`.cifar10_images`)
    with the published SLIC recipe (``-D cifar10 -n 150 -c 10``:
-   :data:`.superpixels.CIFAR10_RECIPE`) and written in DGL's layout. Such a
+   :data:`.slic.CIFAR10_RECIPE`) and written in DGL's layout. Such a
    build follows the recipe but is **not byte-identical** to the published
-   pickles (scikit-image's SLIC changed since; see :mod:`.superpixels`); the
+   pickles (scikit-image's SLIC changed since; see :mod:`.slic`); the
    log says so.
 
 Either way DGL's own ``CIFAR10SuperPixelDataset`` processing turns the pickles
@@ -33,11 +33,11 @@ split (tagged ``cifar10_*``: MNIST shares the folder).
 import os
 from typing import Optional, Union
 
+from ..dataset import DatasetSplits
 from .cifar10_images import CIFAR_FOLDER, load_cifar10_images
-from .dataset import DatasetSplits
-from .dgl_superpixels import CIFAR10_SPEC, SuperpixelLayout, superpixel_layout
-from .superpixel_loader import ImageRoute, build_superpixel_pickles, load_superpixel_splits
-from .superpixels import CIFAR10_RECIPE, RECIPE_SEED, build_superpixels, write_superpixel_pickle
+from .dgl_files import CIFAR10_SPEC, SuperpixelLayout, superpixel_layout
+from .loader import ImageRoute, build_superpixel_pickles, load_superpixel_splits
+from .slic import CIFAR10_RECIPE, RECIPE_SEED, build_superpixels, write_superpixel_pickle
 
 PathLike = Union[str, os.PathLike]
 CIFAR10_NUM_CLASSES = 10
@@ -56,7 +56,7 @@ def build_cifar10_superpixels(
 
     ``cifar_images`` is ``cifar-10-batches-py/`` or the folder holding it;
     ``layout`` a CIFAR10 layout (``superpixel_layout(data_dir, CIFAR10_SPEC)``);
-    the rest as :func:`.superpixel_loader.build_superpixel_pickles`, which
+    the rest as :func:`.loader.build_superpixel_pickles`, which
     returns the build note.
     """
     return build_superpixel_pickles(layout, load_cifar10_images(cifar_images), needed, CIFAR10_RECIPE, seed,

@@ -43,10 +43,10 @@ import dgl.data.lrgb as dgl_lrgb
 import torch
 from dgl.data import COCOSuperpixelsDataset, VOCSuperpixelsDataset
 
-from .dataset import DatasetSplits, GraphDataset
-from .dgl_progress import dgl_progress_bars
-from .errors import DataError
-from .pe_cache import attach_pe, cached_split_pe
+from ..dataset import DatasetSplits, GraphDataset
+from ..dgl_progress import dgl_progress_bars
+from ..errors import DataError
+from ..pe_cache import attach_pe, cached_split_pe
 
 PathLike = Union[str, os.PathLike]
 SPLITS = ("train", "val", "test")

@@ -17,8 +17,8 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 
-from .errors import DataError
-from .superpixels import RawImages
+from ..errors import DataError
+from .slic import RawImages
 
 log = logging.getLogger(__name__)
 

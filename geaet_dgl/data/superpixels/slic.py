@@ -47,10 +47,9 @@ from skimage.segmentation import slic
 from skimage.util import regular_grid
 from tqdm.auto import tqdm
 
-from geaet_dgl.threads import current_threads
-
-from ..atomic import atomic_write
-from .errors import DataError
+from ...atomic import atomic_write
+from ...threads import current_threads
+from ..errors import DataError
 
 PathLike = Union[str, os.PathLike]
 

@@ -17,9 +17,9 @@ from typing import Optional, Union
 
 import numpy as np
 
-from .errors import DataError
+from ..errors import DataError
 from .idx import MNIST_IDX_STEMS, find_idx_file, read_idx
-from .superpixels import RawImages
+from .slic import RawImages
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from typing import Dict, Optional, Union
 
 import numpy as np
 
-from ..atomic import atomic_write
-from .errors import DataError
+from ...atomic import atomic_write
+from ..errors import DataError
 
 PathLike = Union[str, os.PathLike]
 

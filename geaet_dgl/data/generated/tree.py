@@ -32,9 +32,9 @@ import dgl
 import numpy as np
 import torch
 
-from .dataset import DatasetSplits, GraphDataset
-from .errors import DataError
-from .positional_encoding import laplacian_pe_from_edges, random_walk_se_from_edges
+from ..dataset import DatasetSplits, GraphDataset
+from ..errors import DataError
+from ..positional_encoding import laplacian_pe_from_edges, random_walk_se_from_edges
 
 MIN_DEPTH, MAX_DEPTH = 2, 7  # the paper's r = 2..7; the tree preset's vocabularies fit up to 7
 DEFAULT_PERMUTATIONS = 4000

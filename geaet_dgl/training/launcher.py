@@ -1,0 +1,185 @@
+"""Launching training: one process, ``--nproc N`` local processes, or the ranks of a torchrun job.
+
+:func:`train_job` / :func:`resume_job` are what ``geaet-dgl train`` runs. They
+sit above the trainer (:func:`~.trainer.train` / :func:`~.trainer.resume`),
+which in turn uses the process-group helpers of :mod:`.distributed`, so the
+imports run one way: ``launcher -> trainer -> distributed``.
+
+With ``nproc > 1`` the launcher checks the run directory, starts the ranks,
+forwards SIGINT / SIGTERM to them once, stops the others when one fails and
+re-raises the lowest failing rank's exception (each rank leaves it pickled in
+a temporary folder). See :mod:`.distributed` for what data parallelism means
+for batches, BatchNorm and checkpoints.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pickle
+import signal
+import tempfile
+import threading
+import time
+from typing import Any, Callable, Dict, Optional
+
+from . import run_dir as files
+from .distributed import DistContext, launched_by_torchrun, process_group, start_processes
+from .run_config import RunConfig
+from .trainer import resume, train
+
+
+def train_job(run: Any, run_dir: Any, *, nproc: int = 1, overwrite: bool = False,
+              progress: bool = True) -> Optional[Dict[str, Any]]:
+    """Train ``run`` with data parallelism; rank 0's summary (None on the other ranks).
+
+    Under torchrun (environment variables set) this process joins the job as
+    its rank; otherwise ``nproc > 1`` spawns that many local processes (the
+    run directory is checked here first, so errors read as in a 1-process
+    run) and ``nproc == 1`` is a plain :func:`~.trainer.train`.
+    """
+    if launched_by_torchrun():
+        with process_group(run.device) as context:
+            _quiet_unless_main(context)
+            summary = train(run, run_dir, overwrite=overwrite, progress=progress, dist=context)
+            return summary if context.is_main else None
+    if nproc <= 1:
+        return train(run, run_dir, overwrite=overwrite, progress=progress)
+    run.validate()
+    files.prepare_new_run_dir(run_dir, overwrite)  # fails here, before any process starts
+    _spawn_and_report(_train_worker, nproc, run.to_dict(), str(run_dir), progress)
+    return _read_summary(run_dir)
+
+
+def resume_job(run_dir: Any, *, nproc: Optional[int] = None, device: Optional[str] = None,
+               workers: Optional[int] = None, progress: bool = True,
+               threads: Optional[int] = None) -> Optional[Dict[str, Any]]:
+    """Continue a run (see :func:`~.trainer.resume`) with the processes that trained it.
+
+    ``nproc`` None: as many local processes as the run's ``config.json`` says
+    trained it (under torchrun: torchrun's processes).
+    """
+    if launched_by_torchrun():
+        with process_group(device or _saved_device(run_dir)) as context:
+            _quiet_unless_main(context)
+            summary = resume(run_dir, device=device, workers=workers, progress=progress, dist=context,
+                             threads=threads)
+            return summary if context.is_main else None
+    if nproc is None:
+        nproc = int(_saved_config(run_dir).get("world_size", 1))
+    if nproc <= 1:
+        return resume(run_dir, device=device, workers=workers, progress=progress, threads=threads)
+    _spawn_and_report(_resume_worker, nproc, str(run_dir), device, workers, progress, threads)
+    return _read_summary(run_dir)
+
+
+def _saved_config(run_dir: Any) -> Dict[str, Any]:
+    """The run's ``config.json`` ({} if missing or unreadable)."""
+    try:
+        with open(os.path.join(run_dir, files.CONFIG_JSON)) as handle:
+            config = json.load(handle)
+        return config if isinstance(config, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _saved_device(run_dir: Any) -> str:
+    return _saved_config(run_dir).get("device", "cpu")
+
+
+def _read_summary(run_dir: Any) -> Dict[str, Any]:
+    with open(os.path.join(run_dir, files.SUMMARY)) as handle:
+        return json.load(handle)
+
+
+def _quiet_unless_main(context: DistContext, level: Optional[int] = None) -> None:
+    logger = logging.getLogger("geaet_dgl")
+    if level is not None:
+        if not logger.handlers:
+            handler = logging.StreamHandler()
+            handler.setFormatter(logging.Formatter("%(message)s"))
+            logger.addHandler(handler)
+        logger.setLevel(level)
+    if not context.is_main:
+        logger.setLevel(max(logging.WARNING, logger.getEffectiveLevel()))
+
+
+def _train_worker(run_dict: Dict[str, Any], run_dir: str, progress: bool, level: int) -> None:
+    run = RunConfig.from_dict(run_dict)
+    with process_group(run.device) as context:
+        _quiet_unless_main(context, level)
+        train(run, run_dir, overwrite=True, progress=progress, dist=context)  # the launcher prepared run_dir
+
+
+def _resume_worker(run_dir: str, device: Optional[str], workers: Optional[int], progress: bool,
+                   threads: Optional[int], level: int) -> None:
+    with process_group(device or _saved_device(run_dir)) as context:
+        _quiet_unless_main(context, level)
+        resume(run_dir, device=device, workers=workers, progress=progress, dist=context, threads=threads)
+
+
+def _reporting(errors_dir: str, fn: Callable, *args: Any) -> None:
+    """Run ``fn``; if it raises, leave the exception in ``errors_dir/<rank>.pkl`` for the launcher."""
+    os.setpgrp()  # signals come from the launcher only (it forwards SIGINT/SIGTERM once to each rank)
+    try:
+        fn(*args)
+    except BaseException as exc:
+        try:
+            payload = pickle.dumps(exc)
+            pickle.loads(payload)
+        except Exception:
+            payload = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))
+        with open(os.path.join(errors_dir, f"{os.environ['RANK']}.pkl"), "wb") as handle:
+            handle.write(payload)
+        raise
+
+
+def _spawn_and_report(fn: Callable, nproc: int, *args: Any) -> None:
+    """:func:`~.distributed.start_processes` ``fn(*args, log_level)``; forward SIGINT/SIGTERM; re-raise the lowest rank's exception."""
+    level = logging.getLogger("geaet_dgl").getEffectiveLevel()
+    with tempfile.TemporaryDirectory(prefix="geaet-dgl-ranks-") as errors_dir:
+        context = start_processes(_reporting, nproc, errors_dir, fn, *args, level)
+
+        def forward(signum, frame):
+            for process in context.processes:
+                if process.is_alive():
+                    os.kill(process.pid, signum)
+
+        main_thread = threading.current_thread() is threading.main_thread()
+        previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread \
+            else {}
+        try:
+            _watch(context.processes)
+            while not context.join():
+                pass
+        except Exception:
+            for rank in range(nproc):
+                path = os.path.join(errors_dir, f"{rank}.pkl")
+                if os.path.isfile(path):
+                    with open(path, "rb") as handle:
+                        raise pickle.loads(handle.read()) from None
+            raise
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def _watch(processes: list, grace_s: float = 3.0) -> None:
+    """Wait until every process ended; once one fails, kill those still running after ``grace_s``.
+
+    (A rank left waiting in a collective for a failed peer would otherwise
+    block until the process-group timeout.)
+    """
+    failed_at = None
+    while any(p.exitcode is None for p in processes):
+        if failed_at is None and any(p.exitcode not in (None, 0) for p in processes):
+            failed_at = time.monotonic()
+        if failed_at is not None and time.monotonic() - failed_at > grace_s:
+            for p in processes:
+                if p.exitcode is None:
+                    p.kill()
+            for p in processes:
+                p.join()
+            return
+        time.sleep(0.05)
