@@ -1,4 +1,4 @@
-"""The ``geaet-dgl`` command line: train, eval, presets.
+"""The ``geaet-dgl`` command line: train, eval, predict, presets and the studies.
 
 This module only parses options and calls ``geaet_dgl``; every decision lives
 in the library. Problems a user can fix (configuration, data, checkpoint, run
@@ -177,7 +177,8 @@ def main(ctx: click.Context) -> None:
 
 
 @main.command(cls=_ListOptionCommand)
-@click.option("--dataset", help="Dataset to train on: mnist, cifar10, pattern, cluster, zinc, voc, coco, "
+@click.option("--dataset", help="Dataset to train on: a graph file PATH.bin (dgl.save_graphs), or mnist, cifar10, "
+                                "pattern, cluster, zinc, voc, coco, "
                                 "peptides-func, peptides-struct, pcqm-contact, tree, or synthetic "
                                 "(random MNIST-shaped graphs); see `geaet-dgl datasets`. Required unless --resume.")
 @click.option("--preset", help="Configuration preset (see `geaet-dgl presets`); default: the dataset's own "
@@ -209,6 +210,19 @@ def main(ctx: click.Context) -> None:
 @click.option("--sync-bn/--no-sync-bn", "sync_bn", default=None,
               help="Multi-process runs: synchronise BatchNorm statistics over all processes (default on).")
 @_seeds_option
+@click.option("--data-file", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Train on your own graphs: a dgl.save_graphs file (same as --dataset PATH.bin); see "
+                   "docs/your-own-graphs.md.")
+@click.option("--task", type=click.Choice(["graph-classification", "graph-regression", "node-classification"]),
+              help="Graph files: the task (default: inferred from the labels).")
+@click.option("--split-file", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Graph files: JSON or NPZ with train/val/test lists of graph indices.")
+@click.option("--split", "split_fractions", type=click.FloatRange(min=0, min_open=True), nargs=3, default=None,
+              metavar="TRAIN VAL TEST", help="Graph files: seeded random split fractions (default 0.8 0.1 0.1; "
+                                             "seed: --set data.split_seed=K).")
+@click.option("--tensorboard", is_flag=True, default=None,
+              help="Also write TensorBoard event files (per-epoch metrics, lr, parameter count) to the run "
+                   "directory; needs `pip install tensorboard`.")
 @_threads_option
 @_handle_errors
 def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], batch_size: Optional[int],
@@ -217,8 +231,12 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
           limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int],
           checkpoint_every: Optional[int], resume_dir: Optional[str], overwrite: bool, progress: bool,
           nproc: Optional[int] = None, sync_bn: Optional[bool] = None, seeds: Tuple[int, ...] = (),
-          cifar_images: Optional[str] = None, threads: Optional[int] = None) -> None:
+          cifar_images: Optional[str] = None, data_file: Optional[str] = None, task: Optional[str] = None,
+          split_file: Optional[str] = None, split_fractions: Optional[Tuple[float, ...]] = None,
+          tensorboard: Optional[bool] = None, threads: Optional[int] = None) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
+
+    Your own graphs: --dataset PATH.bin (a dgl.save_graphs file), preset `geaet` unless --preset.
 
     With --seeds K [K ...]: one run per seed in OUT/seed<k>, and their mean ± std in OUT/aggregate.md.
 
@@ -241,7 +259,8 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
                  "--cifar-images": cifar_images,
                  "--set": settings or None, "--limit-train": limit_train, "--limit-val": limit_val,
                  "--limit-test": limit_test, "--checkpoint-every": checkpoint_every,
-                 "--overwrite": overwrite or None, "--sync-bn/--no-sync-bn": sync_bn}
+                 "--overwrite": overwrite or None, "--sync-bn/--no-sync-bn": sync_bn, "--data-file": data_file,
+                 "--task": task, "--split-file": split_file, "--split": split_fractions, "--tensorboard": tensorboard}
         given = [name for name, value in fixed.items() if value is not None]
         if given:
             raise click.UsageError(f"--resume continues a run with its saved configuration; drop {', '.join(given)}")
@@ -250,23 +269,26 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
         if summary is not None:  # None on the ranks other than 0 under torchrun
             _print_summary(summary, resume_dir)
         return
-    if dataset is None:
-        raise click.UsageError("--dataset is required (or --resume RUN_DIR)")
+    if dataset is None and data_file is None:
+        raise click.UsageError("--dataset is required (or --data-file PATH, or --resume RUN_DIR)")
     overrides: Dict[str, Any] = _parse_settings(settings)
     for key, value in (("train.epochs", epochs), ("train.batch_size", batch_size), ("train.lr", lr),
                        ("train.seed", seed)):
         if value is not None:
             overrides[key] = value
     data = _given(data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images, limit_train=limit_train,
-                  limit_val=limit_val, limit_test=limit_test)
+                  limit_val=limit_val, limit_test=limit_test, data_file=data_file, task=task, split_file=split_file,
+                  split=list(split_fractions) if split_fractions else None)
     run = training.make_run_config(dataset, preset, overrides, data, device=device or "cpu",
                                    workers=workers or 0, checkpoint_every=checkpoint_every or 0, threads=threads)
     if sync_bn is not None:
         run.sync_bn = sync_bn
+    run.tensorboard = bool(tensorboard)
+    run.validate()
     if seeds:
-        _train_seeds(run, list(seeds), out or f"runs/{dataset}-{run.preset}-seeds", overwrite, progress)
+        _train_seeds(run, list(seeds), out or f"runs/{run.data.name}-{run.preset}-seeds", overwrite, progress)
         return
-    run_dir = out or str(training.default_run_dir(dataset, run.preset, run.train.seed))
+    run_dir = out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
     summary = launcher.train_job(run, run_dir, nproc=nproc or 1, overwrite=overwrite, progress=progress)
     if summary is not None:  # None on the ranks other than 0 under torchrun
         _print_summary(summary, run_dir)
@@ -301,6 +323,8 @@ def _print_summary(summary: Dict[str, Any], run_dir: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help='Print exactly one JSON object '
                                                       '{"split", "metric_name", "metric"}.')
 @_data_source_options(from_run=True)
+@click.option("--data-file", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Graph-file runs: the file, if it moved (default: the run's).")
 @_limit_options
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
               help="Where to evaluate.")
@@ -310,18 +334,47 @@ def _print_summary(summary: Dict[str, Any], run_dir: str) -> None:
 @_handle_errors
 def eval_command(checkpoint: str, split: str, as_json: bool, data_dir: Optional[str], mnist_images: Optional[str],
                  limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int], device: str,
-                 workers: int, cifar_images: Optional[str] = None, threads: Optional[int] = None) -> None:
+                 workers: int, cifar_images: Optional[str] = None, data_file: Optional[str] = None,
+                 threads: Optional[int] = None) -> None:
     """Recompute a checkpoint's metric on one split (the run's data limits unless given)."""
     from geaet_dgl.training import evaluate_checkpoint
 
     data = _given(data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images, limit_train=limit_train,
-                  limit_val=limit_val, limit_test=limit_test)
+                  limit_val=limit_val, limit_test=limit_test, data_file=data_file)
     result = evaluate_checkpoint(checkpoint, split, data, device=device, workers=workers, progress=not as_json,
                                  threads=threads)
     if as_json:
         click.echo(json.dumps({key: result[key] for key in ("split", "metric_name", "metric")}))
     else:
         click.echo(f"{result['split']} {result['metric_name']}: {result['metric']:.6f} (loss {result['loss']:.6f})")
+
+
+@main.command()
+@click.option("--checkpoint", required=True, type=click.Path(dir_okay=False),
+              help="A best.pt or last.pt of a run (any dataset, named or a graph file).")
+@click.option("--graphs", "graphs_path", required=True, type=click.Path(dir_okay=False), metavar="NEW.bin",
+              help="The graphs to predict: a dgl.save_graphs file with the features the run trained on.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), metavar="PATH",
+              help="Where the predictions go (CSV: one row per graph, or per node for node-level models).")
+@click.option("--json", "as_json", is_flag=True, help="Write JSON lines instead of CSV.")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+              help="Where to predict.")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
+@_handle_errors
+def predict(checkpoint: str, graphs_path: str, out: str, as_json: bool, device: str, progress: bool) -> None:
+    """Predict new graphs with a trained checkpoint: class and probabilities, or regressed values.
+
+    Graphs are batched as the run evaluated (its train.batch_size, reported); with GEANet in batch scope a
+    graph's output depends on its batch-mates, in graph scope (preset geaet) it does not.
+    """
+    from geaet_dgl.training.predict import predict_file
+
+    result = predict_file(checkpoint, graphs_path, out, as_json=as_json, device=device, progress=progress)
+    per = "node" if result["level"] == "node" else "graph"
+    scope = {"batch": "GEANet batch scope: outputs depend on batch-mates",
+             "graph": "GEANet graph scope: each graph independent"}.get(result["scope"], "no GEANet")
+    click.echo(f"wrote {result['rows']} rows (one per {per}, {result['graphs']} graphs, {result['kind']}) to "
+               f"{result['out']}; batches of {result['batch_size']} graphs as the run trained ({scope})")
 
 
 @main.command()

@@ -262,6 +262,25 @@ _PRESETS["pcqm-contact"] = Preset(
 )
 
 
+# The general preset for the user's own graphs (``train --dataset PATH.bin``): input and output widths, encoders,
+# head and loss come from the file (see geaet_dgl/training/graph_file_run.py); the values below are placeholders.
+_PRESETS["geaet"] = Preset(
+    name="geaet",
+    dataset="file",
+    model=ModelConfig(
+        node_in_feats=1, edge_in_feats=1, out_feats=2, node_encoder="linear", edge_encoder="constant",
+        pe="rwse", pe_k=16, pe_dim=16, pe_raw_norm=True, hidden_dim=64, num_layers=4, mpnn="gatedgcn",
+        attention="transformer", num_heads=4, geanet=GEANetConfig(num_heads=4, unit_size=16, scope="graph"),
+        local_dropout=0.1, global_dropout=0.1, external_dropout=0.1, ffn_dropout=0.1, attn_dropout=0.2,
+        norm="batch", head="graph", pooling="mean", head_layers=2,
+    ),
+    train=TrainConfig(batch_size=32, lr=1e-3, weight_decay=1e-5, epochs=100, warmup_epochs=5,
+                      loss="cross_entropy", metric="accuracy"),
+    note="ours, for your own graphs: GatedGCN + Transformer + GEANet (graph scope: a graph's prediction does not "
+         "depend on its batch-mates), 4 layers of width 64, RWSE-16; widths, head and loss from the data",
+)
+
+
 def preset_names() -> List[str]:
     return list(_PRESETS)
 

@@ -29,7 +29,8 @@ Entry points
     ``'pcqm-contact'`` -> :func:`load_pcqm_contact` (link-level splits);
     ``'peptides-func'``/``'peptides-struct'`` -> :func:`load_peptides`
     (LRGB graph-level multi-label / 11-target regression); ``'tree'`` -> :func:`load_tree`
-    (TreeNeighbourMatch, ``depth=r``); ``'synthetic'`` -> :func:`synthetic_splits`.
+    (TreeNeighbourMatch, ``depth=r``); ``'synthetic'`` -> :func:`synthetic_splits`;
+    ``'file'`` -> :func:`load_graph_file` (the user's own ``dgl.save_graphs`` file, ``data_file=PATH``).
     ``registry.dataset_table(data_dir)`` lists them (``geaet-dgl datasets``).
     Every loader reads files already in ``data_dir`` (or generates them); none
     downloads.
@@ -69,6 +70,7 @@ fix raise :class:`DataError`.
 from .dataset import DatasetSplits, GraphDataset, collate, collate_for, collate_links, collate_nodes, make_loader
 from .errors import DataError
 from .generated import load_sbm, load_tree, synthetic_mnist_like, synthetic_splits
+from .graph_files import GRAPH_FILE, load_graph_file
 from .lrgb import load_lrgb_superpixels, load_pcqm_contact, load_peptides
 from .molecules import load_zinc
 from .positional_encoding import laplacian_pe, random_walk_se
@@ -77,6 +79,7 @@ from .superpixels import load_cifar10, load_mnist
 
 __all__ = [
     "DataError",
+    "GRAPH_FILE",
     "DatasetSplits",
     "GraphDataset",
     "collate",
@@ -86,6 +89,7 @@ __all__ = [
     "laplacian_pe",
     "load_cifar10",
     "load_dataset",
+    "load_graph_file",
     "load_lrgb_superpixels",
     "load_mnist",
     "load_pcqm_contact",

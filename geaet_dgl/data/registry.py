@@ -10,6 +10,7 @@ from .errors import DataError
 from .generated.sbm import load_sbm, sbm_present
 from .generated.synthetic import synthetic_splits
 from .generated.tree import DEFAULT_PERMUTATIONS, load_tree
+from .graph_files import GRAPH_FILE, load_graph_file
 from .lrgb.pcqm_contact import NUM_GRAPHS as NUM_PCQM_CONTACT, PCQM_CONTACT_SIZES, load_pcqm_contact, pcqm_contact_present
 from .lrgb.peptides import NUM_PEPTIDES, PEPTIDES_SIZES, load_peptides, peptides_present
 from .lrgb.voc_coco import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_present
@@ -47,7 +48,8 @@ def _cifar10(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
 
 
 #: Options only one loader reads; load_dataset drops them for every other dataset.
-_ONLY_FOR = {"cifar_images": "cifar10"}
+_ONLY_FOR = {"cifar_images": "cifar10", **{key: GRAPH_FILE for key in ("data_file", "task", "split_file", "split",
+                                                                      "split_seed")}}
 
 
 SYNTHETIC_DEFAULT_SIZES = {"train": 256, "val": 64, "test": 64}
@@ -118,12 +120,21 @@ def _pcqm_contact(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     return load_pcqm_contact(data_dir, **kwargs)
 
 
+def _graph_file(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
+    """The user's own DGL graph file (``data_file``); ``data_dir`` unused."""
+    _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
+    data_file = kwargs.pop("data_file", None)
+    if not data_file:
+        raise DataError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
+    return load_graph_file(data_file, **kwargs)
+
+
 LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
     "cifar10": _cifar10,
     "mnist": _mnist, "synthetic": _synthetic, "pattern": _sbm("pattern"), "cluster": _sbm("cluster"),
     "zinc": _zinc, "tree": _tree, "voc": _lrgb_superpixels("voc"), "coco": _lrgb_superpixels("coco"),
     "peptides-func": _peptides("peptides-func"), "peptides-struct": _peptides("peptides-struct"),
-    "pcqm-contact": _pcqm_contact,
+    "pcqm-contact": _pcqm_contact, GRAPH_FILE: _graph_file,
 }
 
 

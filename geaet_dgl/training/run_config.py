@@ -8,13 +8,16 @@ a checkpoint alone is enough to rebuild the model and its data.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import torch
 
 from ..config import ConfigError, ModelConfig, TrainConfig, _parse_literal, apply_overrides, from_dict
 from ..data import DatasetSplits, load_dataset
+from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name
+from ..data.registry import LOADERS
 from ..data.validation import check_labels, node_label_sizes, validate_splits
 from ..presets import get_preset
 from ..threads import default_threads
@@ -22,7 +25,7 @@ from ..threads import default_threads
 DEVICE_CHOICES = ("cpu", "cuda")
 
 #: Datasets without a preset of their own train with this preset by default.
-DEFAULT_PRESETS = {"synthetic": "mnist"}
+DEFAULT_PRESETS = {"synthetic": "mnist", GRAPH_FILE: "geaet"}
 
 
 @dataclass
@@ -35,6 +38,11 @@ class DataOptions:
     ``generate`` builds a missing PATTERN/CLUSTER dataset offline with the
     benchmark's SBM generator; ``depth`` is TreeNeighbourMatch's radius r.
     Set them with ``--set data.generate=true`` / ``--set data.depth=3``.
+
+    ``dataset='file'``: the user's own graphs (``geaet_dgl.data.graph_files``)
+    in ``data_file`` (absolute path), for ``task`` (recorded even when
+    inferred), split by ``split_file`` or at random into the ``split``
+    fractions (default 0.8/0.1/0.1) with ``split_seed``.
     """
 
     dataset: str = "mnist"
@@ -46,6 +54,18 @@ class DataOptions:
     limit_test: Optional[int] = None
     generate: bool = False
     depth: int = 3
+    data_file: Optional[str] = None
+    task: Optional[str] = None
+    split_file: Optional[str] = None
+    split: Optional[List[float]] = None
+    split_seed: int = 0
+
+    @property
+    def name(self) -> str:
+        """The dataset's name for run directories: the file's stem for a graph file."""
+        if self.dataset == GRAPH_FILE and self.data_file:
+            return os.path.splitext(os.path.basename(self.data_file))[0]
+        return self.dataset
 
 
 @dataclass
@@ -60,6 +80,8 @@ class RunConfig:
     ``threads`` is the CPU threads the run computes with, all its processes
     together (torch, DGL and BLAS pools; see :mod:`geaet_dgl.threads`); ``None``
     until resolved to the cores the training process may use.
+    ``tensorboard`` also writes TensorBoard event files to the run directory
+    (see ``tensorboard_log.py``).
     """
 
     preset: str = "mnist"
@@ -72,6 +94,7 @@ class RunConfig:
     world_size: int = 1
     sync_bn: bool = True
     threads: Optional[int] = None
+    tensorboard: bool = False
 
     def validate(self) -> "RunConfig":
         self.model.validate()
@@ -97,6 +120,12 @@ class RunConfig:
             value = getattr(self.data, name)
             if value is not None and value < 1:
                 raise ConfigError(f"{name}={value} must be at least 1 (leave it out to use the whole split)")
+        if self.data.task is not None and self.data.task not in TASKS:
+            raise ConfigError(f"data.task={self.data.task!r} is not one of {', '.join(TASKS)}")
+        if self.tensorboard:
+            from .tensorboard_log import require_tensorboard
+
+            require_tensorboard()
         return self
 
     def to_dict(self) -> Dict[str, Any]:
@@ -109,10 +138,37 @@ class RunConfig:
 
 def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str, Any]:
     """Model settings the data fixes: TreeNeighbourMatch of depth r has 2^r classes and, as Alon & Yahav
-    train it, r + 1 layers (so messages from every leaf reach the root)."""
+    train it, r + 1 layers (so messages from every leaf reach the root); a graph file fixes the widths,
+    encoders, head and loss (:func:`~.graph_file_run.graph_file_settings`) and its task is recorded."""
     if options.dataset.lower() == "tree" and preset_name == "tree":
         return {"model.out_feats": 2 ** options.depth, "model.num_layers": options.depth + 1}
+    if options.dataset == GRAPH_FILE:
+        from .graph_file_run import graph_file_settings
+
+        if not options.data_file:
+            raise ConfigError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
+        info = inspect_graph_file(options.data_file, options.task)
+        options.task = info.task
+        return graph_file_settings(info, get_preset(preset_name))
     return {}
+
+
+def _graph_file_options(dataset: Optional[str], data: Dict[str, Any]) -> str:
+    """``dataset`` as a DataOptions name: a graph file path becomes ``'file'`` with ``data['data_file']``;
+    the file paths are made absolute, so a checkpoint finds them from any folder."""
+    if dataset is not None and dataset.lower() not in LOADERS and is_graph_file_name(dataset):
+        if data.get("data_file") not in (None, dataset):
+            raise ConfigError(f"--dataset {dataset} and --data-file {data['data_file']} both name a graph file; "
+                              "pass one of them")
+        data["data_file"], dataset = dataset, GRAPH_FILE
+    elif data.get("data_file") is not None:
+        if dataset not in (GRAPH_FILE, None):
+            raise ConfigError(f"--data-file trains on a graph file but --dataset names {dataset!r}; drop one of them")
+        dataset = GRAPH_FILE
+    for key in ("data_file", "split_file"):
+        if data.get(key) is not None:
+            data[key] = os.path.abspath(os.path.expanduser(str(data[key])))
+    return dataset
 
 
 def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optional[Mapping[str, Any]] = None,
@@ -123,9 +179,11 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     Parameters
     ----------
     dataset : str
-        Name for ``geaet_dgl.data.load_dataset``.
+        Name for ``geaet_dgl.data.load_dataset``, or the path of a DGL graph
+        file (``*.bin``; same as ``dataset='file'`` with ``data_file``).
     preset : str, optional
-        Preset name; default ``dataset`` itself (``mnist`` for ``synthetic``).
+        Preset name; default ``dataset`` itself (``mnist`` for ``synthetic``,
+        ``geaet`` for a graph file).
     overrides : mapping, optional
         ``{"model.hidden_dim": "64", "train.epochs": 3}`` style values.
     data : mapping, optional
@@ -134,11 +192,12 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
         CPU threads (see :mod:`geaet_dgl.threads`); ``None``: the cores this
         process may use (or $OMP_NUM_THREADS), resolved and recorded here.
     """
-    preset_name = preset or DEFAULT_PRESETS.get(dataset, dataset)
     overrides = dict(overrides or {})
     data = dict(data or {})
     for key in [k for k in overrides if k.startswith("data.")]:  # --set data.depth=3
         data[key[len("data."):]] = _parse_literal(overrides.pop(key))
+    dataset = _graph_file_options(dataset, data)
+    preset_name = preset or DEFAULT_PRESETS.get(dataset, dataset)
     options = from_dict(DataOptions, {"dataset": dataset, **data}, where="data.")
     overrides = {**_data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
     resolved = apply_overrides(get_preset(preset_name), overrides)
@@ -171,7 +230,10 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     :mod:`geaet_dgl.data.validation`), so bad data fails before training.
     """
     pe_k, rwse_k = data_pe_sizes(model)
-    extra = {} if rwse_k is None else {"rwse_k": rwse_k}
+    extra: Dict[str, Any] = {} if rwse_k is None else {"rwse_k": rwse_k}
+    if options.dataset == GRAPH_FILE:
+        extra.update(data_file=options.data_file, task=options.task, split_file=options.split_file,
+                     split=options.split, split_seed=options.split_seed)
     splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images,
                           cifar_images=options.cifar_images, pe_k=pe_k,
                           limit_train=options.limit_train, limit_val=options.limit_val,

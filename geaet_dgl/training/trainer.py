@@ -53,6 +53,7 @@ from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
 from .run_config import RunConfig, check_data_fits, load_splits
 from .schedule import build_optimizer, build_scheduler
+from .tensorboard_log import open_log
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +130,7 @@ class Trainer:
         self.stop_signal: Optional[int] = None
         self.stop_agreed = False  # multi-process: every rank saw the stop signal's agreement
         self.saved_at: Optional[Tuple[int, int]] = None  # (epoch, step) of the newest checkpoint
+        self.tensorboard = None  # TensorBoardLog while fit() runs with run.tensorboard (rank 0)
 
     def restore(self, state: Dict[str, Any]) -> None:
         """Continue from a checkpoint written by this run (see ``checkpoint.py``)."""
@@ -149,7 +151,9 @@ class Trainer:
         """Train up to ``train.epochs``; write summary and curves; return the summary."""
         log.info("model: %s parameters (preset %s); torch %s threads, allocator %s", f"{self.model.num_parameters:,}",
                  self.run.preset, torch.get_num_threads(), allocator_mode())
-        with _stop_on_signals(self):
+        self.tensorboard = open_log(self.run.tensorboard and self.dist.is_main, self.run_dir, self.run.train.metric,
+                                    self.history, self.model.num_parameters)
+        with _stop_on_signals(self), _closing(self.tensorboard):
             if self.epoch >= self.run.train.epochs:
                 log.info("the run already finished its %d epochs", self.run.train.epochs)
             while self.epoch < self.run.train.epochs:
@@ -197,6 +201,8 @@ class Trainer:
             self._save(files.BEST)
         if self.dist.is_main:
             files.write_metrics(self.run_dir, self.history)
+        if self.tensorboard is not None:
+            self.tensorboard.log_epoch(self.history[-1])
         log.info("epoch %d/%d: lr %.3g | train loss %.4f %s %.4f | val loss %.4f %s %.4f | test %s %.4f | "
                  "%.1fs%s", epoch + 1, cfg.epochs, lr, train["loss"], cfg.metric, train["metric"], val["loss"],
                  cfg.metric, val["metric"], cfg.metric, test["metric"], self.history[-1]["seconds"],
@@ -417,6 +423,16 @@ def _position(epoch: int, step: int) -> str:
 def _short_list(items: list, limit: int = 8) -> str:
     shown = ", ".join(map(str, items[:limit]))
     return f"[{shown}{', ...' if len(items) > limit else ''}]"
+
+
+@contextlib.contextmanager
+def _closing(resource: Any) -> Iterator[None]:
+    """Close ``resource`` (if not None) when the block ends, however it ends."""
+    try:
+        yield
+    finally:
+        if resource is not None:
+            resource.close()
 
 
 @contextlib.contextmanager

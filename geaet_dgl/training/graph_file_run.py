@@ -1,0 +1,65 @@
+"""Settings a graph file fixes for a run on it: input widths, encoders, output width, head, loss and metric.
+
+``train --dataset PATH.bin --preset P`` keeps preset P's network (width,
+layers, branches, positional encoding, optimisation) and takes from the file
+(:func:`geaet_dgl.data.graph_files.inspect_graph_file`):
+
+==========================  ======================================================
+node features               float: ``node_encoder=linear``, ``node_in_feats=F``;
+                            integer types: ``embedding`` with one vocabulary per
+                            column (largest value + 1)
+edge features               the same; none: ``edge_encoder=constant`` (one
+                            learned vector per edge, the reference's DummyEdge)
+graph-classification        ``out_feats`` = classes, a graph head (P's if it
+                            pools graphs, else ``graph``), P's cross-entropy
+                            loss and class metric if it has them, else
+                            ``cross_entropy`` / ``accuracy``
+graph-regression            ``out_feats`` = targets, a graph head, ``l1`` /
+                            ``mae``
+node-classification         ``out_feats`` = classes, ``head=node``, loss and
+                            metric as for graph classification
+==========================  ======================================================
+
+Explicit ``--set`` values win over these.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from ..config import Preset
+from ..data.graph_files import GraphFileInfo
+
+CLASS_LOSSES = ("cross_entropy", "weighted_cross_entropy")
+CLASS_METRICS = ("accuracy", "balanced_accuracy", "f1_macro")
+GRAPH_HEADS = ("graph", "mlp_graph")
+
+
+def graph_file_settings(info: GraphFileInfo, preset: Preset) -> Dict[str, Any]:
+    """``{"model.node_in_feats": F, ...}`` overrides that fit ``preset`` to the file ``info`` describes."""
+    feats = info.features
+    settings: Dict[str, Any] = {"model.out_feats": info.num_outputs}
+    if feats.node_vocab_sizes is None:
+        settings.update({"model.node_encoder": "linear", "model.node_in_feats": feats.node_in_feats,
+                         "model.node_vocab_sizes": []})
+    else:
+        settings.update({"model.node_encoder": "embedding", "model.node_in_feats": feats.node_in_feats,
+                         "model.node_vocab_sizes": list(feats.node_vocab_sizes)})
+    if feats.edge_in_feats == 0:
+        settings.update({"model.edge_encoder": "constant", "model.edge_in_feats": 1, "model.edge_vocab_sizes": []})
+    elif feats.edge_vocab_sizes is None:
+        settings.update({"model.edge_encoder": "linear", "model.edge_in_feats": feats.edge_in_feats,
+                         "model.edge_vocab_sizes": []})
+    else:
+        settings.update({"model.edge_encoder": "embedding", "model.edge_in_feats": feats.edge_in_feats,
+                         "model.edge_vocab_sizes": list(feats.edge_vocab_sizes)})
+    model, train = preset.model, preset.train
+    if info.task == "node-classification":
+        settings["model.head"] = "node"
+    else:
+        settings["model.head"] = model.head if model.head in GRAPH_HEADS else "graph"
+    if info.task == "graph-regression":
+        settings.update({"train.loss": "l1", "train.metric": "mae"})
+    else:
+        settings["train.loss"] = train.loss if train.loss in CLASS_LOSSES else "cross_entropy"
+        settings["train.metric"] = train.metric if train.metric in CLASS_METRICS else "accuracy"
+    return settings

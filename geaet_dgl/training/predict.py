@@ -1,0 +1,219 @@
+"""Apply a trained checkpoint to new graphs: one row of predictions per graph (or per node).
+
+``geaet-dgl predict --checkpoint best.pt --graphs NEW.bin --out preds.csv``
+reads graphs written by ``dgl.save_graphs`` (labels, if any, are ignored),
+checks them against what the checkpoint's model reads (feature widths,
+integer vocabularies; :func:`geaet_dgl.data.graph_files.conform_graphs`),
+computes the positional encodings the model uses, and writes
+
+==========================  =========================================================
+classification (per graph)  ``index, predicted, prob_0 .. prob_{C-1}`` (softmax; a
+                            single-logit binary model gives ``prob_0 = 1 - p``)
+multi-label (BCE)           ``index, predicted`` (the labels with p > 0.5, joined by
+                            ``;``), ``prob_0 .. prob_{T-1}`` (sigmoid)
+regression                  ``index, value`` or ``index, value_0 .. value_{T-1}``
+node-level models           ``graph, node`` instead of ``index``
+==========================  =========================================================
+
+as CSV, or with ``as_json`` as JSON lines (``probabilities`` / ``value`` as
+lists). The file is written atomically: whole, or not at all.
+
+Batches are the file's graphs in order, ``train.batch_size`` of them, as the
+run evaluated. In GEANet's batch scope (``model.geanet.scope=batch``, the
+paper presets) a graph's output depends on the graphs batched with it, so the
+batch size is the run's and is reported; in graph scope (the ``geaet`` preset)
+every graph is predicted independently of the others.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, List, Union
+
+import dgl
+import torch
+
+from ..atomic import atomic_write
+from ..config import ConfigError, ModelConfig
+from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
+from ..data.pe_cache import attach_pe, compute_split_pe
+from ..models import build_model
+from .checkpoint import CheckpointError, load_checkpoint, weight_differences
+from .run_config import RunConfig, data_pe_sizes
+
+log = logging.getLogger(__name__)
+
+PathLike = Union[str, os.PathLike]
+CLASS_LOSSES = ("cross_entropy", "weighted_cross_entropy")
+
+
+@dataclass(frozen=True)
+class OutputKind:
+    """What a model's output means: ``level`` 'graph' or 'node'; ``kind`` 'classes', 'binary'
+    (one logit), 'multilabel' or 'regression'; ``width`` its last dimension."""
+
+    level: str
+    kind: str
+    width: int
+
+
+def output_kind(run: RunConfig) -> OutputKind:
+    """Read the meaning of the model's output from the run's head and loss."""
+    model, loss = run.model, run.train.loss
+    if model.head == "link":
+        raise ConfigError("this checkpoint scores node pairs (a link-prediction head); predict writes graph and "
+                          "node outputs: score it with `geaet-dgl eval`")
+    level = "node" if model.head == "node" else "graph"
+    if loss in CLASS_LOSSES:
+        kind = "binary" if model.out_feats == 1 else "classes"
+    elif loss == "bce":
+        kind = "multilabel"
+    else:
+        kind = "regression"
+    return OutputKind(level, kind, model.out_feats)
+
+
+def feature_spec(model: ModelConfig) -> FeatureSpec:
+    """What ``model`` reads from a graph, as a :class:`FeatureSpec` (no edge features for a constant encoder)."""
+    node_vocab = tuple(model.node_vocab_sizes) if model.node_encoder == "embedding" else None
+    if model.edge_encoder == "constant":
+        return FeatureSpec(model.node_in_feats, node_vocab, 0, None)
+    edge_vocab = tuple(model.edge_vocab_sizes) if model.edge_encoder == "embedding" else None
+    return FeatureSpec(model.node_in_feats, node_vocab, model.edge_in_feats, edge_vocab)
+
+
+def load_trained_model(path: PathLike) -> tuple:
+    """-> (RunConfig, GEAET in eval mode with the checkpoint's weights)."""
+    state = load_checkpoint(path)
+    run = RunConfig.from_dict(state["run_config"])
+    model = build_model(run.model)
+    try:
+        model.load_state_dict(state["model"])
+    except RuntimeError as exc:
+        raise CheckpointError(
+            f"checkpoint {path}: its weights do not fit its own model configuration "
+            f"({weight_differences(model, state['model'])}); it was edited or damaged: use another checkpoint "
+            "of the run"
+        ) from exc
+    return run, model.eval()
+
+
+def prepare_graphs(graphs: List[dgl.DGLGraph], path: PathLike, run: RunConfig, checkpoint: PathLike = "",
+                   progress: bool = False) -> None:
+    """Check ``graphs`` against the run's model and attach the positional encodings it reads (in place)."""
+    trained_on = f"as checkpoint {os.fspath(checkpoint)} was trained" if checkpoint else ""
+    conform_graphs(graphs, path, feature_spec(run.model), trained_on=trained_on)
+    pe_k, rwse_k = data_pe_sizes(run.model)
+    attach_pe(graphs, compute_split_pe(graphs, pe_k, "sym", rwse_k, progress=progress and bool(pe_k or rwse_k)))
+
+
+@torch.no_grad()
+def model_outputs(model: torch.nn.Module, graphs: List[dgl.DGLGraph], batch_size: int,
+                  device: Union[str, torch.device] = "cpu") -> List[torch.Tensor]:
+    """Outputs of ``graphs`` in order, batched ``batch_size`` at a time: one ``(out_feats,)`` tensor per
+    graph for graph heads, one ``(N_i, out_feats)`` per graph for node heads."""
+    device = torch.device(device)
+    model = model.to(device).eval()
+    outputs: List[torch.Tensor] = []
+    for start in range(0, len(graphs), batch_size):
+        chunk = graphs[start:start + batch_size]
+        output = model(dgl.batch(chunk).to(device)).cpu()
+        output = output.reshape(output.shape[0], -1)
+        if model.config.head == "node":
+            outputs.extend(torch.split(output, [g.num_nodes() for g in chunk]))
+        else:
+            outputs.extend(output)
+    return outputs
+
+
+def _describe(output: torch.Tensor, kind: OutputKind) -> Dict[str, Any]:
+    """One row's prediction fields from its output vector ``(out_feats,)``."""
+    if kind.kind == "regression":
+        values = [float(v) for v in output]
+        return {"value": values[0] if len(values) == 1 else values}
+    if kind.kind == "binary":
+        p = float(torch.sigmoid(output[0]))
+        return {"predicted": int(p > 0.5), "probabilities": [1.0 - p, p]}
+    if kind.kind == "multilabel":
+        probs = [float(v) for v in torch.sigmoid(output)]
+        return {"predicted": [i for i, p in enumerate(probs) if p > 0.5], "probabilities": probs}
+    probs = torch.softmax(output.double(), dim=-1)
+    return {"predicted": int(output.argmax()), "probabilities": [float(p) for p in probs]}
+
+
+def prediction_rows(outputs: List[torch.Tensor], kind: OutputKind) -> List[Dict[str, Any]]:
+    """Rows ``{"index", "predicted", "probabilities"}`` / ``{"index", "value"}`` (``"graph", "node"`` for nodes)."""
+    rows = []
+    for index, output in enumerate(outputs):
+        if kind.level == "node":
+            rows.extend({"graph": index, "node": node, **_describe(vector, kind)} for node, vector in enumerate(output))
+        else:
+            rows.append({"index": index, **_describe(output, kind)})
+    return rows
+
+
+def _csv_text(rows: List[Dict[str, Any]], kind: OutputKind) -> str:
+    ids = ["graph", "node"] if kind.level == "node" else ["index"]
+    if kind.kind == "regression":
+        header = ids + (["value"] if kind.width == 1 else [f"value_{i}" for i in range(kind.width)])
+    else:
+        classes = 2 if kind.kind == "binary" else kind.width
+        header = ids + ["predicted"] + [f"prob_{c}" for c in range(classes)]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        line = [row[key] for key in ids]
+        if kind.kind == "regression":
+            line += row["value"] if isinstance(row["value"], list) else [row["value"]]
+        else:
+            predicted = row["predicted"]
+            line.append(";".join(map(str, predicted)) if isinstance(predicted, list) else predicted)
+            line += row["probabilities"]
+        writer.writerow([repr(v) if isinstance(v, float) else v for v in line])
+    return buffer.getvalue()
+
+
+def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_json: bool = False,
+                 device: str = "cpu", progress: bool = True) -> Dict[str, Any]:
+    """Predict every graph of ``graphs_path`` with ``checkpoint``; write the rows to ``out``.
+
+    Returns
+    -------
+    dict
+        ``{"rows", "graphs", "level", "kind", "batch_size", "scope", "out"}``.
+    """
+    run, model = load_trained_model(checkpoint)
+    kind = output_kind(run)
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device=cuda but no CUDA device is available; use --device cpu")
+    graphs, _ = read_graph_file(graphs_path)
+    prepare_graphs(graphs, graphs_path, run, checkpoint, progress=progress)
+    batch_size, scope = run.train.batch_size, run.model.geanet.scope
+    uses_batch = run.model.external and scope == "batch"
+    log.info("predicting %d graphs in batches of %d (the run's train.batch_size)%s", len(graphs), batch_size,
+             "; GEANet scope=batch: a graph's output depends on the graphs batched with it" if uses_batch
+             else "; each graph is predicted independently of the others")
+    rows = prediction_rows(model_outputs(model, graphs, batch_size, device), kind)
+    with atomic_write(out, "w") as handle:
+        if as_json:
+            for row in rows:
+                handle.write(json.dumps(row) + "\n")
+        else:
+            handle.write(_csv_text(rows, kind))
+    return {"rows": len(rows), "graphs": len(graphs), "level": kind.level, "kind": kind.kind,
+            "batch_size": batch_size, "scope": scope if run.model.external else None, "out": os.fspath(out)}
+
+
+def read_predictions(path: PathLike) -> List[Dict[str, str]]:
+    """The rows of a CSV written by :func:`predict_file`, as dicts of strings."""
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+__all__ = ["OutputKind", "output_kind", "feature_spec", "load_trained_model", "prepare_graphs", "model_outputs",
+           "prediction_rows", "predict_file", "read_predictions"]
