@@ -149,6 +149,13 @@ class _ListOptionCommand(click.Command):
         return super().parse_args(ctx, _expand_list_options(list(args), self.list_options))
 
 
+def _threads_option(command: Callable) -> Callable:
+    return click.option("--threads", type=click.IntRange(min=1), default=None, metavar="N",
+                        help="CPU threads (torch, DGL, BLAS, worker processes); default: the cores this process "
+                             "may use. On a machine shared with other busy processes, fewer is faster (see "
+                             "docs/performance.md).")(command)
+
+
 def _seeds_option(command: Callable) -> Callable:
     return click.option("--seeds", type=click.IntRange(min=0), multiple=True, metavar="K [K ...]",
                         help="Train once per seed (e.g. --seeds 0 1 2 3), each in OUT/seed<k> (a finished seed "
@@ -219,6 +226,7 @@ def main(ctx: click.Context) -> None:
 @click.option("--tensorboard", is_flag=True, default=None,
               help="Also write TensorBoard event files (per-epoch metrics, lr, parameter count) to the run "
                    "directory; needs `pip install tensorboard`.")
+@_threads_option
 @_handle_errors
 def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], batch_size: Optional[int],
           lr: Optional[float], seed: Optional[int], device: Optional[str], workers: Optional[int],
@@ -228,7 +236,7 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
           nproc: Optional[int] = None, sync_bn: Optional[bool] = None, seeds: Tuple[int, ...] = (),
           cifar_images: Optional[str] = None, data_file: Optional[str] = None, task: Optional[str] = None,
           split_file: Optional[str] = None, split_fractions: Optional[Tuple[float, ...]] = None,
-          tensorboard: Optional[bool] = None, config: Optional[str] = None) -> None:
+          tensorboard: Optional[bool] = None, config: Optional[str] = None, threads: Optional[int] = None) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
 
     Your own graphs: --dataset PATH.bin (a dgl.save_graphs file), preset `geaet` unless --preset.
@@ -261,7 +269,7 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
         if given:
             raise click.UsageError(f"--resume continues a run with its saved configuration; drop {', '.join(given)}")
         summary = launcher.resume_job(resume_dir, nproc=nproc, device=device, workers=workers,
-                                      progress=progress)
+                                      progress=progress, threads=threads)
         if summary is not None:  # None on the ranks other than 0 under torchrun
             _print_summary(summary, resume_dir)
         return
@@ -281,10 +289,11 @@ def train(dataset: Optional[str], preset: Optional[str], epochs: Optional[int], 
         from geaet_dgl.interop import reference_run_config
 
         run = reference_run_config(config, overrides, {**data, **_given(dataset=dataset)}, device=device or "cpu",
-                                   workers=workers or 0, checkpoint_every=checkpoint_every or 0)
+                                   workers=workers or 0, checkpoint_every=checkpoint_every or 0, threads=threads)
     else:
         run = training.make_run_config(dataset, preset, overrides, data, device=device or "cpu",
-                                       workers=workers or 0, checkpoint_every=checkpoint_every or 0)
+                                       workers=workers or 0, checkpoint_every=checkpoint_every or 0,
+                                       threads=threads)
     if sync_bn is not None:
         run.sync_bn = sync_bn
     run.tensorboard = bool(tensorboard)
@@ -337,18 +346,19 @@ def _print_summary(summary: Dict[str, Any], run_dir: str) -> None:
 @click.option("--no-fold", is_flag=True,
               help="Score with the model as trained instead of its folded inference copy (BatchNorms folded "
                    "into linear maps: same outputs up to float rounding, faster; what training scores with).")
+@_threads_option
 @_handle_errors
 def eval_command(checkpoint: str, split: str, as_json: bool, data_dir: Optional[str], mnist_images: Optional[str],
                  limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int], device: str,
                  workers: int, no_fold: bool = False, cifar_images: Optional[str] = None,
-                 data_file: Optional[str] = None) -> None:
+                 data_file: Optional[str] = None, threads: Optional[int] = None) -> None:
     """Recompute a checkpoint's metric on one split (the run's data limits unless given)."""
     from geaet_dgl.training import evaluate_checkpoint
 
     data = _given(data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images, limit_train=limit_train,
                   limit_val=limit_val, limit_test=limit_test, data_file=data_file)
     result = evaluate_checkpoint(checkpoint, split, data, device=device, workers=workers, progress=not as_json,
-                                 fold=not no_fold)
+                                 fold=not no_fold, threads=threads)
     if as_json:
         click.echo(json.dumps({key: result[key] for key in ("split", "metric_name", "metric")}))
     else:
@@ -554,8 +564,7 @@ def datasets(data_dir: str, as_json: bool) -> None:
               metavar="B [B ...]", help="Batch sizes for the throughput table (default 16 64 128).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
               help="Where to run.")
-@click.option("--threads", type=click.IntRange(min=1), default=2, show_default=True,
-              help="torch intra-op threads in every measuring process.")
+@_threads_option
 @click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True,
               help="Timed repeats per measurement (the median is reported).")
 @click.option("--warmup", type=click.IntRange(min=0), default=2, show_default=True,
@@ -600,7 +609,7 @@ def datasets(data_dir: str, as_json: bool) -> None:
 @click.option("--no-fold", is_flag=True,
               help="Time inference on the model as trained instead of its folded inference copy (what eval uses).")
 @_handle_errors
-def benchmark(preset: str, batch_sizes: Tuple[int, ...], device: str, threads: int, repeats: int, warmup: int,
+def benchmark(preset: str, batch_sizes: Tuple[int, ...], device: str, threads: Optional[int], repeats: int, warmup: int,
               epoch: bool, breakdown: bool, num_graphs: int, workers: int, scaling: bool, max_nodes: int,
               against_pyg: Optional[str], force: bool, allocator: Optional[str], json_path: Optional[str],
                plot_path: Optional[str], dataset: str, data_dir: Optional[str], limit_train: Optional[int],

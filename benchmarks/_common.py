@@ -9,7 +9,9 @@ os.environ.setdefault("DGLBACKEND", "pytorch")
 
 
 def add_common(parser):
-    parser.add_argument("--threads", type=int, default=2, help="torch threads in every process (default 2)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="CPU threads in every process (default: $OMP_NUM_THREADS, else the cores this process "
+                             "may use; see geaet_dgl/threads.py)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
     parser.add_argument("--json", dest="json_path", default=None, help="write the JSON report here")
     parser.add_argument("--plot", dest="plot_path", default=None, help="write the PNG plot here")

@@ -13,6 +13,7 @@ from .inputs import check_supported
 from .report import format_report, plot_report, write_json
 from .scaling import DEFAULT_SIZES, run_scaling
 from .throughput import run_throughput
+from ..threads import resolve_threads
 from .timing import check_device, environment, set_threads
 
 #: keys copied from the isolated memory run into the interleaved results
@@ -37,7 +38,7 @@ def run_benchmark(
     preset: str = "mnist",
     batch_sizes: Sequence[int] = (16, 64, 128),
     device: str = "cpu",
-    threads: int = 2,
+    threads: Optional[int] = None,
     repeats: int = 5,
     warmup: int = 2,
     epoch: bool = False,
@@ -74,7 +75,8 @@ def run_benchmark(
     preset : a preset with a synthetic generator ('mnist', 'cifar10').
     batch_sizes : throughput batch sizes (empty: skip throughput).
     device : 'cpu' or 'cuda'.
-    threads : torch intra-op threads, in this and every measurement process.
+    threads : torch intra-op threads, in this and every measurement process (None: the cores
+        this process may use, see :mod:`geaet_dgl.threads`).
     repeats, warmup : timed and untimed steps per phase.
     epoch : also time one whole training and inference epoch through ``make_loader``
         over ``num_graphs`` synthetic graphs (batch ``epoch_batch_size``, default
@@ -128,6 +130,7 @@ def run_benchmark(
         raise ConfigError("--dataset, --data-dir, --limit-train and --limit-val choose the graphs of the epoch "
                           "comparison; use them with --epoch --against-pyg REF_DIR")
     check_device(device)
+    threads = resolve_threads(threads)
     if against_pyg is not None and check_device(device).type != "cpu":
         raise ValueError("the reference comparison runs on CPU only (the reference bridge builds a CPU model); "
                          "use device='cpu'")

@@ -9,16 +9,13 @@ from typing import Callable, Dict, List, Sequence
 
 import torch
 
+from ..threads import apply_threads
+
 
 def set_threads(threads: int) -> None:
-    """Use ``threads`` intra-op threads (and one inter-op thread where still settable)."""
-    if threads < 1:
-        raise ValueError(f"threads must be >= 1, got {threads}")
-    torch.set_num_threads(int(threads))
-    try:
-        torch.set_num_interop_threads(1)
-    except RuntimeError:  # already set, or parallel work has started in this process
-        pass
+    """Use ``threads`` intra-op threads (and one inter-op thread where still settable), in torch, DGL and
+    BLAS, and in the processes started from here (:func:`geaet_dgl.threads.apply_threads`)."""
+    apply_threads(int(threads))
 
 
 def check_device(device: str) -> torch.device:

@@ -220,6 +220,21 @@ def _candidates(cache_dir: Path, tag: str, count: int, meta: dict) -> List[Path]
     return [p for _, p in sorted(found)]
 
 
+def _meta(k: int, norm: str, rwse_k: Optional[int], tag: str, stamp: str) -> dict:
+    return {"k": int(k), "norm": norm, "rwse_k": None if rwse_k is None else int(rwse_k), "tag": tag, "stamp": stamp}
+
+
+def has_cached_pe(cache_dir: PathLike, tag: str, count: int, k: int, norm: str = "sym",
+                  rwse_k: Optional[int] = None, stamp: str = "") -> bool:
+    """Whether :func:`cached_split_pe` would find a cache file for ``count`` graphs of ``tag`` (not yet verified).
+
+    Always true when nothing is to be computed (``k = 0`` and no ``rwse_k``).
+    """
+    if not k and rwse_k is None:
+        return True
+    return bool(_candidates(Path(cache_dir), tag, count, _meta(k, norm, rwse_k, tag, stamp)))
+
+
 def cached_split_pe(
     graphs: Sequence[dgl.DGLGraph],
     cache_dir: PathLike,
@@ -256,7 +271,7 @@ def cached_split_pe(
     if not k and rwse_k is None:  # nothing to compute: empty (N, 0) fields, no cache file
         return compute_split_pe(graphs, 0, norm, None, progress=False)
     cache_dir = Path(cache_dir)
-    meta = {"k": int(k), "norm": norm, "rwse_k": None if rwse_k is None else int(rwse_k), "tag": tag, "stamp": stamp}
+    meta = _meta(k, norm, rwse_k, tag, stamp)
     count = len(graphs)
     num_nodes, num_edges = graph_counts(graphs)
     for candidate in _candidates(cache_dir, tag, count, meta):

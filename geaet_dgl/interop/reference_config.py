@@ -37,6 +37,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import yaml
 
 from ..config import ConfigError, GEANetConfig, ModelConfig, Preset, TrainConfig, apply_overrides, from_dict
+from ..threads import default_threads
 
 log = logging.getLogger(__name__)
 
@@ -478,7 +479,7 @@ def _train(get: _Reader, dataset: _Dataset) -> TrainConfig:
 
 def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[str, Any]] = None,
                          data: Optional[Mapping[str, Any]] = None, device: str = "cpu", workers: int = 0,
-                         checkpoint_every: int = 0):
+                         checkpoint_every: int = 0, threads: Optional[int] = None):
     """A :class:`~geaet_dgl.training.RunConfig` from a reference YAML, then ``--set``-style ``overrides``.
 
     ``data`` gives the :class:`~geaet_dgl.training.DataOptions` fields the file
@@ -496,5 +497,6 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
     preset = apply_overrides(ref.preset, {k: v for k, v in overrides.items() if not k.startswith("data.")})
     options = from_dict(DataOptions, {**ref.data, **dict(data or {}), **data_settings}, where="data.")
     run = RunConfig(preset=preset.name, model=preset.model, train=preset.train, data=options, device=device,
-                    workers=workers, checkpoint_every=checkpoint_every)
+                    workers=workers, checkpoint_every=checkpoint_every,
+                    threads=default_threads() if threads is None else threads)
     return run.validate()

@@ -164,7 +164,7 @@ def check_model_config(state: Dict[str, Any], expected: Dict[str, Any], where: s
 
 
 #: Run settings that may legitimately differ between a run's config.json and its checkpoints.
-_MAY_CHANGE_ON_RESUME = ("device", "workers", "world_size")
+_MAY_CHANGE_ON_RESUME = ("device", "workers", "world_size", "threads")
 
 
 def check_belongs_to_run(state: Dict[str, Any], config_path: "os.PathLike | str", where: str) -> None:

@@ -17,6 +17,7 @@ from torch.utils.data import DataLoader, Dataset
 from ..data import collate_for
 from ..inference import fold_for_inference
 from ..models import build_model
+from ..threads import apply_threads
 from .batching import EpochBatchSampler, make_epoch_loader, move_batch
 from .checkpoint import CheckpointError, load_checkpoint, weight_differences
 from .losses import get_loss
@@ -75,8 +76,8 @@ def _evaluate_sharded(model, dataset, loss_fn, metric, batch_size, device, worke
 
 
 def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Optional[Mapping[str, Any]] = None,
-                        device: str = "cpu", workers: int = 0, progress: bool = True, fold: bool = True
-                        ) -> Dict[str, Any]:
+                        device: str = "cpu", workers: int = 0, progress: bool = True, fold: bool = True,
+                        threads: Optional[int] = None) -> Dict[str, Any]:
     """Rebuild the model and its data from a checkpoint alone and score one split.
 
     Parameters
@@ -90,19 +91,23 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     device : {'cpu', 'cuda'}
     fold : bool
         Score with the folded inference model (as training does), or the model itself.
+    threads : int, optional
+        CPU threads (see :mod:`geaet_dgl.threads`); ``None``: the cores this
+        process may use.
 
     Returns
     -------
     dict
-        ``{"split", "metric_name", "metric", "loss"}`` (and the metrics logged
-        beside the main one, e.g. ``"hits@1"`` for link prediction).
+        ``{"split", "metric_name", "metric", "loss", "threads"}`` (and the
+        metrics logged beside the main one, e.g. ``"hits@1"`` for link prediction).
     """
     if split not in SPLITS:
         raise ValueError(f"split={split!r} is not one of {', '.join(SPLITS)}")
+    threads = apply_threads(threads)
     state = load_checkpoint(path)
     saved = RunConfig.from_dict(state["run_config"])
     run = dataclasses.replace(saved, data=dataclasses.replace(saved.data, **dict(data or {})),
-                              device=device, workers=workers).validate()
+                              device=device, workers=workers, threads=threads).validate()
     model = build_model(run.model)
     try:
         model.load_state_dict(state["model"])
@@ -117,4 +122,4 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     check_data_fits(run.model, splits)
     result = evaluate(model.to(torch_device), getattr(splits, split), get_loss(run.train.loss), run.train.metric,
                       run.train.batch_size, torch_device, run.workers, fold=fold)
-    return {"split": split, "metric_name": run.train.metric, **result}
+    return {"split": split, "metric_name": run.train.metric, **result, "threads": threads}

@@ -53,7 +53,8 @@ def train_job(run: Any, run_dir: Any, *, nproc: int = 1, overwrite: bool = False
 
 
 def resume_job(run_dir: Any, *, nproc: Optional[int] = None, device: Optional[str] = None,
-               workers: Optional[int] = None, progress: bool = True) -> Optional[Dict[str, Any]]:
+               workers: Optional[int] = None, progress: bool = True,
+               threads: Optional[int] = None) -> Optional[Dict[str, Any]]:
     """Continue a run (see :func:`~.trainer.resume`) with the processes that trained it.
 
     ``nproc`` None: as many local processes as the run's ``config.json`` says
@@ -62,13 +63,14 @@ def resume_job(run_dir: Any, *, nproc: Optional[int] = None, device: Optional[st
     if launched_by_torchrun():
         with process_group(device or _saved_device(run_dir)) as context:
             _quiet_unless_main(context)
-            summary = resume(run_dir, device=device, workers=workers, progress=progress, dist=context)
+            summary = resume(run_dir, device=device, workers=workers, progress=progress, dist=context,
+                             threads=threads)
             return summary if context.is_main else None
     if nproc is None:
         nproc = int(_saved_config(run_dir).get("world_size", 1))
     if nproc <= 1:
-        return resume(run_dir, device=device, workers=workers, progress=progress)
-    _spawn_and_report(_resume_worker, nproc, str(run_dir), device, workers, progress)
+        return resume(run_dir, device=device, workers=workers, progress=progress, threads=threads)
+    _spawn_and_report(_resume_worker, nproc, str(run_dir), device, workers, progress, threads)
     return _read_summary(run_dir)
 
 
@@ -110,10 +112,11 @@ def _train_worker(run_dict: Dict[str, Any], run_dir: str, progress: bool, level:
         train(run, run_dir, overwrite=True, progress=progress, dist=context)  # the launcher prepared run_dir
 
 
-def _resume_worker(run_dir: str, device: Optional[str], workers: Optional[int], progress: bool, level: int) -> None:
+def _resume_worker(run_dir: str, device: Optional[str], workers: Optional[int], progress: bool,
+                   threads: Optional[int], level: int) -> None:
     with process_group(device or _saved_device(run_dir)) as context:
         _quiet_unless_main(context, level)
-        resume(run_dir, device=device, workers=workers, progress=progress, dist=context)
+        resume(run_dir, device=device, workers=workers, progress=progress, dist=context, threads=threads)
 
 
 def _reporting(errors_dir: str, fn: Callable, *args: Any) -> None:

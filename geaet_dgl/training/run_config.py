@@ -21,6 +21,7 @@ from ..data.registry import LOADERS
 from ..data.positional_encoding import LAPLACIAN_NORMS
 from ..data.validation import check_labels, node_label_sizes, validate_splits
 from ..presets import get_preset
+from ..threads import default_threads
 
 DEVICE_CHOICES = ("cpu", "cuda")
 
@@ -83,6 +84,9 @@ class RunConfig:
     ``world_size`` is the number of data-parallel processes that train the run
     (set by the launcher; ``train.batch_size`` is per process) and ``sync_bn``
     whether they synchronise BatchNorm statistics (see ``distributed.py``).
+    ``threads`` is the CPU threads the run computes with, all its processes
+    together (torch, DGL and BLAS pools; see :mod:`geaet_dgl.threads`); ``None``
+    until resolved to the cores the training process may use.
     ``tensorboard`` also writes TensorBoard event files to the run directory
     (see ``tensorboard_log.py``).
     """
@@ -96,6 +100,7 @@ class RunConfig:
     checkpoint_every: int = 0
     world_size: int = 1
     sync_bn: bool = True
+    threads: Optional[int] = None
     tensorboard: bool = False
 
     def validate(self) -> "RunConfig":
@@ -112,6 +117,10 @@ class RunConfig:
             raise ConfigError(f"link prediction needs model.head=link, train.loss=link_cross_entropy and "
                               f"train.metric=mrr together (got head={self.model.head}, loss={self.train.loss}, "
                               f"metric={self.train.metric}); set all three or none")
+        if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
+                                         or self.threads < 1):
+            raise ConfigError(f"threads={self.threads!r} must be an integer >= 1 (--threads N; leave it out for "
+                              "the cores this process may use)")
         if self.workers < 0 or self.checkpoint_every < 0 or self.train.seed < 0:
             raise ConfigError("workers, checkpoint_every and train.seed must be >= 0")
         if self.data.laplacian_norm is not None and self.data.laplacian_norm not in LAPLACIAN_NORMS:
@@ -174,7 +183,7 @@ def _graph_file_options(dataset: Optional[str], data: Dict[str, Any]) -> str:
 
 def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optional[Mapping[str, Any]] = None,
                     data: Optional[Mapping[str, Any]] = None, device: str = "cpu", workers: int = 0,
-                    checkpoint_every: int = 0) -> RunConfig:
+                    checkpoint_every: int = 0, threads: Optional[int] = None) -> RunConfig:
     """Resolve a run: the preset (default: the dataset's own), dotted overrides, data options.
 
     Parameters
@@ -189,6 +198,9 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
         ``{"model.hidden_dim": "64", "train.epochs": 3}`` style values.
     data : mapping, optional
         Fields of :class:`DataOptions` other than ``dataset``.
+    threads : int, optional
+        CPU threads (see :mod:`geaet_dgl.threads`); ``None``: the cores this
+        process may use (or $OMP_NUM_THREADS), resolved and recorded here.
     """
     overrides = dict(overrides or {})
     data = dict(data or {})
@@ -200,7 +212,8 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     overrides = {**_data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
     resolved = apply_overrides(get_preset(preset_name), overrides)
     run = RunConfig(preset=resolved.name, model=resolved.model, train=resolved.train, data=options,
-                    device=device, workers=workers, checkpoint_every=checkpoint_every)
+                    device=device, workers=workers, checkpoint_every=checkpoint_every,
+                    threads=default_threads() if threads is None else threads)
     return run.validate()
 
 

@@ -40,6 +40,7 @@ from ..allocator import allocator_mode
 from ..config import to_dict
 from ..data import DatasetSplits, collate_for
 from ..models import build_model
+from ..threads import apply_threads, per_process_threads, resolve_threads
 from . import run_dir as files
 from .batching import make_epoch_loader, move_batch
 from .checkpoint import (capture_rng_state, check_belongs_to_run, check_model_config, load_checkpoint,
@@ -347,6 +348,8 @@ def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: 
     dist = dist if dist is not None else SINGLE_PROCESS
     run.validate()
     run.world_size = dist.world_size
+    run.threads = resolve_threads(run.threads)
+    apply_threads(per_process_threads(run.threads, dist.world_size))  # before the data: PE uses BLAS threads
     if dist.is_main:
         run_dir = files.prepare_new_run_dir(run_dir, overwrite)
     run_dir = Path(run_dir)
@@ -361,11 +364,13 @@ def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: 
 
 
 def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[int] = None,
-           progress: bool = True, dist: Optional[DistContext] = None) -> Dict[str, Any]:
+           progress: bool = True, dist: Optional[DistContext] = None,
+           threads: Optional[int] = None) -> Dict[str, Any]:
     """Continue the run in ``run_dir`` from its ``last.pt``; return its summary.
 
-    ``device`` and ``workers`` may change; everything else comes from the
-    checkpoint.
+    ``device``, ``workers`` and ``threads`` may change (``threads`` ``None``: the
+    cores this process may use, as for a new run); everything else comes from
+    the checkpoint.
     """
     run_dir = Path(run_dir)
     last = run_dir / files.LAST
@@ -378,8 +383,10 @@ def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[in
         run.device = device
     if workers is not None:
         run.workers = workers
+    run.threads = resolve_threads(threads)
     run.validate()
     dist = dist if dist is not None else SINGLE_PROCESS
+    apply_threads(per_process_threads(run.threads, dist.world_size))
     check_resume_world_size(state, dist)
     splits = _load_splits_in_turn(run, progress, dist)
     trainer = Trainer(run, run_dir, splits, progress, dist)

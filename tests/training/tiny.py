@@ -1,5 +1,6 @@
 """Tiny runs shared by the training and CLI tests: a 1-layer width-8 GEAET on a few synthetic graphs."""
 import contextlib
+import os
 import sys
 from pathlib import Path
 
@@ -35,12 +36,18 @@ SUBPROCESS_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 @contextlib.contextmanager
 def one_thread():
-    previous = torch.get_num_threads()
+    """One torch thread, and ``$OMP_NUM_THREADS=1`` so that runs started here default to one thread too."""
+    previous, previous_env = torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS")
     torch.set_num_threads(1)
+    os.environ["OMP_NUM_THREADS"] = "1"
     try:
         yield
     finally:
         torch.set_num_threads(previous)
+        if previous_env is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = previous_env
 
 
 def strip_timing(rows: list) -> list:

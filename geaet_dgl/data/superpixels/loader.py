@@ -22,6 +22,7 @@ Split (as Benchmarking-GNNs ``SuperPixDatasetDGL`` and hence PyG's
 pickle.
 """
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -30,7 +31,8 @@ import numpy as np
 
 from ..dataset import DatasetSplits, GraphDataset
 from ..errors import DataError
-from ..pe_cache import attach_pe, cached_split_pe, remove_pe_caches
+from ..fresh_process import run_apart
+from ..pe_cache import attach_pe, cached_split_pe, has_cached_pe, remove_pe_caches
 from ..positional_encoding import LAPLACIAN_NORMS
 from .dgl_files import SPLITS, SuperpixelLayout, SuperpixelSpec, adopt_loose_pickles, load_dgl_split
 from .slic import RECIPE_SEED, RawImages, SlicRecipe, build_superpixels, write_superpixel_pickle
@@ -183,6 +185,51 @@ def _ensure_pickles(layout: SuperpixelLayout, route: ImageRoute, needed: dict) -
     return route.build(layout, needed)
 
 
+def _parts(num_val: int, limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int],
+           totals: dict) -> dict:
+    """``{part: (pickle split, start, end)}`` of train / val / test, given the graphs per pickle ``totals``."""
+    n_val = num_val if limit_val is None else min(limit_val, num_val)
+    train_end = totals["train"] if limit_train is None else min(num_val + limit_train, totals["train"])
+    test_end = totals["test"] if limit_test is None else min(limit_test, totals["test"])
+    return {"train": ("train", num_val, train_end), "val": ("train", 0, n_val), "test": ("test", 0, test_end)}
+
+
+def superpixel_files_ready(
+    layout: SuperpixelLayout,
+    *,
+    num_val: int,
+    pe_k: int,
+    limit_train: Optional[int],
+    limit_val: Optional[int],
+    limit_test: Optional[int],
+    laplacian_norm: str,
+    rwse_k: Optional[int],
+) -> bool:
+    """Whether loading these splits builds nothing: the raw files cover the limits, DGL's processed
+    files exist and every part's PE is cached (files found, not yet verified).
+
+    Cheap: reads only the build note and the processed files' label tensors.
+    """
+    from dgl.data.utils import load_labels
+
+    if not all(layout.processed(split).is_file() for split in SPLITS):
+        return False
+    if any(layout.raw_pickle(split).is_file() for split in SPLITS):
+        if not build_covers(layout.read_build_info(), needed_counts(num_val, limit_train, limit_test)):
+            return False
+    try:
+        totals = {split: len(load_labels(str(layout.processed(split)))["labels"]) for split in SPLITS}
+    except Exception:  # unreadable or damaged: the normal load deals with it (DGL re-processes the pickle)
+        return False
+    if totals["train"] <= num_val:
+        return False
+    for pickle_split, start, end in _parts(num_val, limit_train, limit_val, limit_test, totals).values():
+        if not has_cached_pe(layout.processed_dir, f"{_cache_tag(layout, pickle_split)}{start}", end - start, pe_k,
+                             laplacian_norm, rwse_k, layout.source_stamp(pickle_split)):
+            return False
+    return True
+
+
 def load_superpixel_splits(
     layout: SuperpixelLayout,
     route: ImageRoute,
@@ -197,6 +244,7 @@ def load_superpixel_splits(
     laplacian_norm: str,
     rwse_k: Optional[int],
     progress: bool,
+    apart: bool = True,
 ) -> DatasetSplits:
     """The Benchmarking-GNNs split of one superpixel dataset, with Laplacian PE (see the module docstring).
 
@@ -217,6 +265,11 @@ def load_superpixel_splits(
         the images needed.
     progress : bool
         Progress bars.
+    apart : bool
+        When anything must be built (pickles, DGL's processing, PE), build it
+        in a child process first (:mod:`.fresh_process`) and then load the
+        files here as a second run would: a build in this process leaves its
+        heap fragmented and training after it slower. ``False``: build here.
 
     Returns
     -------
@@ -238,6 +291,11 @@ def load_superpixel_splits(
         raise DataError(f"laplacian_norm must be one of {', '.join(LAPLACIAN_NORMS)}, got {laplacian_norm!r}; fix it")
 
     spec = layout.spec
+    options = dict(num_val=num_val, pe_k=pe_k, limit_train=limit_train, limit_val=limit_val, limit_test=limit_test,
+                   laplacian_norm=laplacian_norm, rwse_k=rwse_k)
+    if apart and not superpixel_files_ready(layout, **options):
+        run_apart(functools.partial(load_superpixel_splits, layout, route, name=name, num_classes=num_classes,
+                                    progress=progress, apart=False, **options), what=f"{spec.label} superpixels")
     info = _ensure_pickles(layout, route, needed_counts(num_val, limit_train, limit_test))
     if info is not None:
         log.warning("%s (%s)", not_identical_note(spec), layout.build_info_path)
@@ -253,16 +311,11 @@ def load_superpixel_splits(
             f"lower num_val or rebuild with more images"
         )
 
-    n_val = num_val if limit_val is None else min(limit_val, num_val)
-    train_end = len(train_graphs) if limit_train is None else min(num_val + limit_train, len(train_graphs))
-    test_end = len(test_graphs) if limit_test is None else min(limit_test, len(test_graphs))
-    parts = {
-        "train": ("train", num_val, train_end, train_graphs, train_labels),
-        "val": ("train", 0, n_val, train_graphs, train_labels),
-        "test": ("test", 0, test_end, test_graphs, test_labels),
-    }
+    loaded = {"train": (train_graphs, train_labels), "test": (test_graphs, test_labels)}
+    totals = {split: len(graphs) for split, (graphs, _) in loaded.items()}
     datasets = {}
-    for part, (pickle_split, start, end, graphs, labels) in parts.items():
+    for part, (pickle_split, start, end) in _parts(num_val, limit_train, limit_val, limit_test, totals).items():
+        graphs, labels = loaded[pickle_split]
         chosen = graphs[start:end]
         pe = cached_split_pe(
             chosen,

@@ -48,6 +48,7 @@ from skimage.util import regular_grid
 from tqdm.auto import tqdm
 
 from ...atomic import atomic_write
+from ...threads import current_threads
 from ..errors import DataError
 
 PathLike = Union[str, os.PathLike]
@@ -321,7 +322,8 @@ def build_superpixels(
         Node permutation of image ``i`` uses ``np.random.default_rng([seed, i])``,
         so the result does not depend on ``workers``.
     workers : int, optional
-        Processes; defaults to ``os.cpu_count()``. ``1`` runs in-process.
+        Processes; defaults to the run's threads (``--threads``, see
+        :func:`geaet_dgl.threads.current_threads`). ``1`` runs in-process.
     progress : bool
         Show a tqdm bar.
     desc : str
@@ -345,7 +347,7 @@ def build_superpixels(
             f"expected a stack of images (n, H, W) or (n, H, W, 3), got shape {images.shape}; "
             "pass MNIST or CIFAR-10 images"
         )
-    workers = max(1, int(workers or os.cpu_count() or 1))
+    workers = max(1, int(workers or current_threads()))
     tasks = [
         (start, images[start : start + chunk_size], seed, n_sp, compactness, legacy_slic, query_surplus)
         for start in range(0, len(images), chunk_size)
