@@ -44,9 +44,12 @@ def main(argv=None):
     cfg.merge_from_list(args.opts)
     dataset = load_dataset_master(cfg.dataset.format, cfg.dataset.name, cfg.dataset.dir)
     result = {}
-    for split in ("train", "val", "test"):
-        indices = [int(i) for i in dataset.data[f"{split}_graph_index"]]
-        graphs = [dataset.get(i) for i in indices]
+    splits = ("train", "val", "test")
+    split_indices = {split: [int(i) for i in dataset.data[f"{split}_graph_index"]] for split in splits}
+    for split in splits:  # as graphgym's create_loader: read the split indices, then drop them from the data
+        delattr(dataset.data, f"{split}_graph_index")
+    for split in splits:
+        graphs = [dataset.get(i) for i in split_indices[split]]
         fields = {
             "x": torch.cat([g.x for g in graphs]),
             "edge_index": torch.cat([g.edge_index for g in graphs], dim=1),

@@ -169,7 +169,7 @@ def run_reference(command: List[str], workdir: PathLike, env: Optional[Dict[str,
         code = subprocess.call(command, cwd=workdir, stdout=log, stderr=subprocess.STDOUT,
                                env=env if env is not None else os.environ.copy(), stdin=subprocess.DEVNULL)
     if code != 0:
-        raise CompareError(f"the reference's main.py exited with code {code}: {last_line(log_path)} "
+        raise CompareError(f"the reference's Python exited with code {code}: {last_line(log_path)} "
                                 f"(full output in {log_path})")
 
 

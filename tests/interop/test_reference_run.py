@@ -98,5 +98,5 @@ def test_a_seed_runs_once_then_is_skipped(tmp_path):
 def test_a_failing_reference_is_one_line_naming_its_log(tmp_path):
     ref = make_fake_reference(tmp_path / "GEAET")
     command = reference_run.reference_command(sys.executable, ref, "configs/GEAET/mnist.yaml", ["fail", "yes"])
-    with pytest.raises(CompareError, match=r"exited with code 3: RuntimeError: something broke .*main\.log"):
+    with pytest.raises(CompareError, match=r"the reference's Python exited with code 3: RuntimeError: something broke .*main\.log"):
         reference_run.run_reference(command, tmp_path / "work")
