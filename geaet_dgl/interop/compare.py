@@ -251,7 +251,7 @@ def compare_against_reference(ref_dir: PathLike, dataset: str, seeds: Sequence[i
     })
     files.write_json(out / COMPARE_JSON, result)
     compare_report.plot_comparison(result, out / COMPARE_PNG)
-    title = f"{dataset}: ours against the PyG reference, {budget.epochs} epochs"
+    title = f"{dataset}: ours against the PyG reference, {budget.epochs} epoch{'s' if budget.epochs != 1 else ''}"
     (out / COMPARE_MD).write_text(compare_report.markdown_table(result, title))
     return result
 
