@@ -84,7 +84,8 @@ def _eigvec_match(ours: torch.Tensor, ref: torch.Tensor, num_nodes: torch.Tensor
     worst = torch.zeros(len(num_nodes), ours.shape[1], dtype=torch.float64)
     for sign in (1.0, -1.0):
         diff = (ours - sign * ref).abs()
-        per_graph = torch.zeros_like(worst).index_reduce_(0, graph_of_node, diff, "amax", include_self=False)
+        index = graph_of_node.unsqueeze(1).expand_as(diff)
+        per_graph = torch.zeros_like(worst).scatter_reduce_(0, index, diff, "amax", include_self=False)
         worst = per_graph if sign == 1.0 else torch.minimum(worst, per_graph)
     matched = worst <= 1e-4
     return {"eigvec_columns_matched": int(matched.sum()), "eigvec_columns": int(matched.numel())}

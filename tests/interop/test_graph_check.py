@@ -85,6 +85,14 @@ def test_feature_differences_are_measured(splits, tmp_path):
     assert not report["equal"] and report["train"]["equal"]
 
 
+def test_eigenvectors_match_up_to_sign_only(splits, tmp_path):
+    dump = reference_dump(splits, tmp_path)
+    n = splits.val.graphs[0].num_nodes()
+    dump["val"]["eigvecs"][:n, 1] = dump["val"]["eigvecs"][:n, 1].roll(1)  # another vector, not a sign flip
+    part = check(splits, dump, tmp_path)["val"]
+    assert part["eigvec_columns"] == 3 * K and part["eigvec_columns_matched"] == 3 * K - 1
+
+
 def test_other_sizes_are_reported_not_compared(splits, tmp_path):
     dump = reference_dump(splits, tmp_path)
     dump["val"] = {k: v[:1] if k in ("y", "num_nodes", "num_edges") else v for k, v in dump["val"].items()}
