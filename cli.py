@@ -28,9 +28,10 @@ def _user_errors() -> Tuple[type, ...]:
     from geaet_dgl.benchmarking.against_pyg import ParityError
     from geaet_dgl.benchmarking.inputs import UnsupportedPreset
     from geaet_dgl.benchmarking.reference import ReferenceUnavailable
+    from geaet_dgl.interop.reference_run import CompareError
 
     return (ConfigError, DataError, CheckpointError, RunDirError, ParityError, UnsupportedPreset,
-            ReferenceUnavailable)
+            ReferenceUnavailable, CompareError)
 
 
 def _handle_errors(command: Callable) -> Callable:
@@ -535,6 +536,47 @@ def attention(checkpoint: str, graphs: Tuple[int, ...], split: str, dataset: Opt
         click.echo(f"graph {entry['index']}: {entry['num_nodes']} nodes, label {entry['label']}, predicted "
                    f"{entry['prediction']} -> {entry['png']}")
     click.echo(f"scores in {folder / ATTENTION_JSON}")
+
+
+@main.command(cls=_ListOptionCommand)
+@click.option("--against-pyg", "ref_dir", required=True, type=click.Path(file_okay=False, exists=True),
+              metavar="REF_DIR", help="Checkout of icm1018/GEAET; its main.py trains the reference (run from there).")
+@click.option("--python", "python", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Python of the reference's environment (default: this one).")
+@click.option("--dataset", type=click.Choice(["mnist", "cifar10"]), default="mnist", show_default=True)
+@click.option("--seeds", type=click.IntRange(min=0), multiple=True, metavar="K [K ...]",
+              help="Seeds; each side trains once per seed (default 0 1 2).")
+@click.option("--epochs", type=click.IntRange(min=1), help="Epochs of both (default: the preset's).")
+@click.option("--batch-size", type=click.IntRange(min=1), help="Graphs per batch of both (default: the preset's).")
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), help="Base learning rate of both.")
+@click.option("--warmup-epochs", type=click.IntRange(min=0),
+              help="Warm-up epochs of both (default: the preset's 5 of 150 scaled to --epochs, rounded down).")
+@_data_source_options(from_run=False)
+@_limit_options
+@click.option("--out", required=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="Comparison folder: pyg/ (the exported graphs), ours/seed<k>/, reference/seed<k>/, compare.json, "
+                   "compare.md, compare.png. Rerun to continue (finished runs are skipped).")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--threads", type=click.IntRange(min=1), help="torch threads of both sides (default: torch's).")
+@click.option("--overwrite", is_flag=True, help="Retrain every seed of both sides.")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
+@_handle_errors
+def compare(ref_dir: str, python: Optional[str], dataset: str, seeds: Tuple[int, ...], epochs: Optional[int],
+            batch_size: Optional[int], lr: Optional[float], warmup_epochs: Optional[int], data_dir: Optional[str],
+            mnist_images: Optional[str], cifar_images: Optional[str], limit_train: Optional[int],
+            limit_val: Optional[int], limit_test: Optional[int], out: str, device: str, threads: Optional[int],
+            overwrite: bool, progress: bool) -> None:
+    """Train ours and the PyG reference on the same graphs with the same budget, per seed; compare the curves."""
+    from geaet_dgl.interop.compare import COMPARE_MD, compare_against_reference
+
+    data = _given(data_dir=data_dir, mnist_images=mnist_images, cifar_images=cifar_images, limit_train=limit_train,
+                  limit_val=limit_val, limit_test=limit_test)
+    compare_against_reference(ref_dir, dataset, list(seeds) or [0, 1, 2], out, python=python or sys.executable,
+                              epochs=epochs, batch_size=batch_size, lr=lr, warmup_epochs=warmup_epochs, data=data,
+                              device=device, threads=threads, overwrite=overwrite, progress=progress,
+                              echo=click.echo)
+    click.echo((Path(out) / COMPARE_MD).read_text(), nl=False)
+    click.echo(f"table in {out}/{COMPARE_MD}, curves in {out}/compare.png, everything in {out}/compare.json")
 
 
 @main.command()

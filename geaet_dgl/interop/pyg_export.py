@@ -1,0 +1,129 @@
+"""Write our DGL superpixel graphs as the raw files of PyG's ``GNNBenchmarkDataset``.
+
+The reference (icm1018/GEAET) loads MNIST and CIFAR10 through
+``torch_geometric.datasets.GNNBenchmarkDataset(root, name, split)``: it reads
+``root/<NAME>/raw/<NAME>_v2.pt``, a ``torch.save``'d list of the three splits
+(train, val, test), each a list of dicts ``{x, edge_index, edge_attr, y, pos}``,
+and processes it into ``root/<NAME>/processed/``. Writing that raw file from the
+very graphs we train on (same ``--limit-*`` subset, same order) lets PyG's own
+processing and the reference's own transforms (``cat(x, pos)``, its Laplacian
+PE) run on exactly our data. Only torch is used here; PyG is never imported.
+
+Per graph (N nodes, E edges, F = ``ndata['feat']`` width):
+
+- ``x``: ``feat[:, :F-2]`` (N, F-2) float32, the superpixel value(s)
+- ``pos``: ``feat[:, F-2:]`` (N, 2) float32, so the reference's ``cat(x, pos)`` is ``feat`` again
+- ``edge_index``: ``stack(src, dst)`` (2, E) int64, in DGL's edge order
+- ``edge_attr``: ``edata['feat'][:, 0]`` (E,) float32 (one kNN weight per edge)
+- ``y``: ``(1,)`` int64 class label
+
+Example
+-------
+>>> from geaet_dgl.data import synthetic_splits
+>>> splits = synthetic_splits(num_train=4, num_val=2, num_test=2)  # doctest: +SKIP
+>>> write_gnn_benchmark(splits, "out/pyg", "MNIST")  # doctest: +SKIP
+PosixPath('out/pyg/GNNBenchmarkDataset/MNIST/raw/MNIST_v2.pt')
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Dict, List, Union
+
+import torch
+
+from ..atomic import atomic_write
+from ..data import DatasetSplits, DataError, GraphDataset
+
+PathLike = Union[str, os.PathLike]
+
+#: The folder the reference's master loader puts under ``dataset.dir`` for ``format: PyG-GNNBenchmarkDataset``.
+GNN_BENCHMARK_FOLDER = "GNNBenchmarkDataset"
+#: Our dataset name -> PyG's ``GNNBenchmarkDataset`` name.
+PYG_NAMES = {"mnist": "MNIST", "cifar10": "CIFAR10"}
+SPLITS = ("train", "val", "test")
+#: Written beside the raw file: a digest of its content, to reuse or replace it (and PyG's processed files).
+SOURCE_FILE = "geaet_dgl_source.json"
+
+
+def raw_path(root: PathLike, name: str) -> Path:
+    """``root/GNNBenchmarkDataset/<name>/raw/<name>_v2.pt``: the file PyG's GNNBenchmarkDataset reads."""
+    return Path(root) / GNN_BENCHMARK_FOLDER / name / "raw" / f"{name}_v2.pt"
+
+
+def graph_record(graph, label: torch.Tensor) -> Dict[str, torch.Tensor]:
+    """One DGL superpixel graph -> the dict PyG builds a ``Data`` from (see the module docstring)."""
+    feat = graph.ndata["feat"]
+    if feat.ndim != 2 or feat.shape[1] < 3:
+        raise DataError(f"ndata['feat'] has shape {tuple(feat.shape)}; a superpixel graph has (N, >=3) features "
+                        "(value(s) then a 2-d position)")
+    efeat = graph.edata["feat"]
+    if efeat.ndim != 2 or efeat.shape[1] != 1:
+        raise DataError(f"edata['feat'] has shape {tuple(efeat.shape)}; GNNBenchmarkDataset stores one weight "
+                        "per edge, (E, 1)")
+    src, dst = graph.edges()
+    return {
+        "x": feat[:, :-2].to(torch.float32).clone(),
+        "edge_index": torch.stack([src, dst]).to(torch.int64),
+        "edge_attr": efeat[:, 0].to(torch.float32).clone(),
+        "y": torch.as_tensor(label, dtype=torch.int64).reshape(1),
+        "pos": feat[:, -2:].to(torch.float32).clone(),
+    }
+
+
+def split_records(dataset: GraphDataset) -> List[Dict[str, torch.Tensor]]:
+    """The records of every graph of ``dataset``, in order."""
+    if getattr(dataset, "level", "graph") != "graph":
+        raise DataError("only graph-level datasets (MNIST, CIFAR10) can be written as GNNBenchmarkDataset files")
+    return [graph_record(graph, label) for graph, label in dataset]
+
+
+def records_digest(splits_records: List[List[Dict[str, torch.Tensor]]]) -> str:
+    """SHA-256 over every tensor's shape, dtype and bytes, split by split, graph by graph."""
+    digest = hashlib.sha256()
+    for records in splits_records:
+        digest.update(f"split:{len(records)};".encode())
+        for record in records:
+            for key in sorted(record):
+                tensor = record[key].contiguous()
+                digest.update(f"{key}:{tuple(tensor.shape)}:{tensor.dtype};".encode())
+                digest.update(tensor.numpy().tobytes())
+    return digest.hexdigest()
+
+
+def write_gnn_benchmark(splits: DatasetSplits, root: PathLike, name: str) -> Path:
+    """Write ``splits`` as ``GNNBenchmarkDataset`` raw data under ``root``; return the raw file's path.
+
+    Parameters
+    ----------
+    splits : DatasetSplits
+        Graph-level superpixel splits (``ndata['feat']`` (N, F>=3), ``edata['feat']`` (E, 1)).
+    root : path-like
+        The reference's ``dataset.dir``; the file goes to :func:`raw_path`.
+    name : str
+        PyG's dataset name, ``MNIST`` or ``CIFAR10``.
+
+    If the raw file already holds exactly these graphs (same digest) nothing is
+    written; otherwise it is replaced and PyG's ``processed/`` folder beside it is
+    removed, so PyG processes the new graphs instead of reusing stale ones.
+    """
+    if name not in PYG_NAMES.values():
+        raise DataError(f"GNNBenchmarkDataset name {name!r} is not one of {', '.join(PYG_NAMES.values())}")
+    records = [split_records(getattr(splits, split)) for split in SPLITS]
+    digest = records_digest(records)
+    path = raw_path(root, name)
+    source = path.parent / SOURCE_FILE
+    sizes = {split: len(r) for split, r in zip(SPLITS, records)}
+    if path.is_file() and source.is_file() and json.loads(source.read_text()).get("sha256") == digest:
+        return path
+    shutil.rmtree(path.parent.parent / "processed", ignore_errors=True)
+    source.unlink(missing_ok=True)
+    with atomic_write(path) as handle:
+        torch.save(records, handle)
+    with atomic_write(source, "w") as handle:
+        json.dump({"sha256": digest, "sizes": sizes, "dataset": splits.name, "source": splits.source}, handle,
+                  indent=2)
+    return path
