@@ -206,6 +206,23 @@ def weight_differences(model: torch.nn.Module, weights: Dict[str, torch.Tensor],
     return "; ".join(parts) or "no difference in names or shapes"
 
 
+def load_own_weights(model: torch.nn.Module, state: Dict[str, Any], path: Any) -> torch.nn.Module:
+    """Load checkpoint ``state``'s weights into ``model``, built from the checkpoint's own configuration.
+
+    Raises a one-line :class:`CheckpointError` naming the tensors that do not fit (the file was edited
+    or damaged). Returns ``model``.
+    """
+    try:
+        model.load_state_dict(state["model"])
+    except RuntimeError as exc:
+        raise CheckpointError(
+            f"checkpoint {path}: its weights do not fit its own model configuration "
+            f"({weight_differences(model, state['model'])}); it was edited or damaged: use another checkpoint "
+            "of the run"
+        ) from exc
+    return model
+
+
 def config_differences(saved: Dict[str, Any], expected: Dict[str, Any], prefix: str = "") -> List[str]:
     """Dotted names of the fields that differ, as ``"model.hidden_dim: 40 != 64"`` strings."""
     diffs = []

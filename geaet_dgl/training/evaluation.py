@@ -19,7 +19,7 @@ from ..inference import fold_for_inference
 from ..models import build_model
 from ..threads import apply_threads
 from .batching import EpochBatchSampler, make_epoch_loader, move_batch
-from .checkpoint import CheckpointError, load_checkpoint, weight_differences
+from .checkpoint import load_checkpoint, load_own_weights
 from .losses import get_loss
 from .metrics import MetricAccumulator
 from .run_config import RunConfig, check_data_fits, load_splits
@@ -109,14 +109,7 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     run = dataclasses.replace(saved, data=dataclasses.replace(saved.data, **dict(data or {})),
                               device=device, workers=workers, threads=threads).validate()
     model = build_model(run.model)
-    try:
-        model.load_state_dict(state["model"])
-    except RuntimeError as exc:
-        raise CheckpointError(
-            f"checkpoint {path}: its weights do not fit its own model configuration "
-            f"({weight_differences(model, state['model'])}); it was edited or damaged: use another checkpoint "
-            "of the run"
-        ) from exc
+    load_own_weights(model, state, path)
     torch_device = torch.device(run.device)
     splits = load_splits(run.data, run.model, progress=progress)
     check_data_fits(run.model, splits)

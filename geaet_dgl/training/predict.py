@@ -44,7 +44,7 @@ from ..data.pe_cache import attach_pe, compute_split_pe
 from ..data.registry import laplacian_norm_of
 from ..inference import fold_for_inference
 from ..models import build_model
-from .checkpoint import CheckpointError, load_checkpoint, weight_differences
+from .checkpoint import load_checkpoint, load_own_weights
 from .run_config import RunConfig, data_pe_sizes
 
 log = logging.getLogger(__name__)
@@ -93,14 +93,7 @@ def load_trained_model(path: PathLike) -> tuple:
     state = load_checkpoint(path)
     run = RunConfig.from_dict(state["run_config"])
     model = build_model(run.model)
-    try:
-        model.load_state_dict(state["model"])
-    except RuntimeError as exc:
-        raise CheckpointError(
-            f"checkpoint {path}: its weights do not fit its own model configuration "
-            f"({weight_differences(model, state['model'])}); it was edited or damaged: use another checkpoint "
-            "of the run"
-        ) from exc
+    load_own_weights(model, state, path)
     return run, model.eval()
 
 
