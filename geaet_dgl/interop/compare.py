@@ -223,7 +223,7 @@ def compare_against_reference(ref_dir: PathLike, dataset: str, seeds: Sequence[i
     torch.set_num_threads(threads)
     try:
         for seed in seeds:
-            seeded = dataclasses.replace(run, train=dataclasses.replace(run.train, seed=seed))
+            seeded = dataclasses.replace(run, threads=threads, train=dataclasses.replace(run.train, seed=seed))
             echo(f"seed {seed}: ours ...")
             ours_dir = out / "ours" / f"seed{seed}"
             summary = run_seed(seeded, ours_dir, overwrite=overwrite, progress=progress)
