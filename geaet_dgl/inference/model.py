@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..models.geaet import GEAET, _require
+from ..models.geaet import GEAET
 from ..models.encoders import LinearEncoder
 from ..models.positional import EquivStableLapPEEncoder, RWSEEncoder
 from ..nn.batch_layout import BatchLayout
@@ -78,21 +78,8 @@ class FoldedGEAET(nn.Module):
         self.layers = nn.ModuleList(fold_layer(layer) for layer in model.layers)
         self.head = model.head
 
-    def encode(self, graph: dgl.DGLGraph, layout: BatchLayout):
-        """As :meth:`GEAET.encode <geaet_dgl.models.geaet.GEAET.encode>` (eval mode)."""
-        cfg = self.config
-        h = self.node_encoder(graph.ndata["feat"])
-        edge_in = graph.edata["feat"] if "feat" in graph.edata else \
-            torch.zeros(graph.num_edges(), cfg.edge_in_feats, device=h.device)
-        e = self.edge_encoder(edge_in)
-        pe_dist = None
-        if cfg.pe == "eslappe":
-            pe_dist = self.pe_distance(graph, _require(graph, "lap_pe"), layout)
-        elif cfg.pe == "lappe":
-            h = torch.cat([h, self.pe_encoder(_require(graph, "lap_pe"), _require(graph, "lap_eigval"), layout)], -1)
-        elif cfg.pe == "rwse":
-            h = torch.cat([h, self.pe_encoder(_require(graph, "rwse"))], dim=-1)
-        return h, e, pe_dist
+    # The same encoding as the model's (its encoders are kept as they are); only pe_distance differs.
+    encode = GEAET.encode
 
     def pe_distance(self, graph: dgl.DGLGraph, eigvecs: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
         """(N, k) eigenvectors -> (E, 1) squared distances of the encoded PE, :math:`\\lVert W (v_j - v_i) \\rVert^2`.

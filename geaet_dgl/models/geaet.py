@@ -90,13 +90,17 @@ class GEAET(nn.Module):
         pe_dist = None
         if cfg.pe == "eslappe":
             # The gate reads only ||p_i - p_j||^2, identical in every layer: computed once here.
-            pe_dist = pe_square_distance(graph, self.pe_encoder(_require(graph, "lap_pe")))
+            pe_dist = self.pe_distance(graph, _require(graph, "lap_pe"), layout)
         elif cfg.pe == "lappe":
             pe = self.pe_encoder(_require(graph, "lap_pe"), _require(graph, "lap_eigval"), layout)
             h = torch.cat([h, pe], dim=-1)
         elif cfg.pe == "rwse":
             h = torch.cat([h, self.pe_encoder(_require(graph, "rwse"))], dim=-1)
         return h, e, pe_dist
+
+    def pe_distance(self, graph: dgl.DGLGraph, eigvecs: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
+        """(N, k) eigenvectors -> (E, 1) squared distances ||p_j - p_i||^2 of their ESLapPE encodings."""
+        return pe_square_distance(graph, self.pe_encoder(eigvecs))
 
     def forward(self, graph: dgl.DGLGraph, layout: Optional[BatchLayout] = None) -> torch.Tensor:
         """Batched graph -> (B, out_feats) graph predictions or (N, out_feats) node predictions."""
