@@ -1,7 +1,6 @@
 """The whole GEAET model for inference, and :func:`fold_for_inference`."""
 from __future__ import annotations
 
-from typing import Optional
 
 import dgl
 import torch
@@ -94,17 +93,8 @@ class FoldedGEAET(nn.Module):
         diff = eigvecs.index_select(0, src).sub_(eigvecs.index_select(0, dst))  # (E, k)
         return F.linear(diff, self.pe_encoder.linear_encoder_eigenvec.weight).square_().sum(-1, keepdim=True)
 
-    def forward(self, graph: dgl.DGLGraph, layout: Optional[BatchLayout] = None) -> torch.Tensor:
-        """Batched graph -> what the unfolded model returns in eval mode."""
-        if graph.num_nodes() == 0:
-            raise ValueError("the batch has no nodes; drop empty graphs from the dataset")
-        with torch.no_grad():
-            layout = layout if layout is not None else BatchLayout.from_graph(graph)
-            h, e, pe_dist = self.encode(graph, layout)
-            last = len(self.layers) - 1
-            for i, layer in enumerate(self.layers):
-                h, e = layer(graph, h, e, pe_dist, layout, edge_output=i < last)
-            return self.head(h, layout)
+    # The model's own forward over the folded layers, without autograd: same outputs as model.eval().
+    forward = torch.no_grad()(GEAET.forward)
 
 
 def fold_for_inference(model: nn.Module) -> nn.Module:
