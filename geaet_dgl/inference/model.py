@@ -1,7 +1,6 @@
 """The whole GEAET model for inference, and :func:`fold_for_inference`."""
 from __future__ import annotations
 
-
 import dgl
 import torch
 import torch.nn.functional as F
