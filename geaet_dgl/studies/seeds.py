@@ -26,8 +26,8 @@ PathLike = Union[str, os.PathLike]
 AGGREGATE_MD = "aggregate.md"
 AGGREGATE_JSON = "aggregate.json"
 
-#: RunConfig fields that may differ between the saved run and a rerun (where it runs, not what).
-_EXECUTION_FIELDS = ("device", "workers", "checkpoint_every")
+#: RunConfig fields that may differ between the saved run and a rerun (where and how fast it runs, not what).
+_EXECUTION_FIELDS = ("device", "workers", "checkpoint_every", "threads")
 
 
 def seed_dir(out: PathLike, seed: int) -> Path:
@@ -54,7 +54,8 @@ def run_seed(run: "training.RunConfig", run_dir: PathLike, overwrite: bool = Fal
                 return summary
         if (run_dir / files.LAST).is_file():
             log.info("seed %s: resuming %s", run.train.seed, run_dir)
-            return training.resume(run_dir, device=run.device, workers=run.workers, progress=progress)
+            return training.resume(run_dir, device=run.device, workers=run.workers, progress=progress,
+                                   threads=run.threads)
         overwrite = True  # started but never checkpointed: nothing to keep
     log.info("seed %s: training in %s", run.train.seed, run_dir)
     return training.train(run, run_dir, overwrite=overwrite, progress=progress)
