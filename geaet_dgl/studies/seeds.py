@@ -65,8 +65,12 @@ def _check_same_config(run: "training.RunConfig", run_dir: Path) -> None:
     path = run_dir / files.CONFIG_JSON
     if not path.is_file():
         return
-    saved = json.loads(path.read_text())
-    wanted = json.loads(json.dumps(run.to_dict()))  # tuples -> lists, as in the saved JSON
+    try:
+        saved = training.normalised_run_dict(json.loads(path.read_text()))  # older layouts: new fields as defaults
+    except (ValueError, training.ConfigError) as exc:
+        raise files.RunDirError(f"{path} cannot be read ({exc}); choose another --out, or pass --overwrite to "
+                                "replace the run") from exc
+    wanted = training.normalised_run_dict(run.to_dict())
     differ = sorted(key for key in wanted if key not in _EXECUTION_FIELDS and saved.get(key) != wanted[key])
     if differ:
         detail = []

@@ -8,6 +8,7 @@ a checkpoint alone is enough to rebuild the model and its data.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
@@ -24,6 +25,11 @@ from ..presets import get_preset
 from ..threads import default_threads
 
 DEVICE_CHOICES = ("cpu", "cuda")
+
+#: Layout version of a run configuration (``config_version`` in ``config.json`` and checkpoints). 1: before
+#: the key existed (no ``tensorboard``, ``threads``, ``model.geanet.variant``, ``data.laplacian_norm``, graph-file
+#: fields); 2: this layout. :func:`migrate_run_dict` reads every older version.
+CONFIG_VERSION = 2
 
 #: Datasets without a preset of their own train with this preset by default.
 DEFAULT_PRESETS = {"synthetic": "mnist", GRAPH_FILE: "geaet"}
@@ -139,11 +145,43 @@ class RunConfig:
         return self
 
     def to_dict(self) -> Dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The configuration as nested dicts, with its layout's ``config_version``."""
+        return {"config_version": CONFIG_VERSION, **dataclasses.asdict(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
-        return from_dict(cls, dict(data)).validate()
+        """Read a configuration of any layout version (see :func:`migrate_run_dict`) and validate it."""
+        return from_dict(cls, migrate_run_dict(data)).validate()
+
+
+def migrate_run_dict(data: Mapping[str, Any]) -> Dict[str, Any]:
+    """A run configuration of layout ``config_version`` 1 or :data:`CONFIG_VERSION` -> the fields of this layout.
+
+    Version 1 differs only by fields added since: they read as their defaults
+    (``tensorboard`` off, ``threads`` resolved when the run continues,
+    ``model.geanet.variant='reference'``, ``data.laplacian_norm`` the loader's),
+    which is what those runs computed. ``config_version`` itself is dropped.
+
+    Raises
+    ------
+    ConfigError
+        A version newer than this package reads, or not a mapping.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"a run configuration must be a mapping, got {type(data).__name__}")
+    data = dict(data)
+    version = data.pop("config_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= CONFIG_VERSION:
+        raise ConfigError(f"run configuration version {version!r} is not one this geaet-dgl reads "
+                          f"(1..{CONFIG_VERSION}); a newer geaet-dgl wrote it: upgrade geaet-dgl")
+    return data
+
+
+def normalised_run_dict(data: Mapping[str, Any]) -> Dict[str, Any]:
+    """``data`` (any layout version) as this version writes it, in JSON form (lists, not tuples), every field
+    present: two configurations compare equal exactly when they describe the same run."""
+    run = from_dict(RunConfig, migrate_run_dict(data))
+    return json.loads(json.dumps(run.to_dict(), default=str))
 
 
 def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str, Any]:

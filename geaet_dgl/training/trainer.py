@@ -21,6 +21,7 @@ Example
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import random
@@ -51,7 +52,7 @@ from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, 
 from .evaluation import evaluate
 from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
-from .run_config import RunConfig, check_data_fits, load_splits
+from .run_config import CONFIG_VERSION, RunConfig, check_data_fits, load_splits
 from .schedule import build_optimizer, build_scheduler
 from .tensorboard_log import open_log
 
@@ -376,9 +377,12 @@ def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[in
     last = run_dir / files.LAST
     if not last.is_file():
         raise files.RunDirError(f"{run_dir} has no {files.LAST} to resume from; start a new run instead")
-    state = load_checkpoint(last)
+    state = load_checkpoint(last)  # its run configuration in this version's layout
     check_belongs_to_run(state, run_dir / files.CONFIG_JSON, where=str(last))
     run = RunConfig.from_dict(state["run_config"])
+    dist_main = dist is None or dist.is_main
+    if dist_main and _config_version(run_dir / files.CONFIG_JSON) != CONFIG_VERSION:
+        files.write_config(run_dir, state["run_config"])  # an older layout, migrated (fields added since: defaults)
     if device is not None:
         run.device = device
     if workers is not None:
@@ -397,6 +401,15 @@ def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[in
         if dist.is_main:
             files.write_metrics(run_dir, trainer.history)  # drops lines written after the checkpoint
         return trainer.fit()
+
+
+def _config_version(path: Path) -> Optional[int]:
+    """``config_version`` of a run's ``config.json`` (1 before the key existed; None if unreadable)."""
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return saved.get("config_version", 1) if isinstance(saved, dict) else None
 
 
 def _load_splits_in_turn(run: RunConfig, progress: bool, dist: DistContext) -> DatasetSplits:
