@@ -49,6 +49,7 @@ import torch
 
 from .dataset import DatasetSplits, GraphDataset
 from .errors import DataError
+from .identity import check_unchanged, file_identity, identity_changes
 from .pe_cache import attach_pe, cached_split_pe
 from .validation import validate_splits
 
@@ -371,6 +372,19 @@ def split_indices(num_graphs: int, path: PathLike, split_file: Optional[PathLike
     return {name: sorted(indices) for name, indices in cuts.items()}
 
 
+def recorded_split(indices: Dict[str, List[int]], num_graphs: int, path: PathLike) -> Dict[str, List[int]]:
+    """A run's recorded split, checked against the file as it is now (every index still a graph of it)."""
+    if not isinstance(indices, dict) or any(not isinstance(indices.get(name), list) for name in SPLITS):
+        raise DataError(f"the run's recorded split of {os.fspath(path)} is damaged (data.split_indices must map "
+                        "train/val/test to index lists); use another checkpoint of the run")
+    for name in SPLITS:
+        outside = [i for i in indices[name] if not isinstance(i, int) or not 0 <= i < num_graphs]
+        if outside:
+            raise DataError(f"the run's {name} split names graph {outside[0]} but {os.fspath(path)} now holds "
+                            f"{num_graphs} graphs; restore the file the run was trained on")
+    return {name: list(indices[name]) for name in SPLITS}
+
+
 def split_fractions(fractions: Union[None, str, Sequence[float]]) -> Tuple[float, float, float]:
     """``(train, val, test)`` fractions: default 0.8/0.1/0.1; text such as ``"0.7,0.2,0.1"`` (``--set``) is parsed.
 
@@ -461,7 +475,8 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
                     split: Optional[Sequence[float]] = None, split_seed: int = 0, pe_k: int = 0,
                     limit_train: Optional[int] = None, limit_val: Optional[int] = None,
                     limit_test: Optional[int] = None, progress: bool = True, *, rwse_k: Optional[int] = None,
-                    laplacian_norm: str = "sym") -> DatasetSplits:
+                    laplacian_norm: str = "sym", identity: Optional[Dict] = None,
+                    indices: Optional[Dict[str, List[int]]] = None, allow_changed: bool = False) -> DatasetSplits:
     """A graph file as train / val / test splits, with positional encodings cached beside it.
 
     Parameters
@@ -478,6 +493,11 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
         and mtime and by each split's indices.
     limit_train, limit_val, limit_test : int, optional
         Keep the first N graphs of a split.
+    identity, indices : dict, optional
+        A run's record of the file (:func:`~.identity.file_identity`) and of
+        its split (``{'train': [...], 'val': [...], 'test': [...]}``): the
+        split is then taken from ``indices``, and a file whose identity
+        differs is refused (DataError) unless ``allow_changed``.
 
     Returns
     -------
@@ -491,7 +511,13 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
     spec = infer_feature_spec(graphs, path)
     conform_graphs(graphs, path, spec)
     targets, outputs = graph_file_labels(graphs, labels, path, task)
-    chosen = split_indices(len(graphs), path, split_file, split, split_seed)
+    if identity is not None:
+        check_unchanged(f"graph file {path}", identity_changes(identity, file_identity(path, len(graphs))),
+                        allow_changed, "restore the file the run was trained on")
+    if indices is not None:
+        chosen = recorded_split(indices, len(graphs), path)
+    else:
+        chosen = split_indices(len(graphs), path, split_file, split, split_seed)
     limits = {"train": limit_train, "val": limit_val, "test": limit_test}
     node_offsets = None
     if task == "node-classification":

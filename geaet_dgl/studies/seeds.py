@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from .. import training
+from ..data.identity import identity_changes
 from ..training import run_dir as files
 from .aggregate import aggregate_markdown, aggregate_summaries
 
@@ -71,6 +72,14 @@ def _check_same_config(run: "training.RunConfig", run_dir: Path) -> None:
         raise files.RunDirError(f"{path} cannot be read ({exc}); choose another --out, or pass --overwrite to "
                                 "replace the run") from exc
     wanted = training.normalised_run_dict(run.to_dict())
+    recorded, found = (saved.get("data") or {}).get("file_identity"), wanted["data"].get("file_identity")
+    if recorded and found and recorded != found:
+        changes = identity_changes(recorded, found)
+        raise files.RunDirError(
+            f"{run.data.data_file} changed since {run_dir} was trained ({'; '.join(changes)}); the seeds of one "
+            "study must see the same graphs: restore the file, or start a new study with another --out")
+    for config in (saved, wanted):  # checked against the data itself when the seed's run reads it
+        (config.get("data") or {}).pop("fingerprint", None)
     differ = sorted(key for key in wanted if key not in _EXECUTION_FIELDS and saved.get(key) != wanted[key])
     if differ:
         detail = []

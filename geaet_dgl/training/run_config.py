@@ -17,7 +17,8 @@ import torch
 
 from ..config import ConfigError, ModelConfig, TrainConfig, _parse_literal, apply_overrides, from_dict
 from ..data import DatasetSplits, load_dataset
-from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name
+from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name, split_indices
+from ..data.identity import check_unchanged, file_identity, fingerprint_changes, splits_fingerprint
 from ..data.registry import LOADERS
 from ..data.positional_encoding import LAPLACIAN_NORMS
 from ..data.validation import check_labels, node_label_sizes, validate_splits
@@ -51,6 +52,14 @@ class DataOptions:
     inferred), split by ``split_file`` or at random into the ``split``
     fractions (default 0.8/0.1/0.1) with ``split_seed``.
 
+    What the run's data was, recorded when it starts and checked whenever the
+    run reads its data again (``eval``, ``--resume``, ``predict``; see
+    :mod:`geaet_dgl.data.identity`): ``file_identity`` (graph files: size,
+    graph count, SHA-256 of the content), ``split_indices`` (graph files: the
+    train/val/test indices, used instead of re-splitting) and ``fingerprint``
+    (every dataset: per split the graph count and a hash of the graphs' sizes
+    and labels).
+
     ``laplacian_norm`` is the Laplacian the (ES)LapPE eigenvectors come from:
     ``sym`` or ``none`` (``L = D - A``); ``None`` leaves the loader's own
     default (the reference config's for that dataset). ``--config`` sets it
@@ -72,6 +81,9 @@ class DataOptions:
     split: Optional[List[float]] = None
     split_seed: int = 0
     laplacian_norm: Optional[str] = None
+    file_identity: Optional[Dict[str, Any]] = None
+    split_indices: Optional[Dict[str, List[int]]] = None
+    fingerprint: Optional[Dict[str, Any]] = None
 
     @property
     def name(self) -> str:
@@ -197,6 +209,9 @@ def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str
             raise ConfigError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
         info = inspect_graph_file(options.data_file, options.task)
         options.task = info.task
+        options.file_identity = file_identity(options.data_file, info.num_graphs)  # the run is pinned to this file
+        options.split_indices = split_indices(info.num_graphs, options.data_file, options.split_file, options.split,
+                                              options.split_seed)
         return graph_file_settings(info, get_preset(preset_name))
     return {}
 
@@ -269,8 +284,14 @@ def data_pe_sizes(model: Union[ModelConfig, int]) -> Tuple[int, Optional[int]]:
     return int(model), None
 
 
-def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: bool = True) -> DatasetSplits:
+def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: bool = True,
+                allow_changed_data: bool = False) -> DatasetSplits:
     """Load the dataset of ``options`` with the encodings ``model`` reads, and validate it.
+
+    Data that differs from what ``options`` recorded (``file_identity``,
+    ``fingerprint``) is refused with a DataError, or with
+    ``allow_changed_data`` logged (a graph file's recorded ``split_indices``
+    are used either way).
 
     ``model`` is the run's :class:`ModelConfig` (or just the number of
     Laplacian eigenvectors). The graphs are checked at load time (no empty
@@ -281,7 +302,8 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     extra: Dict[str, Any] = {} if rwse_k is None else {"rwse_k": rwse_k}
     if options.dataset == GRAPH_FILE:
         extra.update(data_file=options.data_file, task=options.task, split_file=options.split_file,
-                     split=options.split, split_seed=options.split_seed)
+                     split=options.split, split_seed=options.split_seed, identity=options.file_identity,
+                     indices=options.split_indices, allow_changed=allow_changed_data)
     if options.laplacian_norm is not None and pe_k:  # passed only when set: loaders keep their own default
         extra["laplacian_norm"] = options.laplacian_norm
     splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images,
@@ -289,7 +311,23 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
                           limit_train=options.limit_train, limit_val=options.limit_val,
                           limit_test=options.limit_test, progress=progress, generate=options.generate,
                           depth=options.depth, **extra)
-    return validate_splits(splits)
+    splits = validate_splits(splits)
+    if options.fingerprint is not None:
+        changes = fingerprint_changes(options.fingerprint, splits_fingerprint(splits, data_limits(options)))
+        where = options.data_file if options.dataset == GRAPH_FILE else f"{options.dataset} in {options.data_dir}"
+        check_unchanged(f"the data ({where})", changes, allow_changed_data,
+                        "rebuild or restore the files the run was trained on")
+    return splits
+
+
+def data_limits(options: DataOptions) -> Dict[str, Optional[int]]:
+    """``{'train': limit_train, 'val': limit_val, 'test': limit_test}``."""
+    return {"train": options.limit_train, "val": options.limit_val, "test": options.limit_test}
+
+
+def record_data(options: DataOptions, splits: DatasetSplits) -> None:
+    """Store the fingerprint of the loaded ``splits`` in ``options`` (a new run, before its config is written)."""
+    options.fingerprint = splits_fingerprint(splits, data_limits(options))
 
 
 #: ndata fields each positional encoding reads.

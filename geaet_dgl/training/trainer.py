@@ -52,7 +52,7 @@ from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, 
 from .evaluation import evaluate
 from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
-from .run_config import CONFIG_VERSION, RunConfig, check_data_fits, load_splits
+from .run_config import CONFIG_VERSION, RunConfig, check_data_fits, load_splits, record_data
 from .schedule import build_optimizer, build_scheduler
 from .tensorboard_log import open_log
 
@@ -356,6 +356,7 @@ def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: 
     run_dir = Path(run_dir)
     # Data and model first: if either fails, the run directory stays empty and can be reused.
     splits = _load_splits_in_turn(run, progress, dist)
+    record_data(run.data, splits)  # later reads of the data (eval, resume) are checked against it
     trainer = Trainer(run, run_dir, splits, progress, dist)
     if dist.is_main:
         files.write_config(run_dir, run.to_dict())
@@ -366,12 +367,13 @@ def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: 
 
 def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[int] = None,
            progress: bool = True, dist: Optional[DistContext] = None,
-           threads: Optional[int] = None) -> Dict[str, Any]:
+           threads: Optional[int] = None, allow_changed_data: bool = False) -> Dict[str, Any]:
     """Continue the run in ``run_dir`` from its ``last.pt``; return its summary.
 
     ``device``, ``workers`` and ``threads`` may change (``threads`` ``None``: the
     cores this process may use, as for a new run); everything else comes from
-    the checkpoint.
+    the checkpoint. Data that changed since the run started is refused unless
+    ``allow_changed_data`` (see :func:`~.run_config.load_splits`).
     """
     run_dir = Path(run_dir)
     last = run_dir / files.LAST
@@ -392,7 +394,7 @@ def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[in
     dist = dist if dist is not None else SINGLE_PROCESS
     apply_threads(per_process_threads(run.threads, dist.world_size))
     check_resume_world_size(state, dist)
-    splits = _load_splits_in_turn(run, progress, dist)
+    splits = _load_splits_in_turn(run, progress, dist, allow_changed_data)
     trainer = Trainer(run, run_dir, splits, progress, dist)
     trainer.restore(state)
     with _log_to_file(run_dir / files.LOG) if dist.is_main else contextlib.nullcontext():
@@ -412,11 +414,13 @@ def _config_version(path: Path) -> Optional[int]:
     return saved.get("config_version", 1) if isinstance(saved, dict) else None
 
 
-def _load_splits_in_turn(run: RunConfig, progress: bool, dist: DistContext) -> DatasetSplits:
+def _load_splits_in_turn(run: RunConfig, progress: bool, dist: DistContext,
+                         allow_changed_data: bool = False) -> DatasetSplits:
     """Rank 0 loads (and builds or caches) the data first, then the other ranks read it."""
     if not dist.is_main:
         dist.barrier()
-    splits = load_splits(run.data, run.model, progress=progress and dist.is_main)
+    splits = load_splits(run.data, run.model, progress=progress and dist.is_main,
+                         allow_changed_data=allow_changed_data)
     if dist.is_main:
         dist.barrier()
     return splits
