@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 import torch
 
 from ..config import ConfigError, ModelConfig, TrainConfig, _parse_literal, apply_overrides, from_dict
-from ..data import DatasetSplits, load_dataset
+from ..data import DataError, DatasetSplits, load_dataset
 from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name, split_indices
 from ..data.identity import check_unchanged, file_identity, fingerprint_changes, splits_fingerprint
 from ..data.registry import LOADERS
@@ -58,7 +58,9 @@ class DataOptions:
     graph count, SHA-256 of the content), ``split_indices`` (graph files: the
     train/val/test indices, used instead of re-splitting) and ``fingerprint``
     (every dataset: per split the graph count and a hash of the graphs' sizes
-    and labels).
+    and labels). ``input_transform`` is what the loader did to the stored
+    features (:mod:`geaet_dgl.data.input_transform`), applied again by
+    ``predict`` to graphs as the dataset's files store them.
 
     ``laplacian_norm`` is the Laplacian the (ES)LapPE eigenvectors come from:
     ``sym`` or ``none`` (``L = D - A``); ``None`` leaves the loader's own
@@ -84,6 +86,7 @@ class DataOptions:
     file_identity: Optional[Dict[str, Any]] = None
     split_indices: Optional[Dict[str, List[int]]] = None
     fingerprint: Optional[Dict[str, Any]] = None
+    input_transform: Optional[Dict[str, Any]] = None
 
     @property
     def name(self) -> str:
@@ -312,6 +315,11 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
                           limit_test=options.limit_test, progress=progress, generate=options.generate,
                           depth=options.depth, **extra)
     splits = validate_splits(splits)
+    recorded = options.input_transform
+    if recorded is not None and json.loads(json.dumps(splits.input_transform)) != json.loads(json.dumps(recorded)):
+        raise DataError(f"the {options.dataset} loader now transforms the input features otherwise than when the "
+                        "run was trained (data.input_transform); score the run with the geaet-dgl version that "
+                        "trained it")
     if options.fingerprint is not None:
         changes = fingerprint_changes(options.fingerprint, splits_fingerprint(splits, data_limits(options)))
         where = options.data_file if options.dataset == GRAPH_FILE else f"{options.dataset} in {options.data_dir}"
@@ -326,8 +334,10 @@ def data_limits(options: DataOptions) -> Dict[str, Optional[int]]:
 
 
 def record_data(options: DataOptions, splits: DatasetSplits) -> None:
-    """Store the fingerprint of the loaded ``splits`` in ``options`` (a new run, before its config is written)."""
+    """Store the fingerprint of the loaded ``splits`` and their loader's input transform in ``options`` (a new
+    run, before its config is written)."""
     options.fingerprint = splits_fingerprint(splits, data_limits(options))
+    options.input_transform = splits.input_transform
 
 
 #: ndata fields each positional encoding reads.
