@@ -97,3 +97,21 @@ def test_a_study_on_a_file_that_changed_is_refused(tmp_path):
     _append_graphs(path, graphs, labels)
     with pytest.raises(RunDirError, match=r"graphs.bin changed since .*seed0 was trained \(40 -> 52 graphs"):
         run_seeds(make_run_config(str(path), overrides=ONE_EPOCH), [0, 1, 2], tmp_path / "study", progress=False)
+
+
+def test_eval_on_the_command_line_says_what_changed_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    import cli
+
+    path, graphs, labels, summary = _train_on_file(tmp_path)
+    _append_graphs(path, graphs, labels)
+    best = str(tmp_path / "run" / "best.pt")
+    refused = CliRunner().invoke(cli.main, ["eval", "--checkpoint", best, "--json"])
+    assert refused.exit_code != 0
+    assert refused.output.count("\n") == 1 and "40 -> 52 graphs" in refused.output and "Traceback" not in refused.output
+    allowed = CliRunner().invoke(cli.main, ["eval", "--checkpoint", best, "--json", "--allow-changed-data"])
+    assert allowed.exit_code == 0, allowed.output
+    assert json.loads(allowed.stdout.splitlines()[-1])["metric"] == pytest.approx(summary["test_metric"])
+    new_run = CliRunner().invoke(cli.main, ["train", "--dataset", str(path), "--allow-changed-data"])
+    assert new_run.exit_code == 2 and "only concerns --resume" in new_run.output
