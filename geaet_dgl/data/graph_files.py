@@ -377,19 +377,26 @@ def _owner(row: int, graphs) -> str:
 
 
 def split_indices(num_graphs: int, path: PathLike, split_file: Optional[PathLike] = None,
-                  fractions: Optional[Sequence[float]] = None, seed: int = 0) -> Dict[str, List[int]]:
+                  fractions: Optional[Sequence[float]] = None, seed: int = 0,
+                  legacy: bool = False) -> Dict[str, List[int]]:
     """``{'train', 'val', 'test'}`` -> sorted graph indices, from ``split_file`` or a seeded random split.
 
-    ``fractions`` (default 0.8/0.1/0.1) are positive and add up to at most 1;
-    the random split is a permutation seeded by ``seed``, cut into
-    ``round(f * G)`` graphs for val and test and the rest (or ``round(f * G)``)
-    for train.
+    ``fractions`` (default 0.8/0.1/0.1) are positive and add up to 1; the
+    random split is a permutation seeded by ``seed``, cut into
+    :func:`split_sizes` graphs for train, val and test. ``legacy``: the cut
+    of runs that predate the recorded split (``data.split_indices``):
+    ``round(f * G)`` for val and test, the rest for train (or ``round(f * G)``
+    where the fractions add up to less than 1), so those runs keep their split.
     """
     if split_file is not None:
         return read_split_file(split_file, num_graphs, path)
-    fractions = split_fractions(fractions)
-    n_val, n_test = (int(round(f * num_graphs)) for f in fractions[1:])
-    n_train = num_graphs - n_val - n_test if sum(fractions) > 1 - 1e-6 else int(round(fractions[0] * num_graphs))
+    if legacy:
+        fractions = split_fractions(fractions, allow_unused=True)
+        n_val, n_test = (int(round(f * num_graphs)) for f in fractions[1:])
+        n_train = num_graphs - n_val - n_test if sum(fractions) > 1 - 1e-6 else int(round(fractions[0] * num_graphs))
+    else:
+        fractions = split_fractions(fractions)
+        n_train, n_val, n_test = split_sizes(num_graphs, fractions)
     if min(n_train, n_val, n_test) < 1:
         raise DataError(f"{os.fspath(path)} has {num_graphs} graphs: too few for the split {list(fractions)} "
                         f"({n_train}/{n_val}/{n_test}); every split needs a graph: add graphs or pass a --split-file")
@@ -412,10 +419,24 @@ def recorded_split(indices: Dict[str, List[int]], num_graphs: int, path: PathLik
     return {name: list(indices[name]) for name in SPLITS}
 
 
-def split_fractions(fractions: Union[None, str, Sequence[float]]) -> Tuple[float, float, float]:
+def split_sizes(num_graphs: int, fractions: Sequence[float]) -> Tuple[int, int, int]:
+    """Graphs per split: ``floor(f * G)`` each, the graphs left over go to the largest remainders, ties to test,
+    then val (so rounding never shrinks an evaluation split below its share: 25 graphs at 0.8/0.1/0.1 give
+    20/2/3, not 21/2/2)."""
+    exact = [f * num_graphs for f in fractions]
+    sizes = [int(np.floor(x + 1e-9)) for x in exact]
+    order = sorted(range(3), key=lambda i: (-(exact[i] - sizes[i]), -i))  # largest remainder; ties: test, val
+    for i in order[:max(0, num_graphs - sum(sizes))]:
+        sizes[i] += 1
+    return sizes[0], sizes[1], sizes[2]
+
+
+def split_fractions(fractions: Union[None, str, Sequence[float]], allow_unused: bool = False
+                    ) -> Tuple[float, float, float]:
     """``(train, val, test)`` fractions: default 0.8/0.1/0.1; text such as ``"0.7,0.2,0.1"`` (``--set``) is parsed.
 
-    Raises DataError unless there are three positive numbers adding up to at most 1.
+    Raises DataError unless there are three positive numbers adding up to 1 (fewer would leave graphs in no
+    split without a word: list the graphs to use in a split file instead); ``allow_unused``: at most 1.
     """
     if fractions is None:
         fractions = DEFAULT_SPLIT
@@ -427,7 +448,11 @@ def split_fractions(fractions: Union[None, str, Sequence[float]]) -> Tuple[float
         parsed = ()
     if len(parsed) != 3 or min(parsed) <= 0 or sum(parsed) > 1 + 1e-6:
         raise DataError(f"split fractions {fractions!r} must be three positive numbers (train val test) adding "
-                        "up to at most 1, e.g. --split 0.8 0.1 0.1")
+                        "up to 1, e.g. --split 0.8 0.1 0.1")
+    if sum(parsed) < 1 - 1e-6 and not allow_unused:
+        raise DataError(f"split fractions {' '.join(map(str, parsed))} add up to {sum(parsed):g}: "
+                        f"{1 - sum(parsed):.0%} of the graphs would be in no split; make them add up to 1, or list "
+                        "the graphs to use in a --split-file")
     return parsed  # type: ignore[return-value]
 
 
@@ -503,7 +528,8 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
                     limit_train: Optional[int] = None, limit_val: Optional[int] = None,
                     limit_test: Optional[int] = None, progress: bool = True, *, rwse_k: Optional[int] = None,
                     laplacian_norm: str = "sym", identity: Optional[Dict] = None,
-                    indices: Optional[Dict[str, List[int]]] = None, allow_changed: bool = False) -> DatasetSplits:
+                    indices: Optional[Dict[str, List[int]]] = None, allow_changed: bool = False,
+                    legacy_split: bool = False) -> DatasetSplits:
     """A graph file as train / val / test splits, with positional encodings cached beside it.
 
     Parameters
@@ -525,7 +551,9 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
         A run's record of the file (:func:`~.identity.file_identity`) and of
         its split (``{'train': [...], 'val': [...], 'test': [...]}``): the
         split is then taken from ``indices``, and a file whose identity
-        differs is refused (DataError) unless ``allow_changed``.
+        differs is refused (DataError) unless ``allow_changed``. Without
+        ``indices``, ``legacy_split`` cuts the random split as runs that
+        predate the record did (:func:`split_indices`).
 
     Returns
     -------
@@ -544,8 +572,8 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
                         allow_changed, "restore the file the run was trained on")
     if indices is not None:
         chosen = recorded_split(indices, len(graphs), path)
-    else:
-        chosen = split_indices(len(graphs), path, split_file, split, split_seed)
+    else:  # a run that predates the recorded split keeps the cut it was trained with
+        chosen = split_indices(len(graphs), path, split_file, split, split_seed, legacy=legacy_split)
     limits = {"train": limit_train, "val": limit_val, "test": limit_test}
     node_offsets = None
     if task == "node-classification":

@@ -36,7 +36,8 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import yaml
 
-from ..config import ConfigError, GEANetConfig, ModelConfig, Preset, TrainConfig, apply_overrides, from_dict
+from ..config import (ConfigError, GEANetConfig, ModelConfig, OptionConflict, Preset, TrainConfig, apply_overrides,
+                      from_dict)
 from ..threads import default_threads
 
 log = logging.getLogger(__name__)
@@ -490,8 +491,12 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
     does not fix (``data_dir``, ``limit_*``, ...); the ignored keys are logged. ``device`` to
     ``tensorboard``: the RunConfig fields of the same names.
     """
-    from ..training.run_config import DataOptions, RunConfig  # training imports data; keep this module light
+    from ..training.run_config import DataOptions, RunConfig, check_graph_file_options  # keep this module light
 
+    if (data or {}).get("data_file") is not None:
+        raise OptionConflict(f"--config {os.fspath(path)} trains on its own dataset; a graph file (--data-file) "
+                             "cannot replace it: drop --config and train on the file with --dataset PATH.bin "
+                             "[--preset P], or drop --data-file")
     ref = read_reference_config(path)
     for reason in ("logging/hardware", "no effect on this GEAET network"):
         keys = [k for k, why in ref.ignored if why == reason]
@@ -501,6 +506,7 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
     data_settings = {k[len("data."):]: v for k, v in overrides.items() if k.startswith("data.")}
     preset = apply_overrides(ref.preset, {k: v for k, v in overrides.items() if not k.startswith("data.")})
     options = from_dict(DataOptions, {**ref.data, **dict(data or {}), **data_settings}, where="data.")
+    check_graph_file_options(options)
     run = RunConfig(preset=preset.name, model=preset.model, train=preset.train, data=options, device=device,
                     workers=workers, checkpoint_every=checkpoint_every,
                     threads=default_threads() if threads is None else threads, sync_bn=sync_bn,
