@@ -12,7 +12,7 @@ Scoring a trained run lives here too: :func:`open_trained_run` (checkpoint -> ru
 run) and :func:`predict_file` (:mod:`.predict`, ``geaet-dgl predict``).
 """
 from .evaluation import evaluate, evaluate_checkpoint
-from .model import FoldedGEAET, fold_for_inference
+from .geaet import FoldedGEAET, fold_for_inference
 from .predict import predict_file
 from .trained_run import TrainedRun, open_trained_run
 

@@ -20,7 +20,7 @@ from ..training.batching import EpochBatchSampler, make_epoch_loader, move_batch
 from ..training.losses import get_loss
 from ..training.metrics import MetricAccumulator
 from ..training.run_config import check_data_fits, load_splits
-from .model import fold_for_inference
+from .geaet import fold_for_inference
 from .trained_run import open_trained_run
 
 SPLITS = ("train", "val", "test")

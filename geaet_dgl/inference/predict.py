@@ -43,7 +43,7 @@ from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
 from ..data.pe_cache import attach_pe, compute_split_pe
 from ..data.registry import laplacian_norm_of
 from ..training.run_config import RunConfig, data_pe_sizes
-from .model import fold_for_inference
+from .geaet import fold_for_inference
 from .trained_run import open_trained_run
 
 log = logging.getLogger(__name__)
