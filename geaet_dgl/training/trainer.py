@@ -173,7 +173,7 @@ class Trainer:
 
         cfg = self.run.train
         epoch, started, lr = self.epoch, time.perf_counter(), self.optimizer.param_groups[0]["lr"]
-        train, graphs, train_seconds = self._train_steps()
+        train, graphs, train_seconds = self.train_rest_of_epoch()
         self.dist.broadcast_buffers(self.model)  # rank 0's BatchNorm statistics (they differ without sync_bn)
         val = evaluate(self.model, self.splits.val, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
                        self.run.workers, dist=self.dist)
@@ -218,11 +218,12 @@ class Trainer:
         if self._stop_requested(agree=True):
             self._interrupted()
 
-    def _train_steps(self) -> Tuple[Dict[str, float], int, float]:
+    def train_rest_of_epoch(self) -> Tuple[Dict[str, float], int, float]:
         """Train from ``self.step`` to the end of the epoch -> (train loss/metric, graphs, seconds).
 
-        Writes ``last.pt`` every ``checkpoint_every`` steps, and after the
-        current step when a stop signal arrived (then raises).
+        The training pass alone: no evaluation, schedule step or end-of-epoch checkpoint (those are
+        :meth:`_run_epoch`'s; the epoch benchmark times this pass). Writes ``last.pt`` every
+        ``checkpoint_every`` steps, and after the current step when a stop signal arrived (then raises).
         """
         cfg = self.run.train
         accumulator = MetricAccumulator(cfg.metric)
