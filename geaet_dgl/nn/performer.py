@@ -10,9 +10,10 @@ projection and :math:`c = C^{-1/4}`:
     x_i' = W_o \\Big\\Vert_h \\frac{\\phi(q_i)^T \\sum_{j \\in G} \\phi(k_j) v_j^T}
                                   {\\phi(q_i)^T \\sum_{j \\in G} \\phi(k_j)} + b_o,
 
-the sums over the nodes of node i's graph G: per-graph sums of :math:`\\phi(k) v^T` (B, H, M, C) and
-:math:`\\phi(k)` (B, H, M) by ``gspmm`` on a node -> graph bipartite graph, read back per node by a
-``gsddmm`` dot product, so no (N, H, M, C) tensor is built and no graph is padded. The stabiliser
+the sums over the nodes of node i's graph G: per graph, one (H, M, n) x (H, n, C + 1) product gives
+:math:`\\sum_j \\phi(k_j) [v_j^T, 1]` (the context and the key sum together) and one
+(H, n, M) x (H, M, C + 1) product reads it back for the graph's queries; the graphs are
+contiguous slices of the batch, so nothing is padded and the cost is linear in the nodes. The stabiliser
 :math:`s` is, as in performer_pytorch, the row maximum of :math:`c P q_i` for queries and the
 maximum over the graph's keys and features of :math:`c P k_j` for keys (without gradient).
 
@@ -127,7 +128,7 @@ class PerformerAttention(nn.Module):
         """(N, d) -> (N, d); ``edge_feat`` passes through (``pe_dist``, ``edge_output`` unused)."""
         layout = layout_of(graph, layout)
         rows, heads, width = node_feat.shape[0], self.num_heads, self.head_dim
-        to_graph = layout.cached("node_to_graph", lambda: _node_to_graph(layout))
+        sizes = layout.cached("num_nodes_list", layout.num_nodes_per_graph.tolist)
         q, k, v = (lin(node_feat).view(rows, heads, width) for lin in (self.to_q, self.to_k, self.to_v))
         phi = self.fast_attention
         q_logits, q_norm = phi.logits(q)
@@ -140,20 +141,20 @@ class PerformerAttention(nn.Module):
             padded = (layout.max_nodes - seglen).to(k_logits.dtype)  # padding keys per graph
             k_max = torch.where(padded.unsqueeze(-1) > 0, k_max.clamp(min=0.0), k_max)
         k_feat = phi.features(k_logits, k_norm, k_max.index_select(0, layout.node_graph_id).unsqueeze(-1))
-        context = dgl.ops.u_mul_e_sum(to_graph, k_feat.unsqueeze(-1), v.unsqueeze(-2))  # (B, H, M, C)
-        key_sum = dgl.ops.segment_reduce(seglen, k_feat, "sum")  # (B, H, M)
+        # Values with a column of ones: phi(k)^T [v, 1] holds the context and the key sum of a graph together.
+        values = torch.cat([v, v.new_ones(rows, heads, 1)], dim=-1).transpose(0, 1)  # (H, N, C + 1)
+        keys, queries = k_feat.permute(1, 2, 0), q_feat.transpose(0, 1)  # (H, M, N), (H, N, M)
+        pad_feat = None
         if padded is not None:  # each padding key has logits 0 and norm 0: phi = (exp(-s) + eps) / sqrt(M)
-            pad_feat = phi.features(torch.zeros_like(k_max), torch.zeros_like(k_max), k_max)  # (B, H)
-            key_sum = key_sum + (padded.unsqueeze(-1) * pad_feat).unsqueeze(-1)
-        numerator = dgl.ops.gsddmm(to_graph, "dot", q_feat.unsqueeze(-2), context.transpose(-1, -2),
-                                   lhs_target="u", rhs_target="v").squeeze(-1)  # (N, H, C)
-        denominator = dgl.ops.gsddmm(to_graph, "dot", q_feat, key_sum, lhs_target="u", rhs_target="v")  # (N, H, 1)
-        out = self.to_out((numerator / denominator).reshape(rows, heads * width))
-        return F.dropout(out, self.dropout, self.training), edge_feat
-
-
-def _node_to_graph(layout: BatchLayout) -> dgl.DGLGraph:
-    """The bipartite graph with one edge from every node to its graph (edge id = node id)."""
-    nodes = torch.arange(layout.node_graph_id.numel(), device=layout.node_graph_id.device)
-    return dgl.heterograph({("node", "in", "graph"): (nodes, layout.node_graph_id)},
-                           {"node": nodes.numel(), "graph": layout.batch_size})
+            zeros = torch.zeros_like(k_max)
+            pad_feat = padded.unsqueeze(-1) * phi.features(zeros, zeros, k_max)  # (B, H): their sum, per feature
+        parts = []
+        for b, (key, value, query) in enumerate(zip(keys.split(sizes, 2), values.split(sizes, 1),
+                                                    queries.split(sizes, 1))):
+            context = torch.bmm(key, value)  # (H, M, C + 1): sum_j phi(k_j) [v_j, 1]
+            if pad_feat is not None:
+                context = torch.cat([context[..., :width], context[..., width:] + pad_feat[b].view(heads, 1, 1)], -1)
+            parts.append(torch.bmm(query, context))  # (H, n_b, C + 1)
+        out = torch.cat(parts, dim=1) if parts else values.new_zeros(heads, 0, width + 1)
+        out = (out[..., :width] / out[..., width:]).transpose(0, 1).reshape(rows, heads * width)
+        return F.dropout(self.to_out(out), self.dropout, self.training), edge_feat
