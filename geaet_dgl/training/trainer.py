@@ -40,6 +40,7 @@ from ..allocator import allocator_mode
 from ..config import to_dict
 from ..data import DatasetSplits, collate_for
 from ..models import build_model
+from ..models.geaet import set_degree_statistics
 from ..threads import apply_threads, per_process_threads, resolve_threads
 from . import run_dir as files
 from .batching import make_epoch_loader, move_batch
@@ -110,6 +111,7 @@ class Trainer:
         self.device = self.dist.device(run.device)
         seed_everything(run.train.seed)
         self.model = build_model(run.model).to(self.device)
+        set_degree_statistics(self.model, splits.train.graphs)  # PNA's, from the training split
         self.train_model = self.model
         if self.dist.enabled:
             if run.sync_bn:
