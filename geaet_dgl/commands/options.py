@@ -28,7 +28,7 @@ def _user_errors() -> Tuple[type, ...]:
     from geaet_dgl.training import CheckpointError, RunDirError
     from geaet_dgl.benchmarking.against_pyg import ParityError
     from geaet_dgl.benchmarking.inputs import UnsupportedPreset
-    from geaet_dgl.benchmarking.reference import ReferenceUnavailable
+    from geaet_dgl.interop.reference_model import ReferenceUnavailable
     from geaet_dgl.interop.reference_run import CompareError
 
     return (ConfigError, DataError, CheckpointError, RunDirError, ParityError, UnsupportedPreset,

@@ -6,7 +6,6 @@ helpers the trainer uses. Imports run one way: launcher -> trainer -> distribute
 """
 from ..config import ConfigError
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from .evaluation import evaluate, evaluate_checkpoint
 from .losses import LOSSES, get_loss
 from .metrics import METRICS, MetricAccumulator, get_metric
 from .run_config import (CONFIG_VERSION, DataOptions, RunConfig, check_data_fits, load_splits, make_run_config,
@@ -17,7 +16,7 @@ from .trainer import NonFiniteLossError, Trainer, TrainingInterrupted, resume, t
 
 __all__ = [
     "CONFIG_VERSION", "normalised_run_dict", "ConfigError",
-    "CheckpointError", "load_checkpoint", "save_checkpoint", "evaluate", "evaluate_checkpoint", "LOSSES",
+    "CheckpointError", "load_checkpoint", "save_checkpoint", "LOSSES",
     "get_loss", "METRICS", "MetricAccumulator", "get_metric", "DataOptions", "RunConfig", "check_data_fits",
     "load_splits", "make_run_config", "RunDirError", "default_run_dir", "build_optimizer", "build_scheduler",
     "clip_gradients", "cosine_with_warmup_factor", "NonFiniteLossError", "Trainer", "TrainingInterrupted",

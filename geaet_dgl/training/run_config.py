@@ -15,7 +15,8 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import torch
 
-from ..config import ConfigError, ModelConfig, OptionConflict, TrainConfig, _parse_literal, apply_overrides, from_dict
+from ..config import (ConfigError, ModelConfig, OptionConflict, TrainConfig, apply_overrides, from_dict,
+                      parse_setting_value)
 from ..data import DataError, DatasetSplits, load_dataset
 from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name, split_indices
 from ..data.identity import check_unchanged, file_identity, fingerprint_changes, splits_fingerprint
@@ -292,7 +293,7 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     overrides = dict(overrides or {})
     data = dict(data or {})
     for key in [k for k in overrides if k.startswith("data.")]:  # --set data.depth=3
-        data[key[len("data."):]] = _parse_literal(overrides.pop(key))
+        data[key[len("data."):]] = parse_setting_value(overrides.pop(key))
     dataset = _graph_file_options(dataset, data)
     preset_name = preset or DEFAULT_PRESETS.get(dataset, dataset)
     options = from_dict(DataOptions, {"dataset": dataset, **data}, where="data.")
@@ -390,7 +391,7 @@ def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
     if splits.edge_feat_dim != model.edge_in_feats:
         problems.append(f"model.edge_in_feats={model.edge_in_feats} but the graphs have "
                         f"{splits.edge_feat_dim} edge features")
-    example = splits._example()
+    example = splits.first_graph()
     missing = [key for key in PE_FIELDS[model.pe] if key not in example.ndata]
     if missing:
         problems.append(f"model.pe={model.pe!r} reads ndata[{missing[0]!r}], which the graphs lack "

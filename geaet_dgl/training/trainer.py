@@ -41,6 +41,7 @@ from ..allocator import allocator_mode
 from ..config import to_dict
 from ..data import DatasetSplits, collate_for
 from ..models import build_model
+from ..models.geaet import set_degree_statistics
 from ..threads import apply_threads, per_process_threads, resolve_threads
 from . import run_dir as files
 from .batching import make_epoch_loader, move_batch
@@ -49,7 +50,6 @@ from .checkpoint import (capture_rng_state, check_belongs_to_run, check_model_co
 from .curves import plot_curves
 from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, convert_sync_batchnorm, rank_seed,
                           wrap_model)
-from .evaluation import evaluate
 from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
 from .run_config import CONFIG_VERSION, RunConfig, check_data_fits, load_splits, record_data
@@ -112,6 +112,7 @@ class Trainer:
         self.device = self.dist.device(run.device)
         seed_everything(run.train.seed)
         self.model = build_model(run.model).to(self.device)
+        set_degree_statistics(self.model, splits.train.graphs)  # PNA's, from the training split
         self.train_model = self.model
         if self.dist.enabled:
             if run.sync_bn:
@@ -169,9 +170,13 @@ class Trainer:
 
     def _run_epoch(self) -> None:
         """Train the rest of the current epoch, score val/test, step the schedule, save."""
+        # Scoring (inference/) is built on this package's batching, metrics and checkpoints; imported here,
+        # when training/ has loaded, so that either package may be imported first.
+        from ..inference.evaluation import evaluate
+
         cfg = self.run.train
         epoch, started, lr = self.epoch, time.perf_counter(), self.optimizer.param_groups[0]["lr"]
-        train, graphs, train_seconds = self._train_steps()
+        train, graphs, train_seconds = self.train_rest_of_epoch()
         self.dist.broadcast_buffers(self.model)  # rank 0's BatchNorm statistics (they differ without sync_bn)
         val = evaluate(self.model, self.splits.val, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
                        self.run.workers, dist=self.dist)
@@ -216,11 +221,12 @@ class Trainer:
         if self._stop_requested(agree=True):
             self._interrupted()
 
-    def _train_steps(self) -> Tuple[Dict[str, float], int, float]:
+    def train_rest_of_epoch(self) -> Tuple[Dict[str, float], int, float]:
         """Train from ``self.step`` to the end of the epoch -> (train loss/metric, graphs, seconds).
 
-        Writes ``last.pt`` every ``checkpoint_every`` steps, and after the
-        current step when a stop signal arrived (then raises).
+        The training pass alone: no evaluation, schedule step or end-of-epoch checkpoint (those are
+        :meth:`_run_epoch`'s; the epoch benchmark times this pass). Writes ``last.pt`` every
+        ``checkpoint_every`` steps, and after the current step when a stop signal arrived (then raises).
         """
         cfg = self.run.train
         accumulator = MetricAccumulator(cfg.metric)
