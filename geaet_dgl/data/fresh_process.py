@@ -90,7 +90,7 @@ def _child(step: Callable[[], object], conn, parent: int) -> None:
     os._exit(0)
 
 
-def run_apart(step: Callable[[], object], what: str) -> None:
+def run_apart(step: Callable[[], object], what: str, announce: bool = True) -> None:
     """Run ``step()`` in a forked child and wait; its exception, if any, is raised here.
 
     Parameters
@@ -99,6 +99,8 @@ def run_apart(step: Callable[[], object], what: str) -> None:
         Does the work and writes its results to disk; its return value is dropped.
     what : str
         Words for messages, e.g. ``"MNIST superpixels"``.
+    announce : bool
+        Log the child's start (a data build); off for quick checks.
 
     Raises
     ------
@@ -115,7 +117,9 @@ def run_apart(step: Callable[[], object], what: str) -> None:
     process = context.Process(target=_child, args=(step, sender, os.getpid()), name=f"prepare {what}",
                               daemon=False)
     process.start()
-    log.info("preparing %s in a separate process (pid %d); this process then loads the files", what, process.pid)
+    if announce:
+        log.info("preparing %s in a separate process (pid %d); this process then loads the files", what,
+                 process.pid)
     sender.close()
     try:
         with _stop_child_on_signals(process):

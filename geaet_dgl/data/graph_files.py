@@ -35,6 +35,8 @@ Example
 """
 from __future__ import annotations
 
+import faulthandler
+import functools
 import hashlib
 import json
 import os
@@ -49,6 +51,7 @@ import torch
 
 from .dataset import DatasetSplits, GraphDataset
 from .errors import DataError
+from .fresh_process import fork_available, run_apart
 from .identity import check_unchanged, file_identity, identity_changes
 from .pe_cache import attach_pe, cached_split_pe, writable_cache_dir
 from .validation import validate_splits
@@ -100,6 +103,7 @@ def read_graph_file(path: PathLike) -> Tuple[List[dgl.DGLGraph], Dict[str, torch
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise DataError(f"graph file {path} does not exist; pass the path of a file written by dgl.save_graphs")
+    _trial_load(path)
     try:
         graphs, labels = dgl.load_graphs(path)
     except Exception as exc:  # DGLError for a foreign file; other types for truncated ones
@@ -108,6 +112,28 @@ def read_graph_file(path: PathLike) -> Tuple[List[dgl.DGLGraph], Dict[str, torch
     if not graphs:
         raise DataError(f"{path} holds no graphs; {_SAVE_HINT} with at least one graph")
     return list(graphs), dict(labels or {})
+
+
+def _trial_load(path: str) -> None:
+    """Load ``path`` once in a forked child: DGL aborts the whole process (C++ ``terminate``, no Python error) on
+    some damaged files, e.g. a size field that asks for 10^17 bytes; here that is a one-line DataError instead."""
+    if not fork_available():  # pragma: no cover - Windows: no child to try it in
+        return
+    try:
+        run_apart(functools.partial(_load_silently, path), f"a trial load of {path}", announce=False)
+    except DataError as exc:  # only the child dying raises DataError here: DGL aborted
+        raise DataError(f"{path} is damaged: DGL aborted while reading it ({_first_line(exc).split(';')[0]}); "
+                        f"{_SAVE_HINT}") from exc
+    except Exception:  # noqa: BLE001 - a Python error: the load in this process reports it in words
+        pass
+
+
+def _load_silently(path: str) -> None:
+    """In the trial child: load with stderr closed (DGL's abort prints a C++ backtrace there)."""
+    faulthandler.disable()  # its report of the abort would go to a saved copy of stderr
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    dgl.load_graphs(path)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -473,7 +499,7 @@ def read_split_file(split_file: PathLike, num_graphs: int, path: PathLike) -> Di
         else:
             with open(split_file) as handle:
                 raw = json.load(handle)
-    except (OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - OSError, bad JSON, and whatever numpy / zipfile raise on a damaged NPZ
         raise DataError(f"split file {split_file} cannot be read ({type(exc).__name__}: {_first_line(exc)}); write "
                         "JSON {\"train\": [...], \"val\": [...], \"test\": [...]} or np.savez(train=..., val=..., "
                         "test=...)") from exc

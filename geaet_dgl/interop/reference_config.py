@@ -223,15 +223,46 @@ def _is_no_effect(key: str) -> bool:
     return key in NO_EFFECT_KEYS or key.startswith(NO_EFFECT_PREFIXES)
 
 
+def _same_kind(value: Any, default: Any) -> bool:
+    """Whether ``value`` has the type of the reference's ``default`` (an int may stand for a float)."""
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, (int, float)):
+        if isinstance(value, str):  # YAML 1.1 reads 1e-5 as text; the reference's yacs takes it as a number
+            try:
+                number = float(value)
+            except ValueError:
+                return False
+            return isinstance(default, float) or number.is_integer()
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and \
+            (isinstance(default, float) or isinstance(value, int))
+    return isinstance(value, type(default))
+
+
+def _kind_name(default: Any) -> str:
+    return {bool: "true or false", int: "an integer", float: "a number", str: "text", list: "a list",
+            dict: "a mapping"}.get(type(default), type(default).__name__)
+
+
 class _Reader:
     """The file's values over the reference's defaults; records every key read."""
 
     def __init__(self, values: Dict[str, Any], where: str):
-        self.values, self.where, self.used = values, where, set()
+        self.values, self.where, self.used, self.last = values, where, set(), ""
 
     def __call__(self, key: str) -> Any:
         self.used.add(key)
-        return self.values[key] if key in self.values else REFERENCE_DEFAULTS[key]
+        self.last = key
+        if key not in self.values:
+            if key not in REFERENCE_DEFAULTS:
+                raise ConfigError(f"{self.where}: {key} is missing; the reference's configs set it (see its "
+                                  "configs/GEAET/*.yaml)")
+            return REFERENCE_DEFAULTS[key]
+        value, default = self.values[key], REFERENCE_DEFAULTS.get(key)
+        if default is not None and not _same_kind(value, default):
+            raise ConfigError(f"{self.where}: {key}={value!r} must be {_kind_name(default)} like the reference's "
+                              f"default {default!r}")
+        return value
 
     def given(self, key: str) -> bool:
         return key in self.values
@@ -273,6 +304,17 @@ def read_reference_config(path: "os.PathLike | str") -> ReferenceConfig:
 def config_from_values(values: Dict[str, Any], where: str = "config") -> ReferenceConfig:
     """Dotted reference keys -> :class:`ReferenceConfig` (see :func:`read_reference_config`)."""
     get = _Reader(values, where)
+    try:
+        return _config_from_values(values, where, get)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        shown = f" (near {get.last}={values.get(get.last)!r})" if get.last in values else ""
+        raise ConfigError(f"{where}: a value has the wrong type{shown}: {' '.join(str(exc).split())[:160]}; "
+                          "compare with the reference's configs/GEAET/*.yaml") from exc
+
+
+def _config_from_values(values: Dict[str, Any], where: str, get: "_Reader") -> ReferenceConfig:
     dataset = _dataset(get)
     model, data = _model(get, dataset), {"dataset": dataset.name}
     laplacian = _laplacian_norm(get, model)
