@@ -184,6 +184,13 @@ def threads_option(command: Callable) -> Callable:
                              "docs/performance.md).")(command)
 
 
+def allow_changed_data_option(command: Callable) -> Callable:
+    return click.option("--allow-changed-data", is_flag=True,
+                        help="Go on although the run's data changed since it was trained (a graph file edited, "
+                             "processed files rebuilt): use the run's own split and log what changed, instead of "
+                             "refusing.")(command)
+
+
 def seeds_option(command: Callable) -> Callable:
     return click.option("--seeds", type=click.IntRange(min=0), multiple=True, metavar="K [K ...]",
                         help="Train once per seed (e.g. --seeds 0 1 2 3), each in OUT/seed<k> (a finished seed "

@@ -95,6 +95,9 @@ class DatasetSplits:
         E.g. ``"mnist"``.
     source : str
         Human-readable provenance (published pickles, local build, synthetic).
+    input_transform : dict, optional
+        What the loader did to the stored features (see
+        :mod:`.input_transform`); recorded by a run, re-applied by ``predict``.
     """
 
     train: GraphDataset
@@ -103,6 +106,7 @@ class DatasetSplits:
     num_classes: int
     name: str
     source: str = ""
+    input_transform: Optional[dict] = None
 
     def first_graph(self) -> dgl.DGLGraph:
         """The first graph of the first split that has one: what every graph's feature widths are read from."""
