@@ -239,8 +239,12 @@ def _graph_file_options(dataset: Optional[str], data: Dict[str, Any]) -> str:
 
 
 def check_run_source(dataset: Optional[str], data_file: Optional[str], config: Optional[str],
-                     preset: Optional[str]) -> None:
-    """A new run needs its data (a dataset, a graph file or a reference config); a config excludes a preset."""
+                     preset: Optional[str], allow_changed_data: bool = False) -> None:
+    """A new run needs its data (a dataset, a graph file or a reference config); a config excludes a preset;
+    a new run reads its data as it is now (nothing changed since it trained)."""
+    if allow_changed_data:
+        raise OptionConflict("--allow-changed-data only concerns --resume (and eval); a new run reads its data as "
+                             "it is now: drop it")
     if dataset is None and data_file is None and config is None:
         raise OptionConflict("--dataset is required (or --data-file PATH, --config FILE.yaml, or --resume RUN_DIR)")
     if config is not None and preset is not None:

@@ -41,6 +41,8 @@ def test_conflicting_options_are_usage_errors(monkeypatch):
         check_run_source(None, None, None, "mnist")
     with pytest.raises(OptionConflict, match="drop --preset"):
         check_run_source(None, None, "mnist.yaml", "mnist")
+    with pytest.raises(OptionConflict, match="--allow-changed-data only concerns --resume"):
+        check_run_source("zinc", None, None, None, allow_changed_data=True)
     check_nproc(2)
     for name, value in {"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "x", "MASTER_PORT": "1"}.items():
         monkeypatch.setenv(name, value)
