@@ -68,7 +68,7 @@ class GraphSelfAttention(nn.Module):
 
     def forward(
         self, graph: dgl.DGLGraph, node_feat: torch.Tensor, layout: Optional[BatchLayout] = None,
-        return_weights: bool = False,
+        return_weights: bool = False, attn_bias: Optional[torch.Tensor] = None,
     ):
         """(N, d) -> (N, d): each node attends to every node of its own graph.
 
@@ -78,7 +78,8 @@ class GraphSelfAttention(nn.Module):
         puts on key node k of graph b (positions in ``layout.node_position``;
         rows of padding queries are meaningless, padding keys get 0), before
         attention dropout. Returns ``(out, weights)`` when ``return_weights``,
-        else ``out``.
+        else ``out``. ``attn_bias`` (B * H, W, W), W = ``layout.dense_width``, is
+        added to the scaled scores (see :class:`~.biased_attention.BiasedGraphSelfAttention`).
         """
         layout = layout_of(graph, layout)
         num_graphs, width = layout.batch_size, layout.dense_width
@@ -90,7 +91,10 @@ class GraphSelfAttention(nn.Module):
         dense = dense.view(num_graphs, width, 3, heads, head_dim).permute(2, 0, 3, 1, 4)
         query, key, value = (t.reshape(num_graphs * heads, width, head_dim) for t in dense)  # (B*H, W, d/H)
         # Scores with the key padding bias in one batched GEMM, then softmax over the keys.
-        scores = torch.baddbmm(layout.key_bias(heads, qkv.dtype), query, key.transpose(1, 2),
+        bias = layout.key_bias(heads, qkv.dtype)
+        if attn_bias is not None:
+            bias = bias + attn_bias
+        scores = torch.baddbmm(bias, query, key.transpose(1, 2),
                                alpha=head_dim ** -0.5)
         weights = torch.softmax(scores, dim=-1)  # (B*H, W, W)
         out = torch.bmm(F.dropout(weights, self.attn_dropout, self.training), value)  # (B*H, W, d/H)

@@ -41,11 +41,12 @@ from ..atomic import atomic_write
 from ..config import ConfigError, ModelConfig
 from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
 from ..data.pe_cache import attach_pe, compute_split_pe
+from ..data.se_cache import attach_structural
 from ..data.registry import laplacian_norm_of
 from ..inference import fold_for_inference
 from ..models import build_model
 from .checkpoint import load_checkpoint, load_own_weights
-from .run_config import RunConfig, data_pe_sizes
+from .run_config import RunConfig, data_pe_sizes, structural_spec
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,7 @@ def prepare_graphs(graphs: List[dgl.DGLGraph], path: PathLike, run: RunConfig, c
     pe_k, rwse_k = data_pe_sizes(run.model)
     norm = run.data.laplacian_norm or laplacian_norm_of(run.data.dataset)
     attach_pe(graphs, compute_split_pe(graphs, pe_k, norm, rwse_k, progress=progress and bool(pe_k or rwse_k)))
+    attach_structural(graphs, structural_spec(run.model))
 
 
 @torch.no_grad()
