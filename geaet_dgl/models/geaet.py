@@ -90,7 +90,7 @@ class GEAET(nn.Module):
         elif config.head == "link":
             self.head = LinkHead(d, config.head_layers)
         else:
-            style = "dropout_mlp" if config.head == "mlp_graph" else "graphgym"
+            style = {"mlp_graph": "dropout_mlp", "san_graph": "san"}.get(config.head, "graphgym")
             self.head = GraphHead(d, config.out_feats, config.head_layers, config.pooling, style,
                                   config.activation, config.head_dropout)
 

@@ -1,7 +1,8 @@
 """Prediction heads: graph-level (pool then MLP), node-level (MLP per node) and link-level.
 
 The heads of the reference: graphgym ``default`` (:class:`GraphHead`, style
-'graphgym'), GraphGPS ``mlp_graph`` (:class:`GraphHead`, style 'dropout_mlp'),
+'graphgym'), GraphGPS ``mlp_graph`` (:class:`GraphHead`, style 'dropout_mlp') and
+``san_graph`` (style 'san'),
 ``inductive_node`` (:class:`NodeHead`) and ``inductive_edge`` with dot-product
 decoding (:class:`LinkHead`).
 """
@@ -48,6 +49,15 @@ def dropout_mlp(in_feats: int, out_feats: int, num_layers: int, activation: str,
     return nn.Sequential(*layers)
 
 
+def san_mlp(in_feats: int, out_feats: int, num_layers: int, activation: str) -> nn.Sequential:
+    """GraphGPS ``san_graph``: (Linear(d/2^l, d/2^(l+1)) -> act) for l < L = num_layers - 1, then Linear(d/2^L, out)."""
+    layers = []
+    for level in range(num_layers - 1):
+        layers += [nn.Linear(in_feats // 2 ** level, in_feats // 2 ** (level + 1)), make_activation(activation)]
+    layers.append(nn.Linear(in_feats // 2 ** (num_layers - 1), out_feats))
+    return nn.Sequential(*layers)
+
+
 def pool_nodes(kind: str, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
     """(N, d) -> (B, d) mean/sum/max over each graph's nodes (segment kernels)."""
     if kind not in POOLINGS:
@@ -63,11 +73,15 @@ class GraphHead(nn.Module):
         super().__init__()
         if pooling not in POOLINGS:
             raise ValueError(f"pooling={pooling!r} is not one of {', '.join(POOLINGS)}")
-        if style not in ("graphgym", "dropout_mlp"):
-            raise ValueError(f"style={style!r} is not one of graphgym, dropout_mlp")
+        if style not in ("graphgym", "dropout_mlp", "san"):
+            raise ValueError(f"style={style!r} is not one of graphgym, dropout_mlp, san")
         self.pooling = pooling
-        self.layer_post_mp = (PostMPMLP(hidden_dim, out_feats, num_layers) if style == "graphgym"
-                              else dropout_mlp(hidden_dim, out_feats, num_layers, activation, dropout))
+        if style == "graphgym":
+            self.layer_post_mp = PostMPMLP(hidden_dim, out_feats, num_layers)
+        elif style == "san":
+            self.layer_post_mp = san_mlp(hidden_dim, out_feats, num_layers, activation)
+        else:
+            self.layer_post_mp = dropout_mlp(hidden_dim, out_feats, num_layers, activation, dropout)
 
     def forward(self, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
         return self.layer_post_mp(pool_nodes(self.pooling, node_feat, layout))

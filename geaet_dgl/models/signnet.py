@@ -41,6 +41,20 @@ class SignNetMLP(nn.Module):
         return self.lins[-1](x)
 
 
+class SignNetGINConv(nn.Module):
+    """GIN convolution with eps = 0: ``mlp(x_i + sum_{j -> i} x_j)`` on (N, k, C) signals (PyG ``GINConv(mlp)``)."""
+
+    def __init__(self, mlp: nn.Module):
+        super().__init__()
+        self.nn = mlp
+
+    def forward(self, graph: dgl.DGLGraph, x: torch.Tensor) -> torch.Tensor:
+        with graph.local_scope():
+            graph.ndata["x"] = x
+            graph.update_all(fn.copy_u("x", "m"), fn.sum("m", "agg"))
+            return self.nn(x + graph.ndata["agg"])
+
+
 class SignNetGIN(nn.Module):
     """:math:`\\phi`: ``num_layers`` GIN convolutions (eps = 0, sum of in-neighbours) with 2-layer MLPs,
     BatchNorm between them. (N, k, C) -> (N, k, out_feats), every frequency an independent signal."""
@@ -48,17 +62,15 @@ class SignNetGIN(nn.Module):
     def __init__(self, in_feats: int, hidden_feats: int, out_feats: int, num_layers: int):
         super().__init__()
         widths = [in_feats] + [hidden_feats] * (num_layers - 1) + [out_feats]
-        self.layers = nn.ModuleList(SignNetMLP(a, hidden_feats, b, 2) for a, b in zip(widths[:-1], widths[1:]))
+        self.layers = nn.ModuleList(SignNetGINConv(SignNetMLP(a, hidden_feats, b, 2))
+                                    for a, b in zip(widths[:-1], widths[1:]))
         self.bns = nn.ModuleList(nn.BatchNorm1d(hidden_feats) for _ in range(num_layers - 1))
 
     def forward(self, graph: dgl.DGLGraph, x: torch.Tensor) -> torch.Tensor:
-        for i, mlp in enumerate(self.layers):
+        for i, conv in enumerate(self.layers):
             if i:
                 x = _batch_norm_last(self.bns[i - 1], x)
-            with graph.local_scope():
-                graph.ndata["x"] = x
-                graph.update_all(fn.copy_u("x", "m"), fn.sum("m", "agg"))
-                x = mlp(x + graph.ndata["agg"])
+            x = conv(graph, x)
         return x
 
 
@@ -90,7 +102,7 @@ class SignNetEncoder(nn.Module):
         if phi_layers < 2 or rho_layers < 1:
             raise ValueError(f"phi_layers={phi_layers} must be >= 2 and rho_layers={rho_layers} >= 1")
         self.k, self.model = k, model
-        self.enc = SignNetGIN(1, phi_hidden_dim, phi_out_dim, phi_layers)
+        self.enc = SignNetGIN(1, phi_hidden_dim, phi_out_dim, phi_layers)  # names as the reference's sign_inv_net
         rho_in = phi_out_dim * k if model == "mlp" else phi_out_dim
         self.rho = SignNetMLP(rho_in, phi_hidden_dim, pe_dim, rho_layers)
 
