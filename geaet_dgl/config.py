@@ -25,7 +25,7 @@ SCOPE_CHOICES = ("graph", "batch")
 GEANET_VARIANT_CHOICES = ("reference", "paper")
 HEAD_CHOICES = ("graph", "mlp_graph", "san_graph", "node", "root", "link")
 POOLING_CHOICES = ("mean", "sum", "max")
-ENCODER_CHOICES = ("linear", "embedding", "constant")
+ENCODER_CHOICES = ("linear", "embedding", "constant", "typedict")
 ACTIVATION_CHOICES = ("relu", "gelu")
 LOSS_CHOICES = ("cross_entropy", "weighted_cross_entropy", "l1", "bce", "link_cross_entropy")
 METRIC_CHOICES = ("accuracy", "balanced_accuracy", "mae", "average_precision", "f1_macro", "mrr")
@@ -175,6 +175,9 @@ class ModelConfig:
             raise ConfigError("node_encoder='embedding' needs one vocabulary size per node feature column")
         if self.edge_encoder == "embedding" and len(self.edge_vocab_sizes) != self.edge_in_feats:
             raise ConfigError("edge_encoder='embedding' needs one vocabulary size per edge feature column")
+        for side in ("node", "edge"):
+            if getattr(self, f"{side}_encoder") == "typedict" and len(getattr(self, f"{side}_vocab_sizes")) != 1:
+                raise ConfigError(f"{side}_encoder='typedict' embeds column 0 only: give one {side}_vocab_sizes entry")
         if self.head_layers < 1:
             raise ConfigError("head_layers must be at least 1")
         if self.head == "link" and self.out_feats != 1:

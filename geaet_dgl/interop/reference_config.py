@@ -360,7 +360,7 @@ def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
     if base == "Atom":
         config.node_encoder, config.node_vocab_sizes = "embedding", list(OGB_ATOM_VOCAB)
     elif base == "TypeDictNode":
-        config.node_encoder, config.node_vocab_sizes = "embedding", [get("dataset.node_encoder_num_types")]
+        config.node_encoder, config.node_vocab_sizes = "typedict", [get("dataset.node_encoder_num_types")]
     get.require("dataset.edge_encoder", (True,))
     get.require("dataset.edge_encoder_bn", (False,))
     edge = get("dataset.edge_encoder_name")
@@ -372,7 +372,7 @@ def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
     elif edge == "Bond":
         config.edge_encoder, config.edge_vocab_sizes = "embedding", list(OGB_BOND_VOCAB)
     elif edge == "TypeDictEdge":
-        config.edge_encoder, config.edge_vocab_sizes = "embedding", [get("dataset.edge_encoder_num_types")]
+        config.edge_encoder, config.edge_vocab_sizes = "typedict", [get("dataset.edge_encoder_num_types")]
     _pe_settings(get, config)
 
     layer_type = str(get("gt.layer_type")).split("+")

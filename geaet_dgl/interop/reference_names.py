@@ -20,7 +20,8 @@ import torch
 from ..config import ModelConfig
 
 #: The regular expression each ``{name}`` placeholder stands for.
-PARTS = {"i": r"\d+", "norm": r"norm1_local|norm1_global|norm1_external|norm2", "pe": r"raw_norm|pe_encoder"}
+PARTS = {"i": r"\d+", "norm": r"norm1_local|norm1_global|norm1_external|norm2", "pe": r"raw_norm|pe_encoder",
+         "deg": r"in_degree_encoder|out_degree_encoder"}
 
 _Condition = Callable[[ModelConfig], bool]
 
@@ -62,9 +63,29 @@ def _pe(*kinds: str) -> _Condition:
     return lambda config: config.pe in kinds
 
 
+#: Encodings the reference names alone (``RWSE``: its ``linear_x`` expands x) or composed (``Base+SignNet``).
+_SE_PES = ("signnet", "hkdiagse", "elstaticse")
+
+
+def _alone(config: ModelConfig) -> bool:
+    """The reference's single node encoder that also expands x (``node_encoder_name: RWSE`` / ``SignNet`` ...)."""
+    return not config.graphormer.enable and (config.pe == "rwse" or (config.pe in _SE_PES and
+                                                                      config.node_encoder == "linear"))
+
+
+def _composed(config: ModelConfig) -> bool:
+    """``Base+PE`` (``encoder1`` the base, ``encoder2`` the PE) or ``Base+GraphormerBias[+PE]``."""
+    return config.graphormer.enable or config.pe in ("eslappe", "lappe") or \
+        (config.pe in _SE_PES and config.node_encoder != "linear")
+
+
+def _graphormer(degrees_only: bool) -> _Condition:
+    return lambda config: config.graphormer.enable and config.graphormer.degrees_only == degrees_only
+
+
 def _graphgym_head(final_index: Optional[int] = None) -> _Condition:
     def holds(config: ModelConfig) -> bool:
-        if config.head == "mlp_graph":
+        if config.head in ("mlp_graph", "san_graph"):
             return False
         return final_index is None or final_index == (1 if config.head_layers > 1 else 0)
 
@@ -72,13 +93,21 @@ def _graphgym_head(final_index: Optional[int] = None) -> _Condition:
 
 
 NAME_RULES: List[NameRule] = [
-    # RWSE alone (node_encoder_name: RWSE): its linear_x expands x beside the PE
-    NameRule("encoder.node_encoder.linear_x.", "node_encoder.encoder.", _pe("rwse")),
-    NameRule("encoder.node_encoder.{pe}.", "pe_encoder.{pe}.", _pe("rwse")),
-    # composed encoders (LinearNode+EquivStableLapPE, Atom+LapPE)
-    NameRule("encoder.node_encoder.encoder1.", "node_encoder.", _pe("eslappe", "lappe")),
-    NameRule("encoder.node_encoder.encoder2.", "pe_encoder.", _pe("eslappe", "lappe")),
-    NameRule("encoder.node_encoder.", "node_encoder.", _pe("none")),  # one node encoder, no PE (VOCNode, ...)
+    # one node encoder that expands x beside its PE (node_encoder_name: RWSE, SignNet, HKdiagSE, ElstaticSE)
+    NameRule("encoder.node_encoder.linear_x.", "node_encoder.encoder.", _alone),
+    NameRule("encoder.node_encoder.{pe}.", "pe_encoder.{pe}.", _alone),
+    NameRule("encoder.node_encoder.sign_inv_net.", "pe_encoder.", lambda c: _alone(c) and c.pe == "signnet"),
+    # Graphormer's encoder (Base+GraphormerBias[+PE]): a Sequential of the bias and the degree encoder
+    NameRule("encoder.node_encoder.encoder2.0.spatial_encoder.", "bias_encoder.spatial_encoder.", _graphormer(False)),
+    NameRule("encoder.node_encoder.encoder2.1.{deg}.", "degree_encoder.{deg}.", _graphormer(False)),
+    NameRule("encoder.node_encoder.encoder2.0.{deg}.", "degree_encoder.{deg}.", _graphormer(True)),
+    NameRule("encoder.node_encoder.encoder3.", "pe_encoder.", lambda c: c.graphormer.enable and c.pe != "none"),
+    # composed encoders (LinearNode+EquivStableLapPE, Atom+LapPE, TypeDictNode+SignNet)
+    NameRule("encoder.node_encoder.encoder1.", "node_encoder.", _composed),
+    NameRule("encoder.node_encoder.encoder2.", "pe_encoder.", lambda c: _composed(c) and not c.graphormer.enable),
+    NameRule("pe_encoder.sign_inv_net.", "pe_encoder.", lambda c: c.pe == "signnet" and not _alone(c)),
+    NameRule("encoder.node_encoder.", "node_encoder.",
+             lambda c: c.pe == "none" and not c.graphormer.enable),  # one node encoder, no PE (VOCNode, ...)
     NameRule("encoder.edge_encoder.", "edge_encoder."),
     NameRule("layers.{i}.{norm}.", "layers.{i}.{norm}.norm.", unless_followed_by="norm."),
     # graphgym's MLP heads: hidden blocks in a GeneralMultiLayer, then the last Linear (index 0 if it is alone)
@@ -87,6 +116,7 @@ NAME_RULES: List[NameRule] = [
     NameRule("post_mp.layer_post_mp.model.1.model.", "head.layer_post_mp.final.", _graphgym_head(1)),
     NameRule("post_mp.layer_post_mp.model.0.model.", "head.layer_post_mp.final.", _graphgym_head(0)),
     NameRule("post_mp.mlp.", "head.layer_post_mp.", lambda config: config.head == "mlp_graph"),
+    NameRule("post_mp.FC_layers.", "head.layer_post_mp.FC_layers.", lambda config: config.head == "san_graph"),
     # applied after the rules above: OGB's AtomEncoder / BondEncoder
     NameRule("node_encoder.atom_embedding_list.", "node_encoder.embeddings.",
              lambda config: config.node_encoder == "embedding"),

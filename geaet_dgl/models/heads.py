@@ -49,13 +49,20 @@ def dropout_mlp(in_feats: int, out_feats: int, num_layers: int, activation: str,
     return nn.Sequential(*layers)
 
 
-def san_mlp(in_feats: int, out_feats: int, num_layers: int, activation: str) -> nn.Sequential:
+class SANMLP(nn.Module):
     """GraphGPS ``san_graph``: (Linear(d/2^l, d/2^(l+1)) -> act) for l < L = num_layers - 1, then Linear(d/2^L, out)."""
-    layers = []
-    for level in range(num_layers - 1):
-        layers += [nn.Linear(in_feats // 2 ** level, in_feats // 2 ** (level + 1)), make_activation(activation)]
-    layers.append(nn.Linear(in_feats // 2 ** (num_layers - 1), out_feats))
-    return nn.Sequential(*layers)
+
+    def __init__(self, in_feats: int, out_feats: int, num_layers: int, activation: str):
+        super().__init__()
+        depth = num_layers - 1
+        widths = [in_feats // 2 ** level for level in range(depth + 1)] + [out_feats]
+        self.FC_layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths[:-1], widths[1:]))  # the reference's name
+        self.activation = make_activation(activation)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for linear in self.FC_layers[:-1]:
+            x = self.activation(linear(x))
+        return self.FC_layers[-1](x)
 
 
 def pool_nodes(kind: str, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
@@ -79,7 +86,7 @@ class GraphHead(nn.Module):
         if style == "graphgym":
             self.layer_post_mp = PostMPMLP(hidden_dim, out_feats, num_layers)
         elif style == "san":
-            self.layer_post_mp = san_mlp(hidden_dim, out_feats, num_layers, activation)
+            self.layer_post_mp = SANMLP(hidden_dim, out_feats, num_layers, activation)
         else:
             self.layer_post_mp = dropout_mlp(hidden_dim, out_feats, num_layers, activation, dropout)
 

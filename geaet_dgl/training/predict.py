@@ -82,10 +82,10 @@ def output_kind(run: RunConfig) -> OutputKind:
 
 def feature_spec(model: ModelConfig) -> FeatureSpec:
     """What ``model`` reads from a graph, as a :class:`FeatureSpec` (no edge features for a constant encoder)."""
-    node_vocab = tuple(model.node_vocab_sizes) if model.node_encoder == "embedding" else None
+    node_vocab = tuple(model.node_vocab_sizes) if model.node_encoder in ("embedding", "typedict") else None
     if model.edge_encoder == "constant":
         return FeatureSpec(model.node_in_feats, node_vocab, 0, None)
-    edge_vocab = tuple(model.edge_vocab_sizes) if model.edge_encoder == "embedding" else None
+    edge_vocab = tuple(model.edge_vocab_sizes) if model.edge_encoder in ("embedding", "typedict") else None
     return FeatureSpec(model.node_in_feats, node_vocab, model.edge_in_feats, edge_vocab)
 
 
