@@ -22,8 +22,14 @@ SIGNNET_MODELS = ("deepset", "mlp")
 
 
 def _batch_norm_last(norm: nn.BatchNorm1d, x: torch.Tensor) -> torch.Tensor:
-    """BatchNorm over the channels of the last dimension, statistics over all leading ones."""
-    return norm(x.reshape(-1, x.shape[-1])).view(x.shape)
+    """BatchNorm over the channels of the last dimension, statistics over all leading ones.
+
+    (N, k, C) signals are normalised as (k, C, N), the reference's layout: the same reduction order keeps
+    train-mode outputs within float32 rounding of the reference's.
+    """
+    if x.dim() == 3:
+        return norm(x.permute(1, 2, 0)).permute(2, 0, 1)
+    return norm(x)
 
 
 class SignNetMLP(nn.Module):
@@ -47,12 +53,13 @@ class SignNetGINConv(nn.Module):
     def __init__(self, mlp: nn.Module):
         super().__init__()
         self.nn = mlp
+        self.register_buffer("eps", torch.zeros(1))  # PyG's fixed eps, carried for its checkpoints
 
     def forward(self, graph: dgl.DGLGraph, x: torch.Tensor) -> torch.Tensor:
         with graph.local_scope():
             graph.ndata["x"] = x
             graph.update_all(fn.copy_u("x", "m"), fn.sum("m", "agg"))
-            return self.nn(x + graph.ndata["agg"])
+            return self.nn((1 + self.eps) * x + graph.ndata["agg"])
 
 
 class SignNetGIN(nn.Module):
