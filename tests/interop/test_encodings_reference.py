@@ -195,7 +195,7 @@ def test_graphormer_bias_degrees_and_biased_attention_equal_the_reference(cfg, s
 
     def ours_fn():
         x = ours_nodes(h, graph.ndata["in_degree"], graph.ndata["out_degree"])
-        return ours_attn(graph, x, ours_bias(graph.ndata["spatial_types"], layout), layout)
+        return ours_attn(graph, x, layout=layout, attn_bias=ours_bias(graph.ndata["spatial_types"], layout))[0]
 
     def theirs_fn():
         data = copy.copy(batch)

@@ -65,14 +65,14 @@ def test_biased_attention_matches_dense_loops_and_single_graphs(case):
     attn, bias = BiasedGraphSelfAttention(D, H), GraphormerBias(H, S)
     torch.nn.init.normal_(bias.spatial_encoder.weight)  # large enough to matter
     feat = torch.randn(batch.num_nodes(), D, requires_grad=True)
-    out = attn(batch, feat, bias(batch.ndata["spatial_types"], layout), layout)
+    out, _ = attn(batch, feat, layout=layout, attn_bias=bias(batch.ndata["spatial_types"], layout))
     torch.testing.assert_close(out.double(), _dense(attn, bias.spatial_encoder.weight.detach(), graphs, feat),
                                atol=1e-5, rtol=1e-5)
     start = 0
     for g in graphs:
         lay = BatchLayout.from_graph(g)
         n = g.num_nodes()
-        single = attn(g, feat[start:start + n], bias(g.ndata["spatial_types"], lay), lay)
+        single, _ = attn(g, feat[start:start + n], layout=lay, attn_bias=bias(g.ndata["spatial_types"], lay))
         torch.testing.assert_close(single, out[start:start + n], atol=1e-5, rtol=1e-5)
         start += n
     out.square().sum().backward()
@@ -88,20 +88,23 @@ def test_permutation_zero_bias_and_shape_check():
     torch.nn.init.normal_(bias.spatial_encoder.weight)
     feat = torch.randn(g.num_nodes(), D)
     lay = BatchLayout.from_graph(g)
-    out = attn(g, feat, bias(g.ndata["spatial_types"], lay), lay)
+    out, _ = attn(g, feat, layout=lay, attn_bias=bias(g.ndata["spatial_types"], lay))
     perm = torch.randperm(g.num_nodes())
     pg = dgl.reorder_graph(g, "custom", permute_config={"nodes_perm": perm}, store_ids=False)
     del pg.ndata["spatial_types"]
     attach_structural([pg], StructuralSpec(spatial_types=S))
     play = BatchLayout.from_graph(pg)
-    torch.testing.assert_close(attn(pg, feat[perm], bias(pg.ndata["spatial_types"], play), play), out[perm],
-                               atol=1e-5, rtol=1e-5)
+    permuted, _ = attn(pg, feat[perm], layout=play, attn_bias=bias(pg.ndata["spatial_types"], play))
+    torch.testing.assert_close(permuted, out[perm], atol=1e-5, rtol=1e-5)
     plain = GraphSelfAttention(D, H)
     plain.load_state_dict(attn.state_dict())
     w = lay.dense_width
-    torch.testing.assert_close(attn(g, feat, torch.zeros(H, w, w), lay), plain(g, feat, lay))
+    torch.testing.assert_close(attn(g, feat, layout=lay, attn_bias=torch.zeros(H, w, w))[0],
+                               plain(g, feat, layout=lay)[0])
     with pytest.raises(ValueError, match="attn_bias has shape"):
-        attn(g, feat, torch.zeros(H, w + 1, w), lay)
+        attn(g, feat, layout=lay, attn_bias=torch.zeros(H, w + 1, w))
+    with pytest.raises(ValueError, match="needs the batch's attention bias"):
+        attn(g, feat, layout=BatchLayout.from_graph(g))
 
 
 def test_degree_encoder_adds_embeddings_and_checks_range():
