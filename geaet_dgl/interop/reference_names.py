@@ -20,7 +20,7 @@ import torch
 from ..config import ModelConfig
 
 #: The regular expression each ``{name}`` placeholder stands for.
-PARTS = {"i": r"\d+", "norm": r"norm1_local|norm1_global|norm1_external|norm2", "pe": r"raw_norm|pe_encoder",
+PARTS = {"i": r"\d+", "norm": r"norm1_local|norm1_global|norm1_external|norm2", "pe": r"raw_norm|pe_encoder|linear_A",
          "deg": r"in_degree_encoder|out_degree_encoder"}
 
 _Condition = Callable[[ModelConfig], bool]
@@ -93,7 +93,8 @@ def _graphgym_head(final_index: Optional[int] = None) -> _Condition:
 
 
 NAME_RULES: List[NameRule] = [
-    # one node encoder that expands x beside its PE (node_encoder_name: RWSE, SignNet, HKdiagSE, ElstaticSE)
+    # one node encoder that expands x beside its PE (node_encoder_name: RWSE, SignNet, HKdiagSE, ElstaticSE;
+    # LapPE too, read here, written composed)
     NameRule("encoder.node_encoder.linear_x.", "node_encoder.encoder.", _alone),
     NameRule("encoder.node_encoder.{pe}.", "pe_encoder.{pe}.", _alone),
     NameRule("encoder.node_encoder.sign_inv_net.", "pe_encoder.", lambda c: _alone(c) and c.pe == "signnet"),
