@@ -120,11 +120,11 @@ def _set_kernel_times(cfg) -> None:
         posenc = getattr(cfg, name, None)
         if posenc is None or not posenc.enable:
             continue
-        match = re.fullmatch(r"\s*range\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)\s*", str(posenc.kernel.times_func))
+        match = re.fullmatch(r"\s*range\(\s*(?:(-?\d+)\s*,\s*)?(-?\d+)\s*\)\s*", str(posenc.kernel.times_func))
         if match is None:
             raise ReferenceUnavailable(f"cannot read {name}.kernel.times_func={posenc.kernel.times_func!r}; "
                                        "expected range(a,b)")
-        posenc.kernel.times = list(range(int(match.group(1)), int(match.group(2))))
+        posenc.kernel.times = list(range(int(match.group(1) or 0), int(match.group(2))))
 
 
 # The parameter-name table lives in geaet_dgl.interop.reference_names (used both ways: parity, checkpoints).

@@ -126,10 +126,24 @@ NAME_RULES: List[NameRule] = [
 ]
 
 
+#: Tensors the reference builds but never reads in the networks geaet-dgl reproduces: Graphormer's bias
+#: encoder always makes its edge-path tables, read only for graphs with edge features (``--config`` refuses
+#: GraphormerBias there). Import drops them; export writes them as zeros.
+UNREAD_REFERENCE_TENSORS = re.compile(r"^encoder\.node_encoder\.encoder2\.0\.(edge_dis_encoder|edge_encoder)\.weight$")
+#: PyG's GIN/GINE keep their fixed eps (0: ``x_i + sum_j``, what our GIN/GINE compute) as a buffer. Import
+#: drops it when it is 0 (another value stays and is refused as an extra tensor); export writes 0.
+FIXED_EPS = re.compile(r"^layers\.\d+\.local_model\.eps$")
+
+
 def reference_to_ours(ref_state: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-    """Rename the reference's state-dict keys to ours (same tensors, same layout); our own keys pass unchanged."""
+    """Rename the reference's state-dict keys to ours (same tensors, same layout); our own keys pass unchanged.
+
+    The reference's unread tensors (:data:`UNREAD_REFERENCE_TENSORS`) are left out.
+    """
     out = {}
     for key, value in ref_state.items():
+        if UNREAD_REFERENCE_TENSORS.match(key) or (FIXED_EPS.match(key) and not torch.count_nonzero(value)):
+            continue
         for rule in NAME_RULES:  # each rule in turn, on the result of the ones before
             key = rule.forward(key)
         out[key] = value
@@ -148,4 +162,12 @@ def ours_to_reference(state: Dict[str, torch.Tensor], config: ModelConfig) -> Di
         for rule in rules:
             key = rule.backward(key)
         out[key] = value
+    if config.mpnn in ("gin", "gine"):
+        for i in range(config.num_layers):
+            out[f"layers.{i}.local_model.eps"] = torch.zeros(1)
+    graphormer = config.graphormer
+    if graphormer.enable and not graphormer.degrees_only:  # the unread edge-path tables, zero (no edge types)
+        heads, prefix = config.num_heads, "encoder.node_encoder.encoder2.0."
+        out[prefix + "edge_dis_encoder.weight"] = torch.zeros(graphormer.spatial_types * heads * heads, 1)
+        out[prefix + "edge_encoder.weight"] = torch.zeros(0, heads)
     return out
