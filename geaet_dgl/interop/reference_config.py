@@ -168,8 +168,10 @@ NO_EFFECT_KEYS = {
 NO_EFFECT_PREFIXES = ("gt.bigbird.", "graphormer.", "posenc_SignNet.", "posenc_HKdiagSE.", "posenc_ElstaticSE.",
                       "posenc_GraphormerBias.")
 
-_LOCAL = {"CustomGatedGCN": "gatedgcn", "GCN": "gcn", "GIN": "gin", "GINE": "gine", "None": "none"}
-_GLOBAL = {"Transformer": "transformer", "BiasedTransformer": "biased_transformer", "None": "none"}
+_LOCAL = {"CustomGatedGCN": "gatedgcn", "GCN": "gcn", "GIN": "gin", "GINE": "gine", "GAT": "gat", "PNA": "pna",
+          "GENConv": "genconv", "None": "none"}
+_GLOBAL = {"Transformer": "transformer", "BiasedTransformer": "biased_transformer", "Performer": "performer",
+           "None": "none"}
 _EXTERNAL = {"GEANet": True, "None": False}
 _HEADS = {"default": "graph", "graph": "graph", "mlp_graph": "mlp_graph", "san_graph": "san_graph",
           "inductive_node": "node"}
@@ -385,6 +387,7 @@ def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
     config.mpnn, config.attention = _LOCAL[layer_type[0]], _GLOBAL[layer_type[1]]
     config.external = False if gps else _EXTERNAL[layer_type[2]]
     _graphormer(get, config, dataset, graphormer)
+    config.performer_pad_keys = config.attention == "performer"  # the reference pads graphs to a dense batch
     config.hidden_dim, config.num_layers, config.num_heads = get("gt.dim_hidden"), get("gt.layers"), get("gt.n_heads")
     if get("gnn.dim_inner") != config.hidden_dim:
         raise get.fail("gnn.dim_inner", f"must equal gt.dim_hidden={config.hidden_dim} (the reference refuses "
