@@ -25,7 +25,7 @@ import torch
 
 from ..inference import fold_for_inference
 from ..models import build_model
-from .inputs import UnsupportedPreset, check_supported, loss_function, prebuilt_batches
+from .inputs import check_reference_preset, loss_function, prebuilt_batches
 from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
 from .timing import environment, set_threads, summarize, time_call
 
@@ -83,8 +83,9 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
     largest difference between its outputs and the unfolded model's on the parity batch is
     reported as ``fold_max_abs_diff`` and must also stay within ``parity_tolerance``.
     """
+    from ..interop.pyg_export import to_pyg_batch
+    from ..interop.reference_names import reference_to_ours
     from .parity import compare_models, paired_models
-    from .reference import REFERENCE_CONFIGS, reference_to_ours, to_pyg_batch
 
     if config is not None:
         from .config_subject import config_subject
@@ -99,10 +100,7 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
             ours.load_state_dict(reference_to_ours(reference.state_dict()), strict=True)
             return reference, ours
     else:
-        key = check_supported(preset)
-        if key not in REFERENCE_CONFIGS:
-            raise UnsupportedPreset(f"no reference mapping for preset {preset!r}; available: "
-                                    f"{', '.join(REFERENCE_CONFIGS)}")
+        key = check_reference_preset(preset)
         train_settings, loss_fn = key, loss_function(key)
 
         def batches_of(batch_size, count, seed):

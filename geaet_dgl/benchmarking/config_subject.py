@@ -66,7 +66,7 @@ class ConfigSubject:
         return get_loss(self.train.loss)
 
     def reference_model(self, ref_dir: str, seed: int = 0) -> torch.nn.Module:
-        from .reference import load_reference_from_config
+        from ..interop.reference_model import load_reference_from_config
 
         return load_reference_from_config(ref_dir, self.path, self.dim_in, self.dim_out, seed)
 

@@ -9,7 +9,7 @@ import yaml
 from geaet_dgl.benchmarking import run_benchmark
 from geaet_dgl.benchmarking.config_subject import config_subject
 from geaet_dgl.benchmarking.inputs import UnsupportedPreset
-from geaet_dgl.benchmarking.reference import as_reference_geaet
+from geaet_dgl.interop.reference_model import as_reference_geaet
 from geaet_dgl.config import ConfigError
 
 CONFIGS = Path(__file__).resolve().parents[2] / "benchmarks" / "configs"
