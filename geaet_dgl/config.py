@@ -79,11 +79,13 @@ class SignNetConfig:
 @dataclass
 class GraphormerConfig:
     """Graphormer's encodings: in/out-degree embeddings added to the node features and, for
-    ``attention=biased_transformer``, a learned per-head bias per capped shortest-path length."""
+    ``attention=biased_transformer``, a learned per-head bias per capped shortest-path length, plus
+    (``num_edge_types > 0``) the encoded edge types along a shortest path (``edata['feat'][:, 0]``)."""
 
     enable: bool = False
     degrees_only: bool = False
     spatial_types: int = 20
+    num_edge_types: int = 0
     num_in_degrees: int = 64
     num_out_degrees: int = 64
     input_dropout: float = 0.0

@@ -11,6 +11,8 @@ stored on the graphs as
 * ``ndata['spatial_types']`` ``(N_i, W)`` uint8: row ``i`` holds the spatial
   types from node ``i`` to the nodes ``0..N_i-1`` of its graph, padded to the
   split's largest graph ``W`` with 255;
+* ``ndata['path_types']`` ``(N_i, W, S)`` uint8: the edge types along the shortest path from node
+  ``i`` to each node of its graph (read from ``edata['feat'][:, 0]``), Graphormer's path encoding;
 * ``ndata['in_degree']``, ``ndata['out_degree']`` ``(N_i,)`` int64.
 """
 from __future__ import annotations
@@ -29,7 +31,7 @@ from tqdm.auto import tqdm
 
 from .pe_cache import PathLike, load_tensor_cache, save_tensor_cache
 from .structural_encoding import (ELSTATIC_DIM, electrostatic_se_from_edges, graphormer_degrees,
-                                  heat_kernel_diag_from_edges, spatial_types_from_edges)
+                                  heat_kernel_diag_from_edges, path_edge_types_from_edges, spatial_types_from_edges)
 
 log = logging.getLogger(__name__)
 
@@ -52,12 +54,15 @@ class StructuralSpec:
         Graphormer's ``num_spatial_types`` ``S``; 0: no spatial types.
     degrees : bool
         Graphormer's in/out degrees.
+    path_types : bool
+        Graphormer's edge types along shortest paths (needs ``spatial_types``).
     """
 
     hk_times: Tuple[float, ...] = ()
     elstatic: bool = False
     spatial_types: int = 0
     degrees: bool = False
+    path_types: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.hk_times or self.elstatic or self.spatial_types or self.degrees)
@@ -79,12 +84,20 @@ def compute_structural(graphs: Sequence[dgl.DGLGraph], spec: StructuralSpec,
             types = np.full((n, width), SPATIAL_PAD, dtype=np.uint8)
             types[:, :n] = spatial_types_from_edges(src, dst, n, spec.spatial_types)
             parts.setdefault("spatial_types", []).append(types)
+        if spec.path_types:
+            if "feat" not in g.edata:
+                raise ValueError("Graphormer's path encoding reads integer edge types from edata['feat']; the "
+                                 "graphs have none")
+            paths = np.zeros((n, width, spec.spatial_types), dtype=np.uint8)
+            edge_types = g.edata["feat"].reshape(g.num_edges(), -1)[:, 0].long().cpu().numpy()
+            paths[:, :n] = path_edge_types_from_edges(src, dst, edge_types, n, spec.spatial_types)
+            parts.setdefault("path_types", []).append(paths)
         if spec.degrees:
             in_deg, out_deg = graphormer_degrees(src, dst, n)
             parts.setdefault("in_degree", []).append(in_deg)
             parts.setdefault("out_degree", []).append(out_deg)
     empty = {"hkdiag_se": (len(spec.hk_times),), "elstatic_se": (ELSTATIC_DIM,), "spatial_types": (width,),
-             "in_degree": (), "out_degree": ()}
+             "path_types": (width, spec.spatial_types), "in_degree": (), "out_degree": ()}
     return {name: torch.from_numpy(np.concatenate(arrays)) if arrays else torch.zeros((0,) + empty[name])
             for name, arrays in parts.items()}
 
@@ -96,6 +109,8 @@ def _graphs_digest(graphs: Sequence[dgl.DGLGraph], spec: StructuralSpec) -> str:
         sha.update(np.int64(g.num_nodes()).tobytes())
         sha.update(src.numpy().astype(np.int64).tobytes())
         sha.update(dst.numpy().astype(np.int64).tobytes())
+        if spec.path_types:  # the path encoding also reads the edge types
+            sha.update(g.edata["feat"].reshape(g.num_edges(), -1)[:, 0].long().numpy().tobytes())
     return sha.hexdigest()
 
 

@@ -100,6 +100,49 @@ def graphormer_degrees(src: np.ndarray, dst: np.ndarray, num_nodes: int) -> Tupl
             np.bincount(pairs[:, 0], minlength=num_nodes).astype(np.int64))
 
 
+def _bfs_parents(succ: List[List[int]], source: int) -> dict:
+    """Breadth-first parents from ``source``, nodes visited in networkx's order (its all-pairs shortest paths)."""
+    parent = {source: -1}
+    queue = deque([source])
+    while queue:
+        u = queue.popleft()
+        for v in succ[u]:
+            if v not in parent:
+                parent[v] = u
+                queue.append(v)
+    return parent
+
+
+def path_edge_types_from_edges(src: np.ndarray, dst: np.ndarray, edge_types: np.ndarray, num_nodes: int,
+                               num_spatial_types: int) -> np.ndarray:
+    """Graphormer's edge types along one shortest path per pair (the reference's ``shortest_path_types``).
+
+    The path from ``i`` to ``j`` is networkx's (breadth-first, successors in first-seen edge order),
+    truncated to its first ``S`` nodes; position ``k`` holds the type of its ``k``-th edge
+    (``edge_types`` of the last stored ``u -> v`` edge), 0 past the path's end.
+
+    Returns
+    -------
+    np.ndarray
+        ``(N, N, S)`` uint8.
+    """
+    succ = _directed_adjacency_lists(src, dst, num_nodes)
+    type_of = {}
+    for u, v, t in zip(src.tolist(), dst.tolist(), np.asarray(edge_types).tolist()):
+        type_of[(u, v)] = t
+    out = np.zeros((num_nodes, num_nodes, num_spatial_types), dtype=np.uint8)
+    for source in range(num_nodes):
+        parent = _bfs_parents(succ, source)
+        for target in parent:
+            path = [target]
+            while parent[path[-1]] != -1:
+                path.append(parent[path[-1]])
+            path = path[::-1][:num_spatial_types]
+            for k in range(len(path) - 1):
+                out[source, target, k] = type_of[(path[k], path[k + 1])]
+    return out
+
+
 def spatial_types_from_edges(src: np.ndarray, dst: np.ndarray, num_nodes: int, num_spatial_types: int) -> np.ndarray:
     """Graphormer's spatial types: capped shortest-path lengths along the directed edges.
 
@@ -122,14 +165,10 @@ def spatial_types_from_edges(src: np.ndarray, dst: np.ndarray, num_nodes: int, n
     succ = _directed_adjacency_lists(src, dst, num_nodes)
     out = np.full((num_nodes, num_nodes), num_spatial_types, dtype=np.uint8)
     for source in range(num_nodes):
+        parent = _bfs_parents(succ, source)
         dist = {source: 0}
-        queue = deque([source])
-        while queue:
-            u = queue.popleft()
-            for v in succ[u]:
-                if v not in dist:
-                    dist[v] = dist[u] + 1
-                    queue.append(v)
-        for target, d in dist.items():
-            out[source, target] = min(d, num_spatial_types - 1)
+        for target in parent:  # visiting order: a node's parent is visited before it
+            if target != source:
+                dist[target] = dist[parent[target]] + 1
+            out[source, target] = min(dist[target], num_spatial_types - 1)
     return out

@@ -468,16 +468,22 @@ def _graphormer(get: _Reader, config: ModelConfig, dataset: _Dataset, enabled: b
         elif get("graphormer.num_heads") != config.num_heads:
             raise get.fail("graphormer.num_heads", f"must equal gt.n_heads={config.num_heads} (the bias has one "
                                                    "row per attention head)")
-        if dataset.name not in NO_EDGE_ATTR:
-            raise get.fail("posenc_GraphormerBias.node_degrees_only", f"on {dataset.name}, whose graphs carry edge "
-                                                                      "features, also encodes the edges along "
-                                                                      "shortest paths, which geaet-dgl does not "
-                                                                      "implement; set it to True or use PATTERN/"
-                                                                      "CLUSTER")
+        if dataset.name not in NO_EDGE_ATTR + ("zinc",):
+            raise get.fail("posenc_GraphormerBias.node_degrees_only", f"on {dataset.name} also encodes the edge "
+                                                                      "features along shortest paths, which the "
+                                                                      "reference reads as one integer type per "
+                                                                      "edge (ZINC's) and fails on these; set it "
+                                                                      "to True")
+        if dataset.name == "zinc":  # its bond types, encoded along the shortest paths
+            sizes["num_edge_types"] = get("dataset.edge_encoder_num_types")
+            if not isinstance(sizes["num_edge_types"], int) or sizes["num_edge_types"] < 1:
+                raise get.fail("dataset.edge_encoder_num_types", "must be a positive integer (the reference's "
+                                                                 "path encoding embeds ZINC's bond types)")
     config.graphormer = GraphormerConfig(enable=True, degrees_only=degrees_only,
                                          spatial_types=sizes.get("num_spatial_types", 20),
                                          num_in_degrees=sizes["num_in_degrees"],
                                          num_out_degrees=sizes["num_out_degrees"],
+                                         num_edge_types=sizes.get("num_edge_types", 0),
                                          input_dropout=float(get("graphormer.input_dropout")))
 
 

@@ -100,6 +100,10 @@ NAME_RULES: List[NameRule] = [
     NameRule("encoder.node_encoder.sign_inv_net.", "pe_encoder.", lambda c: _alone(c) and c.pe == "signnet"),
     # Graphormer's encoder (Base+GraphormerBias[+PE]): a Sequential of the bias and the degree encoder
     NameRule("encoder.node_encoder.encoder2.0.spatial_encoder.", "bias_encoder.spatial_encoder.", _graphormer(False)),
+    NameRule("encoder.node_encoder.encoder2.0.edge_encoder.", "bias_encoder.edge_encoder.",
+             lambda c: _graphormer(False)(c) and c.graphormer.num_edge_types > 0),
+    NameRule("encoder.node_encoder.encoder2.0.edge_dis_encoder.", "bias_encoder.edge_dis_encoder.",
+             lambda c: _graphormer(False)(c) and c.graphormer.num_edge_types > 0),
     NameRule("encoder.node_encoder.encoder2.1.{deg}.", "degree_encoder.{deg}.", _graphormer(False)),
     NameRule("encoder.node_encoder.encoder2.0.{deg}.", "degree_encoder.{deg}.", _graphormer(True)),
     NameRule("encoder.node_encoder.encoder3.", "pe_encoder.", lambda c: c.graphormer.enable and c.pe != "none"),
@@ -126,10 +130,11 @@ NAME_RULES: List[NameRule] = [
 ]
 
 
-#: Tensors the reference builds but never reads in the networks geaet-dgl reproduces: Graphormer's bias
-#: encoder always makes its edge-path tables, read only for graphs with edge features (``--config`` refuses
-#: GraphormerBias there). Import drops them; export writes them as zeros.
-UNREAD_REFERENCE_TENSORS = re.compile(r"^encoder\.node_encoder\.encoder2\.0\.(edge_dis_encoder|edge_encoder)\.weight$")
+#: Graphormer's edge-path tables: the reference's bias encoder always builds them, and reads them only for
+#: graphs with edge types. With an empty edge-type table (``dataset.edge_encoder_num_types`` 0, graphs
+#: without edge features) import drops both; export writes them as zeros for a model without path encoding.
+PATH_TABLES = re.compile(r"^encoder\.node_encoder\.encoder2\.0\.(edge_dis_encoder|edge_encoder)\.weight$")
+_EDGE_TYPE_TABLE = "encoder.node_encoder.encoder2.0.edge_encoder.weight"
 #: PyG's GIN/GINE keep their fixed eps (0: ``x_i + sum_j``, what our GIN/GINE compute) as a buffer. Import
 #: drops it when it is 0 (another value stays and is refused as an extra tensor); export writes 0.
 FIXED_EPS = re.compile(r"^layers\.\d+\.local_model\.eps$")
@@ -138,11 +143,12 @@ FIXED_EPS = re.compile(r"^layers\.\d+\.local_model\.eps$")
 def reference_to_ours(ref_state: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
     """Rename the reference's state-dict keys to ours (same tensors, same layout); our own keys pass unchanged.
 
-    The reference's unread tensors (:data:`UNREAD_REFERENCE_TENSORS`) are left out.
+    Graphormer's unread path tables (:data:`PATH_TABLES`) and PyG's zero GIN eps are left out.
     """
     out = {}
+    unread_paths = _EDGE_TYPE_TABLE in ref_state and ref_state[_EDGE_TYPE_TABLE].numel() == 0
     for key, value in ref_state.items():
-        if UNREAD_REFERENCE_TENSORS.match(key) or (FIXED_EPS.match(key) and not torch.count_nonzero(value)):
+        if (unread_paths and PATH_TABLES.match(key)) or (FIXED_EPS.match(key) and not torch.count_nonzero(value)):
             continue
         for rule in NAME_RULES:  # each rule in turn, on the result of the ones before
             key = rule.forward(key)
@@ -166,7 +172,7 @@ def ours_to_reference(state: Dict[str, torch.Tensor], config: ModelConfig) -> Di
         for i in range(config.num_layers):
             out[f"layers.{i}.local_model.eps"] = torch.zeros(1)
     graphormer = config.graphormer
-    if graphormer.enable and not graphormer.degrees_only:  # the unread edge-path tables, zero (no edge types)
+    if graphormer.enable and not graphormer.degrees_only and not graphormer.num_edge_types:  # unread tables
         heads, prefix = config.num_heads, "encoder.node_encoder.encoder2.0."
         out[prefix + "edge_dis_encoder.weight"] = torch.zeros(graphormer.spatial_types * heads * heads, 1)
         out[prefix + "edge_encoder.weight"] = torch.zeros(0, heads)

@@ -102,7 +102,7 @@ class GEAET(nn.Module):
             self.degree_encoder = GraphormerDegreeEncoder(node_width, gr.num_in_degrees, gr.num_out_degrees,
                                                           gr.input_dropout)
             if not gr.degrees_only:
-                self.bias_encoder = GraphormerBias(config.num_heads, gr.spatial_types)
+                self.bias_encoder = GraphormerBias(config.num_heads, gr.spatial_types, gr.num_edge_types)
 
         self.layers = nn.ModuleList(build_layer(config) for _ in range(config.num_layers))
         if config.head == "node":
@@ -148,7 +148,8 @@ class GEAET(nn.Module):
         """(B * H, W, W) Graphormer spatial bias for ``attention=biased_transformer``, else None."""
         if self.bias_encoder is None:
             return None
-        return self.bias_encoder(_require(graph, "spatial_types"), layout)
+        paths = _require(graph, "path_types") if self.config.graphormer.num_edge_types else None
+        return self.bias_encoder(_require(graph, "spatial_types"), layout, paths)
 
     def pe_distance(self, graph: dgl.DGLGraph, eigvecs: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
         """(N, k) eigenvectors -> (E, 1) squared distances ||p_j - p_i||^2 of their ESLapPE encodings."""

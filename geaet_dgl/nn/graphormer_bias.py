@@ -57,23 +57,37 @@ class GraphormerDegreeEncoder(nn.Module):
         return self.input_dropout(h)
 
 
-class GraphormerBias(nn.Module):
-    """Graphormer's spatial attention bias: one learned scalar per head and spatial type.
+def _to_width(types: torch.Tensor, width: int) -> torch.Tensor:
+    """(N, W_data, ...) -> (N, width, ...): cut, or padded with 0."""
+    if types.shape[1] < width:
+        pad = [0, 0] * (types.dim() - 2) + [0, width - types.shape[1]]
+        types = torch.nn.functional.pad(types, pad, value=0)
+    return types[:, :width]
 
-    .. math:: B_h[i, j] = b_{h, \\phi(i, j)}
+
+class GraphormerBias(nn.Module):
+    """Graphormer's attention bias: one learned scalar per head and spatial type, plus, with edge types,
+    the mean of learned edge-type encodings along a shortest path.
+
+    .. math::
+        B_h[i, j] = b_{h, \\phi(i, j)} + \\frac{1}{\\max(\\phi(i, j), 1)}
+                    \\sum_{k < S} (z_{t_k(i, j)} W_k)_h
 
     with :math:`\\phi(i, j)` the capped shortest-path length from ``i`` to ``j``
-    (``num_spatial_types`` for unreachable pairs), for the nodes ``i, j`` of one graph.
+    (``num_spatial_types`` for unreachable pairs), for the nodes ``i, j`` of one graph;
+    :math:`t_k(i, j)` the type of the path's ``k``-th edge (0 past its end, as the reference pads),
+    :math:`z_t \\in R^H` and :math:`W_k \\in R^{H \\times H}` learned (``num_edge_types > 0`` only).
 
     Parameters
     ----------
     num_heads : int
     num_spatial_types : int, ``S``; the table has ``S + 1`` rows.
+    num_edge_types : int, edge-type vocabulary of the path encoding; 0: no path encoding.
 
     Shapes: ``spatial_types`` (N, W_data) uint8 (row ``i``: types to the nodes
-    of its graph, padded) -> (B * H, W, W) float, W = ``layout.dense_width``,
-    zero outside each graph's nodes; row ``b * H + h`` as
-    ``torch.nn.MultiheadAttention``'s ``attn_mask``.
+    of its graph, padded), ``path_types`` (N, W_data, S) uint8 -> (B * H, W, W)
+    float, W = ``layout.dense_width``, zero outside each graph's nodes; row
+    ``b * H + h`` as ``torch.nn.MultiheadAttention``'s ``attn_mask``.
 
     Example
     -------
@@ -84,24 +98,37 @@ class GraphormerBias(nn.Module):
     torch.Size([2, 3, 3])
     """
 
-    def __init__(self, num_heads: int, num_spatial_types: int):
+    def __init__(self, num_heads: int, num_spatial_types: int, num_edge_types: int = 0):
         super().__init__()
         self.num_heads = num_heads
         self.spatial_encoder = nn.Embedding(num_spatial_types + 1, num_heads)
+        self.edge_encoder = nn.Embedding(num_edge_types, num_heads) if num_edge_types else None
+        # the reference's names and layout: row k * H * H + a * H + b is W_k[a, b]
+        self.edge_dis_encoder = nn.Embedding(num_spatial_types * num_heads * num_heads, 1) if num_edge_types else None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        nn.init.normal_(self.spatial_encoder.weight, std=0.02)
+        for table in (self.spatial_encoder, self.edge_encoder, self.edge_dis_encoder):
+            if table is not None:
+                nn.init.normal_(table.weight, std=0.02)
 
-    def forward(self, spatial_types: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
+    def forward(self, spatial_types: torch.Tensor, layout: BatchLayout,
+                path_types: "torch.Tensor | None" = None) -> torch.Tensor:
         width, heads, batch = layout.dense_width, self.num_heads, layout.batch_size
-        types = spatial_types.long()
-        if types.shape[1] < width:
-            types = torch.nn.functional.pad(types, (0, width - types.shape[1]), value=0)
-        types = types[:, :width]
+        types = _to_width(spatial_types.long(), width)
         own = torch.arange(width, device=types.device)[None, :] < \
             layout.num_nodes_per_graph[layout.node_graph_id][:, None]  # (N, W): key j is in i's graph
         _check_range("spatial type", types[own], self.spatial_encoder.num_embeddings, "model.graphormer.spatial_types")
-        rows = self.spatial_encoder(types.masked_fill(~own, 0)) * own[..., None]  # (N, W, H)
+        rows = self.spatial_encoder(types.masked_fill(~own, 0))  # (N, W, H)
+        if self.edge_encoder is not None:
+            if path_types is None:
+                raise ValueError("the path encoding needs graph.ndata['path_types']; load the data with "
+                                 "model.graphormer.num_edge_types set")
+            paths = _to_width(path_types.long(), width).masked_fill(~own[..., None], 0)  # (N, W, S)
+            _check_range("edge type", paths, self.edge_encoder.num_embeddings, "model.graphormer.num_edge_types")
+            steps = self.edge_dis_encoder.weight.view(-1, heads, heads)  # (S, H, H)
+            encoded = torch.einsum("nwsa,sab->nwb", self.edge_encoder(paths), steps)
+            rows = rows + encoded / types.clamp(min=1).unsqueeze(-1).to(encoded.dtype)
+        rows = rows * own[..., None]
         dense = rows.new_zeros(batch * width, width, heads).index_copy(0, layout.dense_index, rows)
         return dense.view(batch, width, width, heads).permute(0, 3, 1, 2).reshape(batch * heads, width, width)

@@ -312,7 +312,8 @@ def structural_spec(model: Union[ModelConfig, int]) -> StructuralSpec:
         hk_times=tuple(float(t) for t in range(1, model.pe_k + 1)) if model.pe == "hkdiagse" else (),
         elstatic=model.pe == "elstaticse",
         spatial_types=graphormer.spatial_types if graphormer.enable and not graphormer.degrees_only else 0,
-        degrees=graphormer.enable)
+        degrees=graphormer.enable,
+        path_types=graphormer.enable and not graphormer.degrees_only and graphormer.num_edge_types > 0)
 
 
 def attach_structural_splits(splits: DatasetSplits, model: Union[ModelConfig, int], cache_dir: Optional[str],

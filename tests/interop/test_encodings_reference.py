@@ -214,3 +214,66 @@ def test_graphormer_bias_degrees_and_biased_attention_equal_the_reference(cfg, s
                                    atol=1e-5, rtol=1e-4)
         torch.testing.assert_close(ours_nodes.in_degree_encoder.weight.grad,
                                    theirs_nodes.in_degree_encoder.weight.grad, atol=1e-5, rtol=1e-4)
+
+
+def _molecules(seed=0, count=4):
+    """ZINC-like graphs: a chain with branches and a ring, both edge directions, bond types 1..3."""
+    rng = np.random.default_rng(seed)
+    graphs = []
+    for _ in range(count):
+        n = int(rng.integers(12, 25))
+        bonds = [(i, i + 1) for i in range(n - 1)] + [(0, n - 1)] + [(int(rng.integers(0, i)), i) for i in (n // 2,)]
+        bonds = np.unique(np.array(bonds).T, axis=1)
+        kinds = rng.integers(1, 4, bonds.shape[1])
+        g = dgl.graph((torch.from_numpy(np.concatenate([bonds[0], bonds[1]])),
+                       torch.from_numpy(np.concatenate([bonds[1], bonds[0]]))), num_nodes=n)
+        g.edata["feat"] = torch.from_numpy(np.concatenate([kinds, kinds])).view(-1, 1)
+        g.ndata["feat"] = torch.from_numpy(rng.integers(0, 28, (n, 1)))
+        graphs.append(g)
+    attach_structural(graphs, StructuralSpec(spatial_types=S, degrees=True, path_types=True))
+    return graphs
+
+
+def test_graphormer_path_encoding_equals_the_reference(cfg, monkeypatch):
+    """ZINC's case: the edge types along networkx's shortest paths, and the bias they add."""
+    import networkx
+    from torch_geometric.data import Batch, Data
+
+    from GEAET.encoder.graphormer_encoder import BiasEncoder
+    from GEAET.transform.posenc_stats import compute_posenc_stats
+
+    all_pairs = networkx.shortest_path
+    monkeypatch.setattr(networkx, "shortest_path", lambda g, *args, **kw: dict(all_pairs(g, *args, **kw)))
+    graphs = _molecules()
+    items = []
+    for g in graphs:
+        src, dst = g.edges()
+        data = Data(x=g.ndata["feat"], edge_index=torch.stack([src, dst]), edge_attr=g.edata["feat"][:, 0],
+                    num_nodes=g.num_nodes())
+        data = compute_posenc_stats(data, ["GraphormerBias"], True, cfg)
+        n = g.num_nodes()
+        assert torch.equal(g.ndata["path_types"][:, :n].long().reshape(n * n, S), data.shortest_path_types)
+        assert torch.equal(g.ndata["spatial_types"][:, :n].long().reshape(-1), data.spatial_types)
+        items.append(data)
+    batch = Batch.from_data_list(items)
+    torch.manual_seed(0)
+    theirs = BiasEncoder(H, S, 4, use_graph_token=False)
+    ours = GraphormerBias(H, S, 4)
+    renamed = reference_to_ours({"encoder.node_encoder.encoder2.0." + k: v for k, v in theirs.state_dict().items()})
+    ours.load_state_dict({k[len("bias_encoder."):]: v for k, v in renamed.items()})
+    graph = dgl.batch(graphs)
+    layout = BatchLayout.from_graph(graph)
+    n_max = layout.max_nodes
+    for module in (ours, theirs):
+        module.zero_grad()
+    a = ours(graph.ndata["spatial_types"], layout, graph.ndata["path_types"])
+    b = theirs(copy.copy(batch)).attn_bias
+    w = layout.dense_width
+    a = a.view(-1, w, w)[:, :n_max, :n_max]
+    assert (a - b).abs().max().item() < 1e-6
+    weights = torch.randn_like(b)
+    (a * weights).sum().backward()
+    (b * weights).sum().backward()
+    for name in ("spatial_encoder", "edge_encoder", "edge_dis_encoder"):
+        torch.testing.assert_close(getattr(ours, name).weight.grad, getattr(theirs, name).weight.grad,
+                                   atol=1e-6, rtol=1e-5)

@@ -33,6 +33,7 @@ BUILDS = {
     "zinc-GPS+SNMLP.yaml": ("zinc", "gine", "transformer", "signnet", 64, 10, "san_graph"),
     "zinc-GPS-ESLapPE.yaml": ("zinc", "gine", "transformer", "eslappe", 64, 10, "san_graph"),
     "zinc-GPS.yaml": ("zinc", "gine", "transformer", "lappe", 64, 10, "san_graph"),
+    "zinc-GPSwGraphormer.yaml": ("zinc", "gine", "biased_transformer", "rwse", 64, 10, "san_graph"),
 }
 
 _DATASET = "dataset.format/name="
@@ -44,7 +45,6 @@ REFUSED = {
     "zinc-GPS+RWSE-inference.yaml": "pretrained.dir=",
     "zinc-GPS-LapPE+RWSE.yaml": "dataset.node_encoder_name='TypeDictNode+LapPE+RWSE' is not supported",
     "zinc-GPSwGraphormer+VN.yaml": "graphormer.use_graph_token=True",
-    "zinc-GPSwGraphormer.yaml": "posenc_GraphormerBias.node_degrees_only=False on zinc",
 }
 
 
@@ -65,6 +65,11 @@ def test_config_builds_graphgps_model(name):
     assert model.use_ffn and not model.local_out_act
     net = build_model(model)
     assert not any("external" in key for key in net.state_dict())
+    if model.attention == "biased_transformer":  # Graphormer with ZINC's bond types along the paths
+        graphormer = model.graphormer
+        assert (graphormer.enable, graphormer.degrees_only, graphormer.spatial_types, graphormer.num_edge_types,
+                graphormer.num_in_degrees) == (True, False, 20, 4, 64)
+        assert net.bias_encoder.edge_dis_encoder.weight.shape == (20 * 4 * 4, 1)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))

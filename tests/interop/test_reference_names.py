@@ -17,6 +17,8 @@ CASES = {
     "elstaticse": dict(pe="elstaticse", pe_k=10, pe_dim=8),
     "graphormer-rwse": dict(pe="rwse", pe_k=6, pe_dim=8, attention="biased_transformer", mpnn="gine",
                             graphormer=GraphormerConfig(enable=True)),
+    "graphormer-paths": dict(pe="none", attention="biased_transformer", mpnn="gine",
+                             graphormer=GraphormerConfig(enable=True, num_edge_types=4)),
     "graphormer-degrees": dict(pe="none", graphormer=GraphormerConfig(enable=True, degrees_only=True)),
     "san-head": dict(pe="none", head="san_graph", head_layers=3),
 }
@@ -34,10 +36,13 @@ def test_round_trip_and_reference_names(case):
         prefix = "encoder.node_encoder.sign_inv_net." if case == "signnet-alone" else \
             "encoder.node_encoder.encoder2.sign_inv_net."
         assert prefix + "enc.layers.0.nn.lins.0.weight" in names and prefix + "rho.bns.0.running_mean" in names
-    if config.graphormer.enable and not config.graphormer.degrees_only:
+    if config.graphormer.enable and not config.graphormer.degrees_only and config.pe != "none":
         assert {"encoder.node_encoder.encoder2.0.spatial_encoder.weight",
                 "encoder.node_encoder.encoder2.1.in_degree_encoder.weight",
                 "encoder.node_encoder.encoder3.pe_encoder.weight", "layers.0.local_model.eps"} <= names
+    if case == "graphormer-paths":
+        assert {"encoder.node_encoder.encoder2.0.edge_encoder.weight",
+                "encoder.node_encoder.encoder2.0.edge_dis_encoder.weight"} <= names
     if case == "graphormer-degrees":
         assert "encoder.node_encoder.encoder2.0.out_degree_encoder.weight" in names
     if case == "san-head":

@@ -116,3 +116,28 @@ def test_degree_encoder_adds_embeddings_and_checks_range():
     with pytest.raises(ValueError, match="num_out_degrees to at least 4"):
         enc(h, ind, torch.tensor([3, 0, 0, 0]))
     assert np.isfinite(enc(h, ind, outd).detach().numpy()).all()
+
+
+def test_path_encoding_matches_loops_and_follows_shortest_paths():
+    """The edge-type part of the bias: sum_k z[t_k] W_k / max(phi, 1), per pair, in float64 loops."""
+    torch.manual_seed(2)
+    g = dgl.graph(([0, 1, 2, 3, 1, 2, 3, 4, 0, 4], [1, 2, 3, 4, 0, 1, 2, 3, 4, 0]), num_nodes=6)  # ring + isolated
+    g.edata["feat"] = torch.tensor([1, 2, 3, 1, 1, 2, 3, 1, 2, 2]).view(-1, 1)
+    attach_structural([g], StructuralSpec(spatial_types=S, path_types=True))
+    types, paths = g.ndata["spatial_types"].long(), g.ndata["path_types"].long()
+    for i in range(6):
+        for j in range(6):
+            used = int((paths[i, j] > 0).sum())  # edge types are >= 1: the non-zero entries are the path's edges
+            assert used == (0 if types[i, j] == S else min(int(types[i, j]), S - 1))
+    bias = GraphormerBias(H, S, num_edge_types=4)
+    for table in (bias.spatial_encoder, bias.edge_encoder, bias.edge_dis_encoder):
+        torch.nn.init.normal_(table.weight)
+    lay = BatchLayout.from_graph(g)
+    got = bias(g.ndata["spatial_types"], lay, g.ndata["path_types"]).view(H, lay.dense_width, -1)[:, :6, :6]
+    z = bias.edge_encoder.weight.double()
+    steps = bias.edge_dis_encoder.weight.double().view(S, H, H)
+    for i in range(6):
+        for j in range(6):
+            edge_part = sum(z[paths[i, j, k]] @ steps[k] for k in range(S)) / max(int(types[i, j]), 1)
+            expected = bias.spatial_encoder.weight.double()[types[i, j]] + edge_part
+            torch.testing.assert_close(got[:, i, j].double(), expected, atol=1e-5, rtol=1e-5)
