@@ -43,7 +43,8 @@ from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
 from ..data.pe_cache import attach_pe, compute_split_pe
 from ..data.input_transform import apply_input_transform
 from ..data.registry import input_transform_of, laplacian_norm_of
-from ..training.run_config import RunConfig, data_pe_sizes
+from ..data.se_cache import attach_structural
+from ..training.run_config import RunConfig, data_pe_sizes, structural_spec
 from .geaet import fold_for_inference
 from .trained_run import open_trained_run
 
@@ -81,10 +82,10 @@ def output_kind(run: RunConfig) -> OutputKind:
 
 def feature_spec(model: ModelConfig) -> FeatureSpec:
     """What ``model`` reads from a graph, as a :class:`FeatureSpec` (no edge features for a constant encoder)."""
-    node_vocab = tuple(model.node_vocab_sizes) if model.node_encoder == "embedding" else None
+    node_vocab = tuple(model.node_vocab_sizes) if model.node_encoder in ("embedding", "typedict") else None
     if model.edge_encoder == "constant":
         return FeatureSpec(model.node_in_feats, node_vocab, 0, None)
-    edge_vocab = tuple(model.edge_vocab_sizes) if model.edge_encoder == "embedding" else None
+    edge_vocab = tuple(model.edge_vocab_sizes) if model.edge_encoder in ("embedding", "typedict") else None
     return FeatureSpec(model.node_in_feats, node_vocab, model.edge_in_feats, edge_vocab)
 
 
@@ -99,6 +100,7 @@ def prepare_graphs(graphs: List[dgl.DGLGraph], path: PathLike, run: RunConfig, c
     pe_k, rwse_k = data_pe_sizes(run.model)
     norm = run.data.laplacian_norm or laplacian_norm_of(run.data.dataset)
     attach_pe(graphs, compute_split_pe(graphs, pe_k, norm, rwse_k, progress=progress and bool(pe_k or rwse_k)))
+    attach_structural(graphs, structural_spec(run.model))
 
 
 @torch.no_grad()

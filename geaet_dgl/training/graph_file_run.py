@@ -31,7 +31,7 @@ from ..data.graph_files import GraphFileInfo
 
 CLASS_LOSSES = ("cross_entropy", "weighted_cross_entropy")
 CLASS_METRICS = ("accuracy", "balanced_accuracy", "f1_macro")
-GRAPH_HEADS = ("graph", "mlp_graph")
+GRAPH_HEADS = ("graph", "mlp_graph", "san_graph")
 
 
 def graph_file_settings(info: GraphFileInfo, preset: Preset) -> Dict[str, Any]:

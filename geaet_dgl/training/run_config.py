@@ -22,6 +22,7 @@ from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_f
 from ..data.identity import check_unchanged, file_identity, fingerprint_changes, splits_fingerprint
 from ..data.registry import LOADERS
 from ..data.positional_encoding import LAPLACIAN_NORMS
+from ..data.se_cache import StructuralSpec, attach_structural
 from ..data.validation import check_labels, node_label_sizes, validate_splits
 from ..presets import get_preset
 from ..threads import default_threads
@@ -300,9 +301,33 @@ def data_pe_sizes(model: Union[ModelConfig, int]) -> Tuple[int, Optional[int]]:
     is paid for: about 20 ms a graph). An int stands for ``pe_k`` alone (no RWSE).
     """
     if isinstance(model, ModelConfig):
-        laplacian = model.pe_k if model.pe in ("eslappe", "lappe") else 0
+        laplacian = model.pe_k if model.pe in ("eslappe", "lappe", "signnet") else 0
         return laplacian, model.pe_k if model.pe == "rwse" else None
     return int(model), None
+
+
+def structural_spec(model: Union[ModelConfig, int]) -> StructuralSpec:
+    """The structural encodings (:mod:`geaet_dgl.data.se_cache`) the data must carry for ``model``:
+    HKdiagSE at times 1..``pe_k``, ElstaticSE, Graphormer's degrees and spatial types."""
+    if not isinstance(model, ModelConfig):
+        return StructuralSpec()
+    graphormer = model.graphormer
+    return StructuralSpec(
+        hk_times=tuple(float(t) for t in range(1, model.pe_k + 1)) if model.pe == "hkdiagse" else (),
+        elstatic=model.pe == "elstaticse",
+        spatial_types=graphormer.spatial_types if graphormer.enable and not graphormer.degrees_only else 0,
+        degrees=graphormer.enable,
+        path_types=graphormer.enable and not graphormer.degrees_only and graphormer.num_edge_types > 0)
+
+
+def attach_structural_splits(splits: DatasetSplits, model: Union[ModelConfig, int], cache_dir: Optional[str],
+                             progress: bool = True) -> None:
+    """Store the structural encodings ``model`` reads on every split's graphs (cached under ``cache_dir``)."""
+    spec = structural_spec(model)
+    if not spec:
+        return
+    for name in ("train", "val", "test"):
+        attach_structural(getattr(splits, name).graphs, spec, cache_dir, progress)
 
 
 def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: bool = True,
@@ -332,6 +357,8 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
                           limit_train=options.limit_train, limit_val=options.limit_val,
                           limit_test=options.limit_test, progress=progress, generate=options.generate,
                           depth=options.depth, **extra)
+    cache = os.path.join(options.data_dir, "geaet_cache") if options.data_dir else None
+    attach_structural_splits(splits, model, cache, progress)
     splits = validate_splits(splits)
     recorded = options.input_transform
     if recorded is not None and json.loads(json.dumps(splits.input_transform)) != json.loads(json.dumps(recorded)):
@@ -359,7 +386,8 @@ def record_data(options: DataOptions, splits: DatasetSplits) -> None:
 
 
 #: ndata fields each positional encoding reads.
-PE_FIELDS = {"none": (), "eslappe": ("lap_pe",), "lappe": ("lap_pe", "lap_eigval"), "rwse": ("rwse",)}
+PE_FIELDS = {"none": (), "eslappe": ("lap_pe",), "lappe": ("lap_pe", "lap_eigval"), "rwse": ("rwse",),
+             "signnet": ("lap_pe",), "hkdiagse": ("hkdiag_se",), "elstaticse": ("elstatic_se",)}
 
 
 def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
@@ -379,7 +407,7 @@ def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
     if missing:
         problems.append(f"model.pe={model.pe!r} reads ndata[{missing[0]!r}], which the graphs lack "
                         f"(load them with load_splits(options, model), or set model.pe=none)")
-    elif model.pe in ("eslappe", "lappe") and splits.pe_dim != model.pe_k:
+    elif model.pe in ("eslappe", "lappe", "signnet") and splits.pe_dim != model.pe_k:
         problems.append(f"model.pe_k={model.pe_k} but the graphs carry {splits.pe_dim} Laplacian eigenvectors")
     elif model.pe == "rwse" and example.ndata["rwse"].shape[1] != model.pe_k:
         problems.append(f"model.pe_k={model.pe_k} but the graphs carry {example.ndata['rwse'].shape[1]} "
