@@ -54,6 +54,55 @@ class GEANetConfig:
     variant: str = "reference"
 
 
+TYPE_SCOPE_CHOICES = ("type", "all")
+HETERO_HEADS = ("graph", "mlp_graph", "node")
+
+
+@dataclass
+class HeteroConfig:
+    """The schema of heterograph input; empty ``ntypes`` means homogeneous graphs.
+
+    ``ntypes`` and ``node_in_feats`` (float feature width per node type, 0 for
+    a type without features), ``etypes`` (canonical edge types written
+    ``"src:rel:dst"``) and ``edge_in_feats`` likewise. ``target_ntype`` is the
+    node type a node head predicts for. ``geanet_type_scope`` is where GEANet
+    normalises: within each node (edge) type (``type``) or over all of them
+    (``all``); see :mod:`geaet_dgl.nn.hetero_external_attention`.
+    """
+
+    ntypes: List[str] = field(default_factory=list)
+    node_in_feats: List[int] = field(default_factory=list)
+    etypes: List[str] = field(default_factory=list)
+    edge_in_feats: List[int] = field(default_factory=list)
+    target_ntype: str = ""
+    geanet_type_scope: str = "type"
+
+    @property
+    def canonical_etypes(self) -> List[tuple]:
+        return [tuple(r.split(":")) for r in self.etypes]
+
+    def validate(self, model: "ModelConfig") -> None:
+        _check_choice("hetero.geanet_type_scope", self.geanet_type_scope, TYPE_SCOPE_CHOICES)
+        if not self.ntypes:
+            return
+        if len(self.node_in_feats) != len(self.ntypes) or len(self.edge_in_feats) != len(self.etypes):
+            raise ConfigError("hetero.node_in_feats (edge_in_feats) needs one width per node (edge) type")
+        for rel in self.etypes:
+            parts = rel.split(":")
+            if len(parts) != 3 or parts[0] not in self.ntypes or parts[2] not in self.ntypes:
+                raise ConfigError(f"hetero.etypes entry {rel!r} must be 'src:rel:dst' with src and dst among "
+                                  f"{', '.join(self.ntypes)}")
+        if model.pe != "none":
+            raise ConfigError(f"a heterograph model takes no positional encoding (model.pe={model.pe!r}); "
+                              "set model.pe=none")
+        if model.external and model.geanet.variant != "reference":
+            raise ConfigError("a heterograph model has the reference's GEANet only; set model.geanet.variant=reference")
+        _check_choice("model.head (heterograph)", model.head, HETERO_HEADS)
+        if model.head == "node" and self.target_ntype not in self.ntypes:
+            raise ConfigError(f"a node head on a heterograph needs data.target_ntype among "
+                              f"{', '.join(self.ntypes)}, got {self.target_ntype!r}")
+
+
 @dataclass
 class ModelConfig:
     """The GEAET network: encoders, ``num_layers`` GEAET layers and a head."""
@@ -91,8 +140,10 @@ class ModelConfig:
     head_layers: int = 2
     head_dropout: float = 0.0
     head_batchnorm: bool = False
+    hetero: HeteroConfig = field(default_factory=HeteroConfig)
 
     def validate(self) -> "ModelConfig":
+        self.hetero.validate(self)
         _check_choice("mpnn", self.mpnn, MPNN_CHOICES)
         _check_choice("attention", self.attention, ATTENTION_CHOICES)
         _check_choice("pe", self.pe, PE_CHOICES)
@@ -223,6 +274,9 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
     if default is None or value is None:
         return value
     if isinstance(default, list):
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) and not v.lstrip("-").isdigit()
+                                                               for v in value):
+            return list(value)  # names (hetero.ntypes, hetero.etypes)
         return _coerce_int_list(name, value)
     if isinstance(default, bool):
         if isinstance(value, bool):

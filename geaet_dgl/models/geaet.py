@@ -51,30 +51,8 @@ class GEAET(nn.Module):
         elif config.pe == "rwse":
             self.pe_encoder = RWSEEncoder(config.pe_k, config.pe_dim, config.pe_raw_norm)
 
-        g = config.geanet
-        self.layers = nn.ModuleList(
-            GEAETLayer(
-                d, mpnn=config.mpnn, attention=config.attention, external=config.external,
-                num_heads=config.num_heads, geanet_heads=g.num_heads, geanet_unit_size=g.unit_size,
-                geanet_node_unit=g.node_unit, geanet_edge_unit=g.edge_unit, geanet_shared_unit=g.shared_unit,
-                geanet_scope=g.scope, local_dropout=config.local_dropout, global_dropout=config.global_dropout,
-                external_dropout=config.external_dropout, ffn_dropout=config.ffn_dropout,
-                attn_dropout=config.attn_dropout, norm=config.norm, use_ffn=config.use_ffn,
-                local_out_act=config.local_out_act, activation=config.activation,
-                equivstable_pe=config.pe == "eslappe", geanet_variant=g.variant,
-            )
-            for _ in range(config.num_layers)
-        )
-        if config.head == "node":
-            self.head = NodeHead(d, config.out_feats, config.head_layers)
-        elif config.head == "root":
-            self.head = RootHead(d, config.out_feats, config.head_layers)
-        elif config.head == "link":
-            self.head = LinkHead(d, config.head_layers)
-        else:
-            style = "dropout_mlp" if config.head == "mlp_graph" else "graphgym"
-            self.head = GraphHead(d, config.out_feats, config.head_layers, config.pooling, style,
-                                  config.activation, config.head_dropout)
+        self.layers = nn.ModuleList(GEAETLayer(d, **layer_options(config)) for _ in range(config.num_layers))
+        self.head = build_head(config)
 
     @property
     def num_parameters(self) -> int:
@@ -115,6 +93,35 @@ class GEAET(nn.Module):
         return self.head(h, layout)
 
 
+def layer_options(config: ModelConfig) -> dict:
+    """The keyword arguments of :class:`~geaet_dgl.nn.geaet_layer.GEAETLayer` (besides the width) for ``config``."""
+    g = config.geanet
+    return dict(
+        mpnn=config.mpnn, attention=config.attention, external=config.external,
+        num_heads=config.num_heads, geanet_heads=g.num_heads, geanet_unit_size=g.unit_size,
+        geanet_node_unit=g.node_unit, geanet_edge_unit=g.edge_unit, geanet_shared_unit=g.shared_unit,
+        geanet_scope=g.scope, local_dropout=config.local_dropout, global_dropout=config.global_dropout,
+        external_dropout=config.external_dropout, ffn_dropout=config.ffn_dropout,
+        attn_dropout=config.attn_dropout, norm=config.norm, use_ffn=config.use_ffn,
+        local_out_act=config.local_out_act, activation=config.activation,
+        equivstable_pe=config.pe == "eslappe", geanet_variant=g.variant,
+    )
+
+
+def build_head(config: ModelConfig) -> nn.Module:
+    """The prediction head ``config.head`` names."""
+    d = config.hidden_dim
+    if config.head == "node":
+        return NodeHead(d, config.out_feats, config.head_layers)
+    if config.head == "root":
+        return RootHead(d, config.out_feats, config.head_layers)
+    if config.head == "link":
+        return LinkHead(d, config.head_layers)
+    style = "dropout_mlp" if config.head == "mlp_graph" else "graphgym"
+    return GraphHead(d, config.out_feats, config.head_layers, config.pooling, style, config.activation,
+                     config.head_dropout)
+
+
 def _require(graph: dgl.DGLGraph, key: str) -> torch.Tensor:
     if key not in graph.ndata:
         raise ValueError(
@@ -124,6 +131,10 @@ def _require(graph: dgl.DGLGraph, key: str) -> torch.Tensor:
     return graph.ndata[key]
 
 
-def build_model(config: ModelConfig) -> GEAET:
-    """Build a :class:`GEAET` from its configuration."""
+def build_model(config: ModelConfig) -> nn.Module:
+    """Build a :class:`GEAET` from its configuration (a
+    :class:`~.hetero_geaet.HeteroGEAET` when ``config.hetero`` names node types)."""
+    if config.hetero.ntypes:
+        from .hetero_geaet import HeteroGEAET  # it builds on this module
+        return HeteroGEAET(config)
     return GEAET(config)
