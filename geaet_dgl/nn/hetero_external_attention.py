@@ -121,7 +121,7 @@ class HeteroGEANet(nn.Module):
         if self.scope == "graph":
             seglen = typed_counts if self.type_scope == "type" else graph_counts
             attn = double_normalize(scores, seglen)
-        elif self.type_scope == "all":
+        elif self.type_scope == "all" or len(index) == 1:
             attn = double_normalize(scores, None)
         else:  # per type over the batch: the types' rows are not contiguous in the view
             order = torch.cat(index)
