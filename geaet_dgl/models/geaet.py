@@ -129,12 +129,3 @@ def _require(graph: dgl.DGLGraph, key: str) -> torch.Tensor:
             "encoding (geaet_dgl.data) or set model.pe=none"
         )
     return graph.ndata[key]
-
-
-def build_model(config: ModelConfig) -> nn.Module:
-    """Build a :class:`GEAET` from its configuration (a
-    :class:`~.hetero_geaet.HeteroGEAET` when ``config.hetero`` names node types)."""
-    if config.hetero.ntypes:
-        from .hetero_geaet import HeteroGEAET  # it builds on this module
-        return HeteroGEAET(config)
-    return GEAET(config)

@@ -5,11 +5,15 @@ from .gated_gcn import GatedGCNLayer, pe_square_distance
 from .gcn import GCNLayer
 from .geaet_layer import GEAETLayer, build_mpnn
 from .gin import GINELayer, GINLayer
+from .hetero_external_attention import HeteroGEANet
+from .hetero_geaet_layer import HeteroGEAETLayer
+from .hetero_mpnn import RelationMPNN
+from .hetero_view import HeteroView
 from .norm import BranchNorm, GraphLayerNorm
 from .self_attention import GraphSelfAttention
 
 __all__ = [
     "BatchLayout", "GEANet", "double_normalize", "GatedGCNLayer", "pe_square_distance", "GCNLayer", "GEAETLayer",
     "build_mpnn", "PaperGEANet", "build_geanet",
-    "GINELayer", "GINLayer", "BranchNorm", "GraphLayerNorm", "GraphSelfAttention",
+    "GINELayer", "GINLayer", "HeteroGEANet", "HeteroGEAETLayer", "RelationMPNN", "HeteroView", "BranchNorm", "GraphLayerNorm", "GraphSelfAttention",
 ]
