@@ -16,7 +16,8 @@ import torch
 
 from ..config import ConfigError, ModelConfig, TrainConfig, _parse_literal, apply_overrides, from_dict
 from ..data import DatasetSplits, load_dataset
-from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name
+from ..data.graph_files import GRAPH_FILE, TASKS, is_graph_file_name
+from ..data.hetero_files import inspect_file, is_heterograph
 from ..data.registry import LOADERS
 from ..data.positional_encoding import LAPLACIAN_NORMS
 from ..data.validation import check_labels, node_label_sizes, validate_splits
@@ -43,7 +44,9 @@ class DataOptions:
     ``dataset='file'``: the user's own graphs (``geaet_dgl.data.graph_files``)
     in ``data_file`` (absolute path), for ``task`` (recorded even when
     inferred), split by ``split_file`` or at random into the ``split``
-    fractions (default 0.8/0.1/0.1) with ``split_seed``.
+    fractions (default 0.8/0.1/0.1) with ``split_seed``. ``target_ntype`` is
+    the node type whose labels a heterograph file's node task predicts
+    (``geaet_dgl.data.hetero_files``).
 
     ``laplacian_norm`` is the Laplacian the (ES)LapPE eigenvectors come from:
     ``sym`` or ``none`` (``L = D - A``); ``None`` leaves the loader's own
@@ -65,6 +68,7 @@ class DataOptions:
     split_file: Optional[str] = None
     split: Optional[List[float]] = None
     split_seed: int = 0
+    target_ntype: Optional[str] = None
     laplacian_norm: Optional[str] = None
 
     @property
@@ -157,7 +161,7 @@ def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str
 
         if not options.data_file:
             raise ConfigError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
-        info = inspect_graph_file(options.data_file, options.task)
+        info = inspect_file(options.data_file, options.task, options.target_ntype)
         options.task = info.task
         return graph_file_settings(info, get_preset(preset_name))
     return {}
@@ -243,7 +247,7 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     extra: Dict[str, Any] = {} if rwse_k is None else {"rwse_k": rwse_k}
     if options.dataset == GRAPH_FILE:
         extra.update(data_file=options.data_file, task=options.task, split_file=options.split_file,
-                     split=options.split, split_seed=options.split_seed)
+                     split=options.split, split_seed=options.split_seed, target_ntype=options.target_ntype)
     if options.laplacian_norm is not None and pe_k:  # passed only when set: loaders keep their own default
         extra["laplacian_norm"] = options.laplacian_norm
     splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images,
@@ -264,10 +268,15 @@ def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
         if len(getattr(splits, name)) == 0:
             raise ConfigError(f"the {name} split of {splits.name!r} is empty; raise --limit-{name}")
     problems = []
-    if splits.node_feat_dim != model.node_in_feats:
+    if is_heterograph(splits._example()) != bool(model.hetero.ntypes):
+        problems.append("the graphs are heterographs but the model is not (or the other way round); train on the "
+                        "file with its own settings (train --dataset FILE.bin)")
+    elif model.hetero.ntypes:  # the heterograph reader checked the schema and widths against the file
+        pass
+    elif splits.node_feat_dim != model.node_in_feats:
         problems.append(f"model.node_in_feats={model.node_in_feats} but the graphs have "
                         f"{splits.node_feat_dim} node features")
-    if splits.edge_feat_dim != model.edge_in_feats:
+    if not model.hetero.ntypes and splits.edge_feat_dim != model.edge_in_feats:
         problems.append(f"model.edge_in_feats={model.edge_in_feats} but the graphs have "
                         f"{splits.edge_feat_dim} edge features")
     example = splits._example()
