@@ -240,9 +240,9 @@ def hetero_labels(graphs: Sequence[dgl.DGLGraph], labels: Dict[str, torch.Tensor
 def _read(path: PathLike, task: Optional[str], target_ntype: Optional[str]):
     graphs, labels = read_graph_file(path)
     path = os.fspath(path)
+    schema = infer_schema(graphs, path, target_ntype)
     task = task or infer_hetero_task(labels, path)
     target = node_target(graphs, path, target_ntype or "") if task == "node-classification" else ""
-    schema = infer_schema(graphs, path, target_ntype)
     schema = HeteroSchema(schema.ntypes, schema.node_in_feats, schema.canonical_etypes, schema.edge_in_feats, target)
     conform_hetero_graphs(graphs, path, schema)
     targets, outputs = hetero_labels(graphs, labels, path, task, target)
