@@ -55,6 +55,7 @@ class GEANetConfig:
 
 
 TYPE_SCOPE_CHOICES = ("type", "all")
+LOCAL_WEIGHT_CHOICES = ("relation", "typed")
 HETERO_HEADS = ("graph", "mlp_graph", "node")
 
 
@@ -68,6 +69,9 @@ class HeteroConfig:
     node type a node head predicts for. ``geanet_type_scope`` is where GEANet
     normalises: within each node (edge) type (``type``) or over all of them
     (``all``); see :mod:`geaet_dgl.nn.hetero_external_attention`.
+    ``local_weights`` is the local MPNN: one per relation, averaged per
+    destination type (``relation``), or one GatedGCN with typed weights on
+    the whole graph (``typed``); see :mod:`geaet_dgl.nn.hetero_geaet_layer`.
     """
 
     ntypes: List[str] = field(default_factory=list)
@@ -76,6 +80,7 @@ class HeteroConfig:
     edge_in_feats: List[int] = field(default_factory=list)
     target_ntype: str = ""
     geanet_type_scope: str = "type"
+    local_weights: str = "relation"
 
     @property
     def canonical_etypes(self) -> List[tuple]:
@@ -83,6 +88,7 @@ class HeteroConfig:
 
     def validate(self, model: "ModelConfig") -> None:
         _check_choice("hetero.geanet_type_scope", self.geanet_type_scope, TYPE_SCOPE_CHOICES)
+        _check_choice("hetero.local_weights", self.local_weights, LOCAL_WEIGHT_CHOICES)
         if not self.ntypes:
             return
         if len(self.node_in_feats) != len(self.ntypes) or len(self.edge_in_feats) != len(self.etypes):
@@ -98,6 +104,9 @@ class HeteroConfig:
         if model.external and model.geanet.variant != "reference":
             raise ConfigError("a heterograph model has the reference's GEANet only; set model.geanet.variant=reference")
         _check_choice("model.head (heterograph)", model.head, HETERO_HEADS)
+        if self.local_weights == "typed" and model.mpnn not in ("gatedgcn", "none"):
+            raise ConfigError(f"hetero.local_weights=typed is a GatedGCN, but model.mpnn={model.mpnn!r}; set "
+                              "model.mpnn=gatedgcn or hetero.local_weights=relation")
         if model.head == "node" and self.target_ntype not in self.ntypes:
             raise ConfigError(f"a node head on a heterograph needs data.target_ntype among "
                               f"{', '.join(self.ntypes)}, got {self.target_ntype!r}")

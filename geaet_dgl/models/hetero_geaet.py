@@ -66,7 +66,7 @@ class HeteroGEAET(nn.Module):
         options = layer_options(config)
         self.layers = nn.ModuleList(
             HeteroGEAETLayer(d, self.ntypes, self.canonical_etypes, geanet_type_scope=schema.geanet_type_scope,
-                             **options)
+                             local_weights=schema.local_weights, **options)
             for _ in range(config.num_layers))
         self.head = build_head(config)
         self.target = self.ntypes.index(schema.target_ntype) if config.head == "node" else None

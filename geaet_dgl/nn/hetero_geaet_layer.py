@@ -6,7 +6,9 @@ graph-major homogeneous view of the batch (:class:`~.hetero_view.HeteroView`),
 with two branches typed:
 
 * the local MPNN runs once per relation and is averaged per destination type
-  (:class:`~.hetero_mpnn.RelationMPNN`);
+  (``local_weights='relation'``, :class:`~.hetero_mpnn.RelationMPNN`), or once
+  on the whole view with weights per relation and node type
+  (``'typed'``, GatedGCN only: :class:`~.typed_gated_gcn.TypedGatedGCN`);
 * GEANet has node units per node type and edge units per edge type, plus the
   shared unit (:class:`~.hetero_external_attention.HeteroGEANet`), normalised
   within a type or over all nodes (``geanet_type_scope``).
@@ -26,6 +28,9 @@ from .geaet_layer import GEAETLayer, build_mpnn
 from .hetero_external_attention import HeteroGEANet
 from .hetero_mpnn import RelationMPNN
 from .hetero_view import HeteroView
+from .typed_gated_gcn import TypedGatedGCN
+
+LOCAL_WEIGHTS = ("relation", "typed")
 
 
 class HeteroGEAETLayer(GEAETLayer):
@@ -39,6 +44,8 @@ class HeteroGEAETLayer(GEAETLayer):
     geanet_type_scope : {'type', 'all'}, GEANet's normalisation within each
         node (edge) type or over all nodes (edges); see
         :mod:`~.hetero_external_attention`.
+    local_weights : {'relation', 'typed'}, the local MPNN as one module per
+        relation or as one typed GatedGCN (see the module docstring).
     **options : the other arguments of :class:`~.geaet_layer.GEAETLayer`
         (``geanet_variant`` must stay 'reference'; no ``equivstable_pe``).
 
@@ -53,15 +60,23 @@ class HeteroGEAETLayer(GEAETLayer):
     """
 
     def __init__(self, hidden_dim: int, ntypes: Sequence[str], canonical_etypes: Sequence[Tuple[str, str, str]],
-                 geanet_type_scope: str = "type", **options):
+                 geanet_type_scope: str = "type", local_weights: str = "relation", **options):
         if options.get("geanet_variant", "reference") != "reference":
             raise ValueError("a heterograph layer has the reference's GEANet only: geanet_variant='reference'")
         if options.get("equivstable_pe"):
             raise ValueError("a heterograph layer takes no positional encoding: equivstable_pe=False")
+        if local_weights not in LOCAL_WEIGHTS:
+            raise ValueError(f"local_weights={local_weights!r} is not one of {', '.join(LOCAL_WEIGHTS)}")
+        if local_weights == "typed" and options.get("mpnn", "gatedgcn") not in ("gatedgcn", "none"):
+            raise ValueError(f"local_weights='typed' is a GatedGCN; use mpnn='gatedgcn' or local_weights='relation' "
+                             f"(mpnn={options.get('mpnn')!r})")
         super().__init__(hidden_dim, **options)
         self.ntypes = tuple(ntypes)
         self.canonical_etypes = tuple(tuple(r) for r in canonical_etypes)
-        if self.local_model is not None:
+        if self.local_model is not None and local_weights == "typed":
+            self.local_model = TypedGatedGCN(hidden_dim, len(self.ntypes), len(self.canonical_etypes),
+                                             options.get("ffn_dropout", 0.0), options.get("activation", "relu"))
+        elif self.local_model is not None:
             convs = [build_mpnn(options.get("mpnn", "gatedgcn"), hidden_dim, options.get("ffn_dropout", 0.0),
                                 options.get("activation", "relu"), False) for _ in self.canonical_etypes]
             self.local_model = RelationMPNN(convs, self.ntypes, self.canonical_etypes)

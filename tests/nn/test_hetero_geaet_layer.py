@@ -220,3 +220,71 @@ def test_gradients_reach_every_parameter_and_options_are_checked():
         HeteroGEANet(D, 2, 4, 1, 1, type_scope="graph")
     with pytest.raises(ValueError, match="variant"):
         HeteroGEAETLayer(D, ["a"], [("a", "r", "a")], geanet_heads=2, geanet_variant="paper")
+
+
+def _typed_from_homogeneous(homogeneous):
+    """The typed GatedGCN weights of one node type and one relation, from a GatedGCNLayer's."""
+    state = {}
+    for key, value in homogeneous.state_dict().items():
+        if key.startswith("local_model."):
+            name = key.split(".")[1]
+            if name in "AC" or name == "D":
+                state[f"local_model.{name}_{'weight' if key.endswith('weight') else 'bias'}"] = (
+                    value.t().unsqueeze(0) if key.endswith("weight") else value.unsqueeze(0))
+            elif name in "BE":
+                continue
+            else:
+                state[key] = value
+        else:
+            state[_hetero_key(key)] = value
+    conv = homogeneous.local_model
+    state["local_model.BE_weight"] = torch.cat([conv.B.weight, conv.E.weight]).t().unsqueeze(0)
+    state["local_model.BE_bias"] = torch.cat([conv.B.bias, conv.E.bias]).unsqueeze(0)
+    return state
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_typed_weights_reduce_to_the_homogeneous_layer_on_one_type(train):
+    torch.manual_seed(5)
+    graphs = [random_graph(7, 20, 1), random_graph(3, 5, 2), random_graph(11, 40, 3)]
+    homogeneous, hetero = _layer(False), _layer(True, local_weights="typed")
+    state = _typed_from_homogeneous(homogeneous)
+    assert set(state) == set(hetero.state_dict())
+    hetero.load_state_dict(state)
+    homogeneous.train(train), hetero.train(train)
+    hg = dgl.batch([dgl.heterograph({("node", "edge", "node"): gi.edges()}, {"node": gi.num_nodes()})
+                    for gi in graphs])
+    g = dgl.batch(graphs)
+    x, e = torch.randn(g.num_nodes(), D), torch.randn(g.num_edges(), D)
+    expected = homogeneous(g, x, e)
+    got = hetero(HeteroView.from_heterograph(hg), x, e)
+    torch.testing.assert_close(got[0], expected[0], rtol=0, atol=1e-5)  # typed products: other summation order
+    torch.testing.assert_close(got[1], expected[1], rtol=0, atol=1e-5)
+
+
+def test_typed_gated_gcn_against_plain_loops(batch):
+    from geaet_dgl.nn.typed_gated_gcn import TypedGatedGCN
+
+    torch.manual_seed(6)
+    view = HeteroView.from_heterograph(batch)
+    conv = TypedGatedGCN(D, len(batch.ntypes), len(batch.canonical_etypes)).double().eval()
+    x = torch.randn(view.num_nodes, D, dtype=torch.float64)
+    e = torch.randn(view.graph.num_edges(), D, dtype=torch.float64)
+    out, edges = conv(view, x, e)
+    src, dst = view.graph.edges()
+    bn = conv.bn_node_x
+    lin = lambda w, b, v: v @ w + b  # noqa: E731
+    for i in range(view.num_nodes):
+        t = int(view.node_type[i])
+        num, den = torch.zeros(D, dtype=torch.float64), torch.zeros(D, dtype=torch.float64)
+        for k in range(len(src)):
+            if int(dst[k]) != i:
+                continue
+            r, j = int(view.edge_type[k]), int(src[k])
+            b_x, e_x = lin(conv.BE_weight[r], conv.BE_bias[r], x[j]).split(D)
+            gate = torch.sigmoid(e_x + lin(conv.D_weight[r], conv.D_bias[r], x[i]) + lin(conv.C_weight[r], conv.C_bias[r], e[k]))
+            num, den = num + gate * b_x, den + gate
+        h = lin(conv.A_weight[t], conv.A_bias[t], x[i]) + num / (den + 1e-6)
+        h = (h - bn.running_mean) / torch.sqrt(bn.running_var + bn.eps) * bn.weight + bn.bias
+        torch.testing.assert_close(out[i], x[i] + torch.relu(h))
+    assert edges.shape == e.shape
