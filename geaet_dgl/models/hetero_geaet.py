@@ -25,7 +25,7 @@ from ..config import ModelConfig
 from ..nn.hetero_geaet_layer import HeteroGEAETLayer
 from ..nn.hetero_view import HeteroView
 from .encoders import ConstantEncoder, LinearEncoder
-from .geaet import build_head, layer_options
+from .geaet import build_head
 
 
 def _encoder(in_feats: int, out_feats: int) -> nn.Module:
@@ -63,10 +63,17 @@ class HeteroGEAET(nn.Module):
         self.edge_encoders = nn.ModuleList(_encoder(f, d) for f in schema.edge_in_feats)
         self.node_type_embedding = nn.Embedding(len(self.ntypes), d)
         self.edge_type_embedding = nn.Embedding(max(1, len(self.canonical_etypes)), d)
-        options = layer_options(config)
+        g = config.geanet
         self.layers = nn.ModuleList(
-            HeteroGEAETLayer(d, self.ntypes, self.canonical_etypes, geanet_type_scope=schema.geanet_type_scope,
-                             local_weights=schema.local_weights, **options)
+            HeteroGEAETLayer(
+                d, self.ntypes, self.canonical_etypes, mpnn=config.mpnn, attention=config.attention,
+                external=config.external, num_heads=config.num_heads, geanet_heads=g.num_heads,
+                geanet_unit_size=g.unit_size, geanet_node_unit=g.node_unit, geanet_edge_unit=g.edge_unit,
+                geanet_shared_unit=g.shared_unit, geanet_scope=g.scope, geanet_type_scope=schema.geanet_type_scope,
+                local_weights=schema.local_weights, attn_dropout=config.attn_dropout, ffn_dropout=config.ffn_dropout,
+                activation=config.activation, local_dropout=config.local_dropout,
+                global_dropout=config.global_dropout, external_dropout=config.external_dropout, norm=config.norm,
+                use_ffn=config.use_ffn, local_out_act=config.local_out_act)
             for _ in range(config.num_layers))
         self.head = build_head(config)
         self.target = self.ntypes.index(schema.target_ntype) if config.head == "node" else None

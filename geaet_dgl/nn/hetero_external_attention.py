@@ -44,7 +44,8 @@ class HeteroGEANet(nn.Module):
 
     Parameters
     ----------
-    hidden_dim, num_heads, unit_size : int, as :class:`~.external_attention.GEANet` (``H * S = d``).
+    hidden_dim, num_heads : int, unit_size : int or None, as :class:`~.external_attention.GEANet`
+        (``H * S = d``; None: ``d // H``).
     num_ntypes, num_etypes : int, node types and canonical edge types.
     node_unit, edge_unit, shared_unit : bool, the ablation switches of GEANet.
     scope : {'graph', 'batch'}
@@ -59,7 +60,7 @@ class HeteroGEANet(nn.Module):
     [torch.Size([3, 8]), torch.Size([3, 8])]
     """
 
-    def __init__(self, hidden_dim: int, num_heads: int, unit_size: int, num_ntypes: int, num_etypes: int,
+    def __init__(self, hidden_dim: int, num_heads: int, unit_size: Optional[int], num_ntypes: int, num_etypes: int,
                  node_unit: bool = True, edge_unit: bool = False, shared_unit: bool = False,
                  scope: str = "graph", type_scope: str = "type"):
         super().__init__()
@@ -67,6 +68,9 @@ class HeteroGEANet(nn.Module):
             raise ValueError(f"scope={scope!r} is not one of {', '.join(SCOPES)}")
         if type_scope not in TYPE_SCOPES:
             raise ValueError(f"type_scope={type_scope!r} is not one of {', '.join(TYPE_SCOPES)}")
+        unit_size = hidden_dim // num_heads if unit_size is None else unit_size
+        if num_heads * unit_size != hidden_dim:
+            raise ValueError(f"num_heads * unit_size = {num_heads}*{unit_size} must equal hidden_dim={hidden_dim}")
         self.hidden_dim, self.num_heads, self.unit_size = hidden_dim, num_heads, unit_size
         self.scope, self.type_scope = scope, type_scope
         self.node_unit, self.edge_unit, self.shared_unit = node_unit, edge_unit, shared_unit
@@ -85,13 +89,15 @@ class HeteroGEANet(nn.Module):
         for module in self.children():
             module.reset_parameters()
 
-    def forward(self, view: HeteroView, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None,
-                num_nodes_per_graph: Optional[torch.Tensor] = None, num_edges_per_graph: Optional[torch.Tensor] = None
+    def forward(self, view: HeteroView, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None, *,
+                layout=None, pe_dist: Optional[torch.Tensor] = None, edge_output: bool = True
                 ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
-        """(N, d) view nodes and (E, d) view edges -> (N, d), (E, d).
+        """(N, d) view nodes and (E, d) view edges -> (N, d), (E, d) (edges None when not ``edge_output``).
 
-        The per-graph counts are accepted for the GEAET layer's calling convention; the view has them.
+        The branch calling convention (:mod:`.branches`) with the view as the graph; the view has the layout.
         """
+        if not edge_output:
+            edge_feat = None
         if node_feat.shape[1] != self.hidden_dim:
             raise ValueError(f"node_feat has width {node_feat.shape[1]}, expected {self.hidden_dim}")
         if self.shared_unit:

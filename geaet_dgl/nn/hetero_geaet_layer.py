@@ -1,9 +1,9 @@
 """The GEAET layer on a heterograph (typed nodes and edges).
 
-The composition is :class:`~.geaet_layer.GEAETLayer`'s (each branch, then
-dropout, the residual and a norm; the branches summed; the FFN), on the
-graph-major homogeneous view of the batch (:class:`~.hetero_view.HeteroView`),
-with two branches typed:
+The layer is :class:`~.geaet_layer.GEAETLayer` (each branch, then dropout,
+the residual and a norm; the branches summed; the FFN) run on the
+graph-major homogeneous view of the batch (:class:`~.hetero_view.HeteroView`,
+passed where the layer takes its graph), with two branches typed:
 
 * the local MPNN runs once per relation and is averaged per destination type
   (``local_weights='relation'``, :class:`~.hetero_mpnn.RelationMPNN`), or once
@@ -13,10 +13,10 @@ with two branches typed:
   shared unit (:class:`~.hetero_external_attention.HeteroGEANet`), normalised
   within a type or over all nodes (``geanet_type_scope``).
 
-Self-attention runs over all nodes of each graph, whatever their type; the
-type is in the features (the model adds a learned type embedding). With one
-node type and one edge type the layer is exactly the homogeneous GEAET layer
-(same weights, same outputs).
+Self-attention (:func:`~.branches.build_attention`) runs over all nodes of
+each graph, whatever their type; the type is in the features (the model adds
+a learned type embedding). With one node type and one edge type the layer is
+exactly the homogeneous GEAET layer (same weights, same outputs).
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from typing import Optional, Sequence, Tuple
 
 import torch
 
-from .geaet_layer import GEAETLayer, build_mpnn
+from .branches import build_attention, build_mpnn
+from .geaet_layer import GEAETLayer
 from .hetero_external_attention import HeteroGEANet
 from .hetero_mpnn import RelationMPNN
 from .hetero_view import HeteroView
@@ -34,20 +35,26 @@ LOCAL_WEIGHTS = ("relation", "typed")
 
 
 class HeteroGEAETLayer(GEAETLayer):
-    """One GEAET layer for heterographs.
+    """One GEAET layer for heterographs, its branches built by name.
 
     Parameters
     ----------
     hidden_dim : int
     ntypes : node types.
     canonical_etypes : ``(src, rel, dst)`` triples.
+    mpnn : {'gatedgcn', 'gcn', 'gin', 'gine', 'none'}
+    attention : {'transformer', 'none'}
+    external : bool, whether the GEANet branch is present.
+    num_heads, attn_dropout : self-attention heads and dropout on its weights.
+    geanet_heads, geanet_unit_size, geanet_node_unit, geanet_edge_unit, geanet_shared_unit, geanet_scope :
+        as :class:`~.external_attention.GEANet`.
     geanet_type_scope : {'type', 'all'}, GEANet's normalisation within each
         node (edge) type or over all nodes (edges); see
         :mod:`~.hetero_external_attention`.
-    local_weights : {'relation', 'typed'}, the local MPNN as one module per
-        relation or as one typed GatedGCN (see the module docstring).
-    **options : the other arguments of :class:`~.geaet_layer.GEAETLayer`
-        (``geanet_variant`` must stay 'reference'; no ``equivstable_pe``).
+    local_weights : {'relation', 'typed'}, see the module docstring.
+    ffn_dropout, activation : as the homogeneous layer (GatedGCN's internal dropout is ``ffn_dropout``).
+    **options : ``local_dropout``, ``global_dropout``, ``external_dropout``, ``norm``, ``use_ffn``,
+        ``local_out_act`` of :class:`~.geaet_layer.GEAETLayer`.
 
     Example
     -------
@@ -60,32 +67,35 @@ class HeteroGEAETLayer(GEAETLayer):
     """
 
     def __init__(self, hidden_dim: int, ntypes: Sequence[str], canonical_etypes: Sequence[Tuple[str, str, str]],
-                 geanet_type_scope: str = "type", local_weights: str = "relation", **options):
-        if options.get("geanet_variant", "reference") != "reference":
-            raise ValueError("a heterograph layer has the reference's GEANet only: geanet_variant='reference'")
-        if options.get("equivstable_pe"):
-            raise ValueError("a heterograph layer takes no positional encoding: equivstable_pe=False")
+                 mpnn: str = "gatedgcn", attention: str = "transformer", external: bool = True, num_heads: int = 4,
+                 geanet_heads: int = 4, geanet_unit_size: Optional[int] = None, geanet_node_unit: bool = True,
+                 geanet_edge_unit: bool = False, geanet_shared_unit: bool = False, geanet_scope: str = "graph",
+                 geanet_type_scope: str = "type", local_weights: str = "relation", attn_dropout: float = 0.0,
+                 ffn_dropout: float = 0.0, activation: str = "relu", **options):
         if local_weights not in LOCAL_WEIGHTS:
             raise ValueError(f"local_weights={local_weights!r} is not one of {', '.join(LOCAL_WEIGHTS)}")
-        if local_weights == "typed" and options.get("mpnn", "gatedgcn") not in ("gatedgcn", "none"):
+        if local_weights == "typed" and mpnn not in ("gatedgcn", "none"):
             raise ValueError(f"local_weights='typed' is a GatedGCN; use mpnn='gatedgcn' or local_weights='relation' "
-                             f"(mpnn={options.get('mpnn')!r})")
-        super().__init__(hidden_dim, **options)
-        self.ntypes = tuple(ntypes)
-        self.canonical_etypes = tuple(tuple(r) for r in canonical_etypes)
-        if self.local_model is not None and local_weights == "typed":
-            self.local_model = TypedGatedGCN(hidden_dim, len(self.ntypes), len(self.canonical_etypes),
-                                             options.get("ffn_dropout", 0.0), options.get("activation", "relu"))
-        elif self.local_model is not None:
-            convs = [build_mpnn(options.get("mpnn", "gatedgcn"), hidden_dim, options.get("ffn_dropout", 0.0),
-                                options.get("activation", "relu"), False) for _ in self.canonical_etypes]
-            self.local_model = RelationMPNN(convs, self.ntypes, self.canonical_etypes)
-        if self.external_model is not None:
-            old = self.external_model
-            self.external_model = HeteroGEANet(
-                hidden_dim, old.num_heads, old.unit_size, len(self.ntypes), len(self.canonical_etypes),
-                node_unit=old.node_unit, edge_unit=old.edge_unit, shared_unit=old.shared_unit, scope=old.scope,
-                type_scope=geanet_type_scope)
+                             f"(mpnn={mpnn!r})")
+        ntypes = tuple(ntypes)
+        relations = tuple(tuple(r) for r in canonical_etypes)
+        # Built in the homogeneous layer's order (local, global, external): one relation over one type
+        # draws the homogeneous layer's initial weights from the same seed.
+        local = None
+        if mpnn != "none" and local_weights == "typed":
+            local = TypedGatedGCN(hidden_dim, len(ntypes), len(relations), ffn_dropout, activation)
+        elif mpnn != "none":
+            local = RelationMPNN([build_mpnn(mpnn, hidden_dim, ffn_dropout, activation) for _ in relations],
+                                 ntypes, relations)
+        global_model = build_attention(attention, hidden_dim, num_heads, attn_dropout)
+        geanet = None
+        if external:
+            geanet = HeteroGEANet(hidden_dim, geanet_heads, geanet_unit_size, len(ntypes), len(relations),
+                                  node_unit=geanet_node_unit, edge_unit=geanet_edge_unit,
+                                  shared_unit=geanet_shared_unit, scope=geanet_scope, type_scope=geanet_type_scope)
+        super().__init__(hidden_dim, local, global_model, geanet, ffn_dropout=ffn_dropout, activation=activation,
+                         **options)
+        self.ntypes, self.canonical_etypes = ntypes, relations
 
     def forward(self, view: HeteroView, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None,
                 pe_dist: Optional[torch.Tensor] = None, layout=None, edge_output: bool = True
@@ -96,7 +106,7 @@ class HeteroGEAETLayer(GEAETLayer):
         view : the batch's :class:`~.hetero_view.HeteroView` (N nodes, E edges).
         node_feat : (N, d), in the view's order.
         edge_feat : (E, d) or None.
-        pe_dist : must be None.
+        pe_dist : must be None (no positional encoding on heterographs).
         layout : ignored (the view's layout is used).
         edge_output : bool, as :class:`~.geaet_layer.GEAETLayer`.
 

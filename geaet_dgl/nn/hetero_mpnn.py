@@ -56,15 +56,19 @@ class RelationMPNN(nn.Module):
             incoming[ntypes.index(dst)] += 1
         self.register_buffer("_incoming", torch.tensor(incoming, dtype=torch.float32), persistent=False)
 
-    def forward(self, view: HeteroView, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None,
-                pe_dist: Optional[torch.Tensor] = None, edge_output: bool = True
+    def forward(self, view: HeteroView, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None, *,
+                layout=None, pe_dist: Optional[torch.Tensor] = None, edge_output: bool = True
                 ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
-        """(N, d) view nodes and (E, d) view edges -> (N, d), (E, d) (edges None when not ``edge_output``)."""
+        """(N, d) view nodes and (E, d) view edges -> (N, d), (E, d) (edges None when not ``edge_output``).
+
+        The branch calling convention (:mod:`.branches`) with the view as the graph; ``layout``
+        and ``pe_dist`` are unused (no positional encoding on heterographs).
+        """
         total = node_feat.new_zeros(node_feat.shape)
         edge_parts = []
         for conv, rel in zip(self.convs, view.relations):
             rel_edges = edge_feat[rel.edges] if edge_feat is not None else None
-            h, e = conv(rel.graph, node_feat[rel.nodes], rel_edges, None, edge_output)
+            h, e = conv(rel.graph, node_feat[rel.nodes], rel_edges, edge_output=edge_output)
             total = total.index_add(0, rel.nodes[rel.dst_rows], h[rel.dst_rows])
             edge_parts.append(e)
         incoming = self._incoming.to(node_feat.dtype)[view.node_type]

@@ -85,8 +85,8 @@ class TypedGatedGCN(nn.Module):
         self.act_e = make_activation(activation, inplace=True)
         self.dropout = dropout
 
-    def forward(self, view: HeteroView, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None,
-                pe_dist: Optional[torch.Tensor] = None, edge_output: bool = True
+    def forward(self, view: HeteroView, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None, *,
+                layout=None, pe_dist: Optional[torch.Tensor] = None, edge_output: bool = True
                 ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, d) view nodes, (E, d) view edges -> (N, d), (E, d) (edges None when not ``edge_output``)."""
         d = self.hidden_dim

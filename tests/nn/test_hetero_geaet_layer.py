@@ -3,6 +3,7 @@ import dgl
 import pytest
 import torch
 
+from geaet_dgl.nn.branches import build_attention, build_geanet, build_mpnn
 from geaet_dgl.nn.geaet_layer import GEAETLayer
 from geaet_dgl.nn.gin import GINLayer
 from geaet_dgl.nn.hetero_external_attention import HeteroGEANet
@@ -103,7 +104,7 @@ def test_relation_mpnn_against_plain_loops(batch):
     rels = batch.canonical_etypes
     mpnn = RelationMPNN([GINLayer(D, D) for _ in rels], batch.ntypes, rels).double()
     x = torch.randn(view.num_nodes, D, dtype=torch.float64)
-    out, _ = mpnn(view, x)
+    out, _ = mpnn(view, x)  # GIN passes the (absent) edge features through
     src, dst = view.graph.edges()
     types = view.node_type.tolist()
     for i in range(view.num_nodes):
@@ -122,12 +123,14 @@ def test_relation_mpnn_against_plain_loops(batch):
 
 
 def _layer(hetero: bool, **options):
-    common = dict(mpnn="gatedgcn", num_heads=2, geanet_heads=2, geanet_unit_size=4, geanet_edge_unit=True,
-                  geanet_shared_unit=True)
+    common = dict(mpnn="gatedgcn", attention="transformer", num_heads=2, geanet_heads=2, geanet_unit_size=4,
+                  geanet_edge_unit=True, geanet_shared_unit=True, geanet_scope="graph")
     common.update(options)
     if hetero:
         return HeteroGEAETLayer(D, ["node"], [("node", "edge", "node")], **common)
-    return GEAETLayer(D, **common)
+    return GEAETLayer(D, build_mpnn(common["mpnn"], D), build_attention(common["attention"], D, common["num_heads"]),
+                      build_geanet("reference", D, 2, 4, edge_unit=True, shared_unit=True, scope=common["geanet_scope"]),
+                      norm=common.get("norm", "batch"))
 
 
 def _hetero_key(key: str) -> str:
@@ -218,8 +221,8 @@ def test_gradients_reach_every_parameter_and_options_are_checked():
         assert p.grad is not None and torch.isfinite(p.grad).all(), name
     with pytest.raises(ValueError, match="type_scope"):
         HeteroGEANet(D, 2, 4, 1, 1, type_scope="graph")
-    with pytest.raises(ValueError, match="variant"):
-        HeteroGEAETLayer(D, ["a"], [("a", "r", "a")], geanet_heads=2, geanet_variant="paper")
+    with pytest.raises(ValueError, match="local_weights='typed' is a GatedGCN"):
+        HeteroGEAETLayer(D, ["a"], [("a", "r", "a")], mpnn="gcn", geanet_heads=2, local_weights="typed")
 
 
 def _typed_from_homogeneous(homogeneous):
