@@ -269,17 +269,18 @@ def inspect_file(path: PathLike, task: Optional[str] = None, target_ntype: Optio
 def load_file(data_file: PathLike, task: Optional[str] = None, split_file: Optional[PathLike] = None,
               split: Optional[Sequence[float]] = None, split_seed: int = 0, pe_k: int = 0,
               limit_train: Optional[int] = None, limit_val: Optional[int] = None, limit_test: Optional[int] = None,
-              progress: bool = True, *, target_ntype: Optional[str] = None, rwse_k: Optional[int] = None,
-              laplacian_norm: str = "sym") -> DatasetSplits:
+              *, target_ntype: Optional[str] = None, rwse_k: Optional[int] = None, **options) -> DatasetSplits:
     """A graph file as train / val / test splits: heterographs here, the rest by
-    :func:`~.graph_files.load_graph_file` (same arguments, plus ``target_ntype``).
+    :func:`~.graph_files.load_graph_file` (same arguments, plus ``target_ntype``; ``options``
+    such as ``progress`` and ``laplacian_norm`` go to it).
 
     Heterograph models read no positional encoding: ``pe_k`` and ``rwse_k`` must be 0 / None.
     """
     if not file_holds_heterographs(data_file):
         _homogeneous_only(data_file, target_ntype)
-        return load_graph_file(data_file, task, split_file, split, split_seed, pe_k, limit_train, limit_val,
-                               limit_test, progress, rwse_k=rwse_k, laplacian_norm=laplacian_norm)
+        return load_graph_file(data_file, task=task, split_file=split_file, split=split, split_seed=split_seed,
+                               pe_k=pe_k, limit_train=limit_train, limit_val=limit_val, limit_test=limit_test,
+                               rwse_k=rwse_k, **options)
     if pe_k or rwse_k:
         raise DataError("heterograph models take no positional encoding; set model.pe=none")
     path = Path(data_file)
