@@ -22,9 +22,10 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--no-memory", action="store_true", help="skip the per-model peak RSS processes")
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
-    rows = run_hetero_benchmark(args.etypes, batch_size=args.batch_size, nodes_per_type=args.nodes_per_type,
+    rows = run_hetero_benchmark(args.etypes, memory=not args.no_memory, batch_size=args.batch_size, nodes_per_type=args.nodes_per_type,
                                 edges_per_relation=args.edges_per_relation, repeats=args.repeats,
                                 warmup=args.warmup, threads=args.threads, device=args.device)
     print(hetero_table(rows))

@@ -8,6 +8,7 @@ keyword arguments and writes the returned dict to ``OUT_JSON``. Tasks:
 * ``epoch`` -> :func:`geaet_dgl.benchmarking.epoch.measure_epoch`
 * ``scaling`` -> :func:`geaet_dgl.benchmarking.scaling.measure_scaling_point`
 * ``hetero`` -> :func:`geaet_dgl.benchmarking.hetero.measure_hetero`
+* ``hetero_pair`` -> :func:`geaet_dgl.benchmarking.hetero.measure_hetero_pair`
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ TASKS = {
     "epoch": ("geaet_dgl.benchmarking.epoch", "measure_epoch"),
     "scaling": ("geaet_dgl.benchmarking.scaling", "measure_scaling_point"),
     "hetero": ("geaet_dgl.benchmarking.hetero", "measure_hetero"),
+    "hetero_pair": ("geaet_dgl.benchmarking.hetero", "measure_hetero_pair"),
 }
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
