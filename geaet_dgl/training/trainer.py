@@ -48,7 +48,6 @@ from .checkpoint import (capture_rng_state, check_belongs_to_run, check_model_co
 from .curves import plot_curves
 from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, convert_sync_batchnorm, rank_seed,
                           wrap_model)
-from .evaluation import evaluate
 from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
 from .run_config import RunConfig, check_data_fits, load_splits
@@ -168,6 +167,10 @@ class Trainer:
 
     def _run_epoch(self) -> None:
         """Train the rest of the current epoch, score val/test, step the schedule, save."""
+        # Scoring (inference/) is built on this package's batching, metrics and checkpoints; imported here,
+        # when training/ has loaded, so that either package may be imported first.
+        from ..inference.evaluation import evaluate
+
         cfg = self.run.train
         epoch, started, lr = self.epoch, time.perf_counter(), self.optimizer.param_groups[0]["lr"]
         train, graphs, train_seconds = self._train_steps()
