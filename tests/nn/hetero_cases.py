@@ -19,9 +19,16 @@ def paper_graph(num_papers: int, num_authors: int, seed: int, venues: int = 2) -
     }, num_nodes_dict={"author": num_authors, "paper": num_papers, "venue": venues})
 
 
+def no_authors_no_edges(num_papers: int) -> dgl.DGLGraph:
+    """The schema of :func:`paper_graph` with no authors, no venues and no edges."""
+    relations = paper_graph(1, 1, 0).canonical_etypes
+    return dgl.heterograph({r: ([], []) for r in relations}, {"author": 0, "paper": num_papers, "venue": 0})
+
+
 def hetero_cases():
     """Name -> list of heterographs (a batch is built from the list)."""
     return {
+        "empty_types": [paper_graph(3, 2, 4), no_authors_no_edges(2), paper_graph(4, 3, 5)],
         "single": [paper_graph(5, 4, 0)],
         "unequal_batch": [paper_graph(5, 4, 1), paper_graph(2, 6, 2, venues=1), paper_graph(7, 3, 3)],
     }
