@@ -142,7 +142,8 @@ def _hetero_key(key: str) -> str:
 
 
 @pytest.mark.parametrize("options", [dict(), dict(geanet_scope="batch", norm="layer"),
-                                     dict(mpnn="gine", geanet_type_scope="all"), dict(mpnn="gcn", attention="none")])
+                                     dict(mpnn="gine", geanet_type_scope="all"), dict(mpnn="gcn", attention="none"),
+                                     dict(mpnn="gat", attention="performer")])
 @pytest.mark.parametrize("train", [True, False])
 def test_one_type_reduces_to_the_homogeneous_layer(options, train):
     torch.manual_seed(2)
