@@ -44,7 +44,7 @@ import torch
 from .dataset import DatasetSplits, GraphDataset
 from .errors import DataError
 from .graph_files import (LABEL_KEY, SPLITS, TASKS, GraphFileInfo, PathLike, _classes, graph_file_labels,
-                          inspect_graph_file, load_graph_file, read_graph_file, split_fractions, split_indices)
+                          inspect_graph_file, load_graph_file, read_graph_file, run_split, split_fractions)
 from .validation import validate_splits
 
 Relation = Tuple[str, str, str]
@@ -269,10 +269,13 @@ def inspect_file(path: PathLike, task: Optional[str] = None, target_ntype: Optio
 def load_file(data_file: PathLike, task: Optional[str] = None, split_file: Optional[PathLike] = None,
               split: Optional[Sequence[float]] = None, split_seed: int = 0, pe_k: int = 0,
               limit_train: Optional[int] = None, limit_val: Optional[int] = None, limit_test: Optional[int] = None,
-              *, target_ntype: Optional[str] = None, rwse_k: Optional[int] = None, **options) -> DatasetSplits:
+              *, target_ntype: Optional[str] = None, rwse_k: Optional[int] = None, identity: Optional[Dict] = None,
+              indices: Optional[Dict[str, List[int]]] = None, allow_changed: bool = False,
+              **options) -> DatasetSplits:
     """A graph file as train / val / test splits: heterographs here, the rest by
     :func:`~.graph_files.load_graph_file` (same arguments, plus ``target_ntype``; ``options``
-    such as ``progress`` and ``laplacian_norm`` go to it).
+    such as ``progress`` and ``laplacian_norm`` go to it). ``identity``, ``indices`` and
+    ``allow_changed`` pin a run to its file and split as there (:func:`~.graph_files.run_split`).
 
     Heterograph models read no positional encoding: ``pe_k`` and ``rwse_k`` must be 0 / None.
     """
@@ -280,12 +283,13 @@ def load_file(data_file: PathLike, task: Optional[str] = None, split_file: Optio
         _homogeneous_only(data_file, target_ntype)
         return load_graph_file(data_file, task=task, split_file=split_file, split=split, split_seed=split_seed,
                                pe_k=pe_k, limit_train=limit_train, limit_val=limit_val, limit_test=limit_test,
-                               rwse_k=rwse_k, **options)
+                               rwse_k=rwse_k, identity=identity, indices=indices, allow_changed=allow_changed,
+                               **options)
     if pe_k or rwse_k:
         raise DataError("heterograph models take no positional encoding; set model.pe=none")
     path = Path(data_file)
     graphs, schema, task, targets, outputs = _read(path, task, target_ntype)
-    chosen = split_indices(len(graphs), path, split_file, split, split_seed)
+    chosen = run_split(len(graphs), path, split_file, split, split_seed, identity, indices, allow_changed)
     limits = {"train": limit_train, "val": limit_val, "test": limit_test}
     node_level = task == "node-classification"
     if node_level:

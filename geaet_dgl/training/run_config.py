@@ -369,7 +369,7 @@ def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
         if len(getattr(splits, name)) == 0:
             raise ConfigError(f"the {name} split of {splits.name!r} is empty; raise --limit-{name}")
     problems = []
-    if is_heterograph(splits._example()) != bool(model.hetero.ntypes):
+    if is_heterograph(splits.first_graph()) != bool(model.hetero.ntypes):
         problems.append("the graphs are heterographs but the model is not (or the other way round); train on the "
                         "file with its own settings (train --dataset FILE.bin)")
     elif model.hetero.ntypes:  # the heterograph reader checked the schema and widths against the file
