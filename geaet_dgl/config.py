@@ -65,6 +65,64 @@ class GEANetConfig:
     variant: str = "reference"
 
 
+TYPE_SCOPE_CHOICES = ("type", "all")
+LOCAL_WEIGHT_CHOICES = ("relation", "typed")
+HETERO_HEADS = ("graph", "mlp_graph", "node")
+
+
+@dataclass
+class HeteroConfig:
+    """The schema of heterograph input; empty ``ntypes`` means homogeneous graphs.
+
+    ``ntypes`` and ``node_in_feats`` (float feature width per node type, 0 for
+    a type without features), ``etypes`` (canonical edge types written
+    ``"src:rel:dst"``) and ``edge_in_feats`` likewise. ``target_ntype`` is the
+    node type a node head predicts for. ``geanet_type_scope`` is where GEANet
+    normalises: within each node (edge) type (``type``) or over all of them
+    (``all``); see :mod:`geaet_dgl.nn.hetero_external_attention`.
+    ``local_weights`` is the local MPNN: one per relation, averaged per
+    destination type (``relation``), or one GatedGCN with typed weights on
+    the whole graph (``typed``); see :mod:`geaet_dgl.nn.hetero_geaet_layer`.
+    """
+
+    ntypes: List[str] = field(default_factory=list)
+    node_in_feats: List[int] = field(default_factory=list)
+    etypes: List[str] = field(default_factory=list)
+    edge_in_feats: List[int] = field(default_factory=list)
+    target_ntype: str = ""
+    geanet_type_scope: str = "type"
+    local_weights: str = "relation"
+
+    @property
+    def canonical_etypes(self) -> List[tuple]:
+        return [tuple(r.split(":")) for r in self.etypes]
+
+    def validate(self, model: "ModelConfig") -> None:
+        _check_choice("hetero.geanet_type_scope", self.geanet_type_scope, TYPE_SCOPE_CHOICES)
+        _check_choice("hetero.local_weights", self.local_weights, LOCAL_WEIGHT_CHOICES)
+        if not self.ntypes:
+            return
+        if len(self.node_in_feats) != len(self.ntypes) or len(self.edge_in_feats) != len(self.etypes):
+            raise ConfigError("hetero.node_in_feats (edge_in_feats) needs one width per node (edge) type")
+        for rel in self.etypes:
+            parts = rel.split(":")
+            if len(parts) != 3 or parts[0] not in self.ntypes or parts[2] not in self.ntypes:
+                raise ConfigError(f"hetero.etypes entry {rel!r} must be 'src:rel:dst' with src and dst among "
+                                  f"{', '.join(self.ntypes)}")
+        if model.pe != "none":
+            raise ConfigError(f"a heterograph model takes no positional encoding (model.pe={model.pe!r}); "
+                              "set model.pe=none")
+        if model.external and model.geanet.variant != "reference":
+            raise ConfigError("a heterograph model has the reference's GEANet only; set model.geanet.variant=reference")
+        _check_choice("model.head (heterograph)", model.head, HETERO_HEADS)
+        if self.local_weights == "typed" and model.mpnn not in ("gatedgcn", "none"):
+            raise ConfigError(f"hetero.local_weights=typed is a GatedGCN, but model.mpnn={model.mpnn!r}; set "
+                              "model.mpnn=gatedgcn or hetero.local_weights=relation")
+        if model.head == "node" and self.target_ntype not in self.ntypes:
+            raise ConfigError(f"a node head on a heterograph needs data.target_ntype among "
+                              f"{', '.join(self.ntypes)}, got {self.target_ntype!r}")
+
+
 @dataclass
 class SignNetConfig:
     """SignNet (``model.pe=signnet``): rho(phi(v) + phi(-v)) over ``pe_k`` eigenvectors, see docs/model.md."""
@@ -132,6 +190,7 @@ class ModelConfig:
     pooling: str = "mean"
     head_layers: int = 2
     head_dropout: float = 0.0
+    hetero: HeteroConfig = field(default_factory=HeteroConfig)
 
     def geanet_unit_size(self) -> int:
         """GEANet's slots per head: ``geanet.unit_size``, or ``hidden_dim // geanet.num_heads`` when None."""
@@ -140,6 +199,7 @@ class ModelConfig:
         return self.hidden_dim // max(self.geanet.num_heads, 1)
 
     def validate(self) -> "ModelConfig":
+        self.hetero.validate(self)
         _check_choice("mpnn", self.mpnn, MPNN_CHOICES)
         _check_choice("attention", self.attention, ATTENTION_CHOICES)
         _check_choice("pe", self.pe, PE_CHOICES)
@@ -308,6 +368,9 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
     if default is None or value is None:
         return value
     if isinstance(default, list):
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) and not v.lstrip("-").isdigit()
+                                                               for v in value):
+            return list(value)  # names (hetero.ntypes, hetero.etypes)
         return _coerce_int_list(name, value)
     if isinstance(default, bool):
         if isinstance(value, bool):

@@ -40,6 +40,7 @@ import torch
 from ..atomic import atomic_write
 from ..config import ConfigError, ModelConfig
 from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
+from ..data.hetero_files import HeteroSchema, conform_hetero_graphs
 from ..data.pe_cache import attach_pe, compute_split_pe
 from ..data.input_transform import apply_input_transform
 from ..data.registry import input_transform_of, laplacian_norm_of
@@ -95,6 +96,12 @@ def prepare_graphs(graphs: List[dgl.DGLGraph], path: PathLike, run: RunConfig, c
     (``data.input_transform``, e.g. VOC/COCO's standardisation) and attach the positional encodings it reads
     (in place). The graphs' features are those the dataset's files store."""
     trained_on = f"as checkpoint {os.fspath(checkpoint)} was trained" if checkpoint else ""
+    hetero = run.model.hetero
+    if hetero.ntypes:  # no positional encoding on heterographs
+        schema = HeteroSchema(tuple(hetero.ntypes), tuple(hetero.node_in_feats), tuple(hetero.canonical_etypes),
+                              tuple(hetero.edge_in_feats), hetero.target_ntype)
+        conform_hetero_graphs(graphs, path, schema, trained_on=trained_on or "the model")
+        return
     conform_graphs(graphs, path, feature_spec(run.model), trained_on=trained_on)
     apply_input_transform(graphs, run.data.input_transform or input_transform_of(run.data.dataset))
     pe_k, rwse_k = data_pe_sizes(run.model)
@@ -117,7 +124,8 @@ def model_outputs(model: torch.nn.Module, graphs: List[dgl.DGLGraph], batch_size
         output = model(dgl.batch(chunk).to(device)).cpu()
         output = output.reshape(output.shape[0], -1)
         if config.head == "node":
-            outputs.extend(torch.split(output, [g.num_nodes() for g in chunk]))
+            target = config.hetero.target_ntype or None  # a heterograph model predicts its target type's nodes
+            outputs.extend(torch.split(output, [g.num_nodes(target) for g in chunk]))
         else:
             outputs.extend(output)
     return outputs

@@ -105,16 +105,7 @@ class GEAET(nn.Module):
                 self.bias_encoder = GraphormerBias(config.num_heads, gr.spatial_types, gr.num_edge_types)
 
         self.layers = nn.ModuleList(build_layer(config) for _ in range(config.num_layers))
-        if config.head == "node":
-            self.head = NodeHead(d, config.out_feats, config.head_layers)
-        elif config.head == "root":
-            self.head = RootHead(d, config.out_feats, config.head_layers)
-        elif config.head == "link":
-            self.head = LinkHead(d, config.head_layers)
-        else:
-            style = {"mlp_graph": "dropout_mlp", "san_graph": "san"}.get(config.head, "graphgym")
-            self.head = GraphHead(d, config.out_feats, config.head_layers, config.pooling, style,
-                                  config.activation, config.head_dropout)
+        self.head = build_head(config)
 
     @property
     def num_parameters(self) -> int:
@@ -168,6 +159,20 @@ class GEAET(nn.Module):
         return self.head(h, layout)
 
 
+def build_head(config: ModelConfig) -> nn.Module:
+    """The prediction head ``config.head`` names."""
+    d = config.hidden_dim
+    if config.head == "node":
+        return NodeHead(d, config.out_feats, config.head_layers)
+    if config.head == "root":
+        return RootHead(d, config.out_feats, config.head_layers)
+    if config.head == "link":
+        return LinkHead(d, config.head_layers)
+    style = {"mlp_graph": "dropout_mlp", "san_graph": "san"}.get(config.head, "graphgym")
+    return GraphHead(d, config.out_feats, config.head_layers, config.pooling, style, config.activation,
+                     config.head_dropout)
+
+
 def set_degree_statistics(model: nn.Module, graphs) -> None:
     """Give every PNA layer of ``model`` the in-degree histogram of ``graphs`` (the training split), as the
     reference builds PNA from ``gt.pna_degrees``; nothing to do without PNA layers."""
@@ -185,8 +190,3 @@ def _require(graph: dgl.DGLGraph, key: str) -> torch.Tensor:
             "encoding (geaet_dgl.data) or set model.pe=none"
         )
     return graph.ndata[key]
-
-
-def build_model(config: ModelConfig) -> GEAET:
-    """Build a :class:`GEAET` from its configuration."""
-    return GEAET(config)

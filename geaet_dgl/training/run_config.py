@@ -18,7 +18,8 @@ import torch
 from ..config import (ConfigError, ModelConfig, OptionConflict, TrainConfig, apply_overrides, from_dict,
                       parse_setting_value)
 from ..data import DataError, DatasetSplits, load_dataset
-from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name, split_indices
+from ..data.graph_files import GRAPH_FILE, TASKS, is_graph_file_name, split_indices
+from ..data.hetero_files import inspect_file, is_heterograph
 from ..data.identity import check_unchanged, file_identity, fingerprint_changes, splits_fingerprint
 from ..data.registry import LOADERS
 from ..data.positional_encoding import LAPLACIAN_NORMS
@@ -52,7 +53,9 @@ class DataOptions:
     ``dataset='file'``: the user's own graphs (``geaet_dgl.data.graph_files``)
     in ``data_file`` (absolute path), for ``task`` (recorded even when
     inferred), split by ``split_file`` or at random into the ``split``
-    fractions (default 0.8/0.1/0.1) with ``split_seed``.
+    fractions (default 0.8/0.1/0.1) with ``split_seed``. ``target_ntype`` is
+    the node type whose labels a heterograph file's node task predicts
+    (``geaet_dgl.data.hetero_files``).
 
     What the run's data was, recorded when it starts and checked whenever the
     run reads its data again (``eval``, ``--resume``, ``predict``; see
@@ -84,6 +87,7 @@ class DataOptions:
     split_file: Optional[str] = None
     split: Optional[List[float]] = None
     split_seed: int = 0
+    target_ntype: Optional[str] = None
     laplacian_norm: Optional[str] = None
     file_identity: Optional[Dict[str, Any]] = None
     split_indices: Optional[Dict[str, List[int]]] = None
@@ -212,7 +216,7 @@ def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str
 
         if not options.data_file:
             raise ConfigError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
-        info = inspect_graph_file(options.data_file, options.task)
+        info = inspect_file(options.data_file, options.task, options.target_ntype)
         options.task = info.task
         options.file_identity = file_identity(options.data_file, info.num_graphs)  # the run is pinned to this file
         options.split_indices = split_indices(info.num_graphs, options.data_file, options.split_file, options.split,
@@ -240,8 +244,12 @@ def _graph_file_options(dataset: Optional[str], data: Dict[str, Any]) -> str:
 
 
 def check_run_source(dataset: Optional[str], data_file: Optional[str], config: Optional[str],
-                     preset: Optional[str]) -> None:
-    """A new run needs its data (a dataset, a graph file or a reference config); a config excludes a preset."""
+                     preset: Optional[str], allow_changed_data: bool = False) -> None:
+    """A new run needs its data (a dataset, a graph file or a reference config); a config excludes a preset;
+    a new run reads its data as it is now (nothing changed since it trained)."""
+    if allow_changed_data:
+        raise OptionConflict("--allow-changed-data only concerns --resume (and eval); a new run reads its data as "
+                             "it is now: drop it")
     if dataset is None and data_file is None and config is None:
         raise OptionConflict("--dataset is required (or --data-file PATH, --config FILE.yaml, or --resume RUN_DIR)")
     if config is not None and preset is not None:
@@ -345,7 +353,8 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     if options.dataset == GRAPH_FILE:
         extra.update(data_file=options.data_file, task=options.task, split_file=options.split_file,
                      split=options.split, split_seed=options.split_seed, identity=options.file_identity,
-                     indices=options.split_indices, allow_changed=allow_changed_data)
+                     indices=options.split_indices, allow_changed=allow_changed_data,
+                     target_ntype=options.target_ntype)
     if options.laplacian_norm is not None and pe_k:  # passed only when set: loaders keep their own default
         extra["laplacian_norm"] = options.laplacian_norm
     splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images,
@@ -392,10 +401,15 @@ def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
         if len(getattr(splits, name)) == 0:
             raise ConfigError(f"the {name} split of {splits.name!r} is empty; raise --limit-{name}")
     problems = []
-    if splits.node_feat_dim != model.node_in_feats:
+    if is_heterograph(splits.first_graph()) != bool(model.hetero.ntypes):
+        problems.append("the graphs are heterographs but the model is not (or the other way round); train on the "
+                        "file with its own settings (train --dataset FILE.bin)")
+    elif model.hetero.ntypes:  # the heterograph reader checked the schema and widths against the file
+        pass
+    elif splits.node_feat_dim != model.node_in_feats:
         problems.append(f"model.node_in_feats={model.node_in_feats} but the graphs have "
                         f"{splits.node_feat_dim} node features")
-    if splits.edge_feat_dim != model.edge_in_feats:
+    if not model.hetero.ntypes and splits.edge_feat_dim != model.edge_in_feats:
         problems.append(f"model.edge_in_feats={model.edge_in_feats} but the graphs have "
                         f"{splits.edge_feat_dim} edge features")
     example = splits.first_graph()
