@@ -23,7 +23,7 @@ def predict(checkpoint: str, graphs_path: str, out: str, as_json: bool, device: 
     Graphs are batched as the run evaluated (its train.batch_size, reported); with GEANet in batch scope a
     graph's output depends on its batch-mates, in graph scope (preset geaet) it does not.
     """
-    from geaet_dgl.training.predict import predict_file
+    from geaet_dgl.inference import predict_file
 
     result = predict_file(checkpoint, graphs_path, out, as_json=as_json, device=device, progress=progress)
     per = "node" if result["level"] == "node" else "graph"

@@ -41,11 +41,11 @@ from ..atomic import atomic_write
 from ..config import ConfigError, ModelConfig
 from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
 from ..data.pe_cache import attach_pe, compute_split_pe
-from ..data.registry import laplacian_norm_of
-from ..inference import fold_for_inference
-from ..models import build_model
-from .checkpoint import load_checkpoint, load_own_weights
-from .run_config import RunConfig, data_pe_sizes
+from ..data.input_transform import apply_input_transform
+from ..data.registry import input_transform_of, laplacian_norm_of
+from ..training.run_config import RunConfig, data_pe_sizes
+from .geaet import fold_for_inference
+from .trained_run import open_trained_run
 
 log = logging.getLogger(__name__)
 
@@ -88,20 +88,14 @@ def feature_spec(model: ModelConfig) -> FeatureSpec:
     return FeatureSpec(model.node_in_feats, node_vocab, model.edge_in_feats, edge_vocab)
 
 
-def load_trained_model(path: PathLike) -> tuple:
-    """-> (RunConfig, GEAET in eval mode with the checkpoint's weights)."""
-    state = load_checkpoint(path)
-    run = RunConfig.from_dict(state["run_config"])
-    model = build_model(run.model)
-    load_own_weights(model, state, path)
-    return run, model.eval()
-
-
 def prepare_graphs(graphs: List[dgl.DGLGraph], path: PathLike, run: RunConfig, checkpoint: PathLike = "",
                    progress: bool = False) -> None:
-    """Check ``graphs`` against the run's model and attach the positional encodings it reads (in place)."""
+    """Check ``graphs`` against the run's model, transform their features as the run's loader did
+    (``data.input_transform``, e.g. VOC/COCO's standardisation) and attach the positional encodings it reads
+    (in place). The graphs' features are those the dataset's files store."""
     trained_on = f"as checkpoint {os.fspath(checkpoint)} was trained" if checkpoint else ""
     conform_graphs(graphs, path, feature_spec(run.model), trained_on=trained_on)
+    apply_input_transform(graphs, run.data.input_transform or input_transform_of(run.data.dataset))
     pe_k, rwse_k = data_pe_sizes(run.model)
     norm = run.data.laplacian_norm or laplacian_norm_of(run.data.dataset)
     attach_pe(graphs, compute_split_pe(graphs, pe_k, norm, rwse_k, progress=progress and bool(pe_k or rwse_k)))
@@ -184,7 +178,7 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
     dict
         ``{"rows", "graphs", "level", "kind", "batch_size", "scope", "out"}``.
     """
-    run, model = load_trained_model(checkpoint)
+    run, model, _ = open_trained_run(checkpoint)
     kind = output_kind(run)
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("device=cuda but no CUDA device is available; use --device cpu")
@@ -212,5 +206,5 @@ def read_predictions(path: PathLike) -> List[Dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-__all__ = ["OutputKind", "output_kind", "feature_spec", "load_trained_model", "prepare_graphs", "model_outputs",
+__all__ = ["OutputKind", "output_kind", "feature_spec", "prepare_graphs", "model_outputs",
            "prediction_rows", "predict_file", "read_predictions"]
