@@ -10,7 +10,8 @@ from .errors import DataError
 from .generated.sbm import load_sbm, sbm_present
 from .generated.synthetic import synthetic_splits
 from .generated.tree import DEFAULT_PERMUTATIONS, load_tree
-from .graph_files import GRAPH_FILE, load_graph_file
+from .graph_files import GRAPH_FILE
+from .hetero_files import load_file
 from .lrgb.pcqm_contact import NUM_GRAPHS as NUM_PCQM_CONTACT, PCQM_CONTACT_SIZES, load_pcqm_contact, pcqm_contact_present
 from .lrgb.peptides import NUM_PEPTIDES, PEPTIDES_SIZES, load_peptides, peptides_present
 from .lrgb.voc_coco import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_present
@@ -50,7 +51,7 @@ def _cifar10(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
 
 #: Options only one loader reads; load_dataset drops them for every other dataset.
 _ONLY_FOR = {"cifar_images": "cifar10", **{key: GRAPH_FILE for key in ("data_file", "task", "split_file", "split",
-                                                                      "split_seed")}}
+                                                                      "split_seed", "target_ntype")}}
 
 
 SYNTHETIC_DEFAULT_SIZES = {"train": 256, "val": 64, "test": 64}
@@ -127,7 +128,7 @@ def _graph_file(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     data_file = kwargs.pop("data_file", None)
     if not data_file:
         raise DataError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
-    return load_graph_file(data_file, **kwargs)
+    return load_file(data_file, **kwargs)
 
 
 LOADERS: Dict[str, Callable[..., DatasetSplits]] = {

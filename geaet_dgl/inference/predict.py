@@ -40,10 +40,12 @@ import torch
 from ..atomic import atomic_write
 from ..config import ConfigError, ModelConfig
 from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
+from ..data.hetero_files import HeteroSchema, conform_hetero_graphs
 from ..data.pe_cache import attach_pe, compute_split_pe
 from ..data.input_transform import apply_input_transform
 from ..data.registry import input_transform_of, laplacian_norm_of
-from ..training.run_config import RunConfig, data_pe_sizes
+from ..data.se_cache import attach_structural
+from ..training.run_config import RunConfig, data_pe_sizes, structural_spec
 from .geaet import fold_for_inference
 from .trained_run import open_trained_run
 
@@ -81,10 +83,10 @@ def output_kind(run: RunConfig) -> OutputKind:
 
 def feature_spec(model: ModelConfig) -> FeatureSpec:
     """What ``model`` reads from a graph, as a :class:`FeatureSpec` (no edge features for a constant encoder)."""
-    node_vocab = tuple(model.node_vocab_sizes) if model.node_encoder == "embedding" else None
+    node_vocab = tuple(model.node_vocab_sizes) if model.node_encoder in ("embedding", "typedict") else None
     if model.edge_encoder == "constant":
         return FeatureSpec(model.node_in_feats, node_vocab, 0, None)
-    edge_vocab = tuple(model.edge_vocab_sizes) if model.edge_encoder == "embedding" else None
+    edge_vocab = tuple(model.edge_vocab_sizes) if model.edge_encoder in ("embedding", "typedict") else None
     return FeatureSpec(model.node_in_feats, node_vocab, model.edge_in_feats, edge_vocab)
 
 
@@ -94,11 +96,18 @@ def prepare_graphs(graphs: List[dgl.DGLGraph], path: PathLike, run: RunConfig, c
     (``data.input_transform``, e.g. VOC/COCO's standardisation) and attach the positional encodings it reads
     (in place). The graphs' features are those the dataset's files store."""
     trained_on = f"as checkpoint {os.fspath(checkpoint)} was trained" if checkpoint else ""
+    hetero = run.model.hetero
+    if hetero.ntypes:  # no positional encoding on heterographs
+        schema = HeteroSchema(tuple(hetero.ntypes), tuple(hetero.node_in_feats), tuple(hetero.canonical_etypes),
+                              tuple(hetero.edge_in_feats), hetero.target_ntype)
+        conform_hetero_graphs(graphs, path, schema, trained_on=trained_on or "the model")
+        return
     conform_graphs(graphs, path, feature_spec(run.model), trained_on=trained_on)
     apply_input_transform(graphs, run.data.input_transform or input_transform_of(run.data.dataset))
     pe_k, rwse_k = data_pe_sizes(run.model)
     norm = run.data.laplacian_norm or laplacian_norm_of(run.data.dataset)
     attach_pe(graphs, compute_split_pe(graphs, pe_k, norm, rwse_k, progress=progress and bool(pe_k or rwse_k)))
+    attach_structural(graphs, structural_spec(run.model))
 
 
 @torch.no_grad()
@@ -115,7 +124,8 @@ def model_outputs(model: torch.nn.Module, graphs: List[dgl.DGLGraph], batch_size
         output = model(dgl.batch(chunk).to(device)).cpu()
         output = output.reshape(output.shape[0], -1)
         if config.head == "node":
-            outputs.extend(torch.split(output, [g.num_nodes() for g in chunk]))
+            target = config.hetero.target_ntype or None  # a heterograph model predicts its target type's nodes
+            outputs.extend(torch.split(output, [g.num_nodes(target) for g in chunk]))
         else:
             outputs.extend(output)
     return outputs

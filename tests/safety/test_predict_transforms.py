@@ -7,7 +7,8 @@ import torch
 
 from geaet_dgl.data.lrgb.voc_coco import load_lrgb_superpixels
 from geaet_dgl.training import make_run_config, train
-from geaet_dgl.training.predict import load_trained_model, model_outputs, predict_file, prepare_graphs
+from geaet_dgl.inference import open_trained_run
+from geaet_dgl.inference.predict import model_outputs, predict_file, prepare_graphs
 from tests.data.test_data_lrgb_superpixels import write_superpixel_fixture
 
 TINY = {"model.hidden_dim": 16, "model.num_layers": 1, "model.geanet.unit_size": 4, "train.epochs": 1,
@@ -33,7 +34,7 @@ def test_predict_on_raw_superpixel_graphs_equals_the_model_on_the_loaders_graphs
     seen = load_lrgb_superpixels("voc", voc_run / "data", progress=False).test  # as training and eval see them
     path = tmp_path / "raw.bin"
     dgl.save_graphs(str(path), raw.graphs)
-    run, model = load_trained_model(voc_run / "run" / "best.pt")
+    run, model, _ = open_trained_run(voc_run / "run" / "best.pt")
     graphs, _ = dgl.load_graphs(str(path))
     prepare_graphs(graphs, path, run)
     expected = model_outputs(model, seen.graphs, run.train.batch_size)
