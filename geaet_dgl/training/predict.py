@@ -202,10 +202,14 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
     keep = None if nodes is None else node_selection(graphs, graphs_path, nodes, kind.level)
     prepare_graphs(graphs, graphs_path, run, checkpoint, progress=progress)
     batch_size, scope = run.train.batch_size, run.model.geanet.scope
+    whole_graph = kind.level == "node" and len(graphs) == 1
     uses_batch = run.model.external and scope == "batch"
-    log.info("predicting %d graphs in batches of %d (the run's train.batch_size)%s", len(graphs), batch_size,
-             "; GEANet scope=batch: a graph's output depends on the graphs batched with it" if uses_batch
-             else "; each graph is predicted independently of the others")
+    if whole_graph:
+        log.info("scoring the %d nodes of one graph, each with the whole graph as context", graphs[0].num_nodes())
+    else:
+        log.info("predicting %d graphs in batches of %d (the run's train.batch_size)%s", len(graphs), batch_size,
+                 "; GEANet scope=batch: a graph's output depends on the graphs batched with it" if uses_batch
+                 else "; each graph is predicted independently of the others")
     rows = prediction_rows(model_outputs(model, graphs, batch_size, device), kind)
     if keep is not None:
         rows = [row for row in rows if keep[row["node"]]]
@@ -216,7 +220,8 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
         else:
             handle.write(_csv_text(rows, kind))
     return {"rows": len(rows), "graphs": len(graphs), "level": kind.level, "kind": kind.kind,
-            "batch_size": batch_size, "scope": scope if run.model.external else None, "out": os.fspath(out)}
+            "batch_size": batch_size, "scope": scope if run.model.external else None, "out": os.fspath(out),
+            "whole_graph": whole_graph}
 
 
 def node_selection(graphs: List[dgl.DGLGraph], path: PathLike, nodes: str, level: str) -> torch.Tensor:
