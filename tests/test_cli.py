@@ -6,7 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 import cli
-from geaet_dgl.training import evaluate_checkpoint, load_checkpoint
+from geaet_dgl.inference import evaluate_checkpoint
+from geaet_dgl.training import load_checkpoint
 from tests.training.tiny import cli_args, one_thread
 
 

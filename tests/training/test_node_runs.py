@@ -15,7 +15,7 @@ import cli
 from geaet_dgl.data.generated.node_graphs import knn_graph, planted_partition, two_circles, with_masks
 from geaet_dgl.studies.node_samplers import compare_samplers
 from geaet_dgl.training import load_checkpoint, make_run_config, resume, train
-from geaet_dgl.training.predict import read_predictions
+from geaet_dgl.inference.predict import read_predictions
 
 from .test_trainer import _wait_for_checkpoint
 from .tiny import SUBPROCESS_ENV, strip_timing, subprocess_command
