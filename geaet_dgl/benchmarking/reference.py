@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from typing import Dict, Optional, Tuple
 
 import dgl
 import torch
@@ -27,9 +28,12 @@ class ReferenceUnavailable(RuntimeError):
     """The reference checkout or its dependencies cannot be imported."""
 
 
-def load_reference_model(ref_dir: str, preset: str, seed: int = 0) -> torch.nn.Module:
+def load_reference_model(ref_dir: str, preset: str, seed: int = 0, overrides: Optional[Dict[str, object]] = None,
+                         dims: Optional[Tuple[int, int]] = None) -> torch.nn.Module:
     """Build the reference's GEAET network for ``preset`` from its own config file.
 
+    ``overrides`` (``{'gt.layer_type': 'GCN+Performer+GEANet', ...}``) change
+    config keys after the file is read; ``dims`` replaces ``(dim_in, dim_out)``.
     Returns the registered ``GEAET`` ``nn.Module`` (graphgym's ``model.model``),
     whose forward takes a PyG ``Batch`` and returns ``(pred, label)``.
     """
@@ -39,6 +43,8 @@ def load_reference_model(ref_dir: str, preset: str, seed: int = 0) -> torch.nn.M
         )
     ref_dir = os.path.abspath(ref_dir)
     config_file, dim_in, dim_out = REFERENCE_CONFIGS[preset]
+    if dims is not None:
+        dim_in, dim_out = dims
     if not os.path.isfile(os.path.join(ref_dir, config_file)):
         raise ReferenceUnavailable(f"{ref_dir} is not a checkout of icm1018/GEAET ({config_file} missing)")
     sys.modules.setdefault("outdated", None)  # ogb's update check can hang the import
@@ -58,6 +64,8 @@ def load_reference_model(ref_dir: str, preset: str, seed: int = 0) -> torch.nn.M
     cfg = graphgym_config.cfg
     graphgym_config.set_cfg(cfg)
     cfg.merge_from_file(os.path.join(ref_dir, config_file))
+    for key, value in (overrides or {}).items():
+        cfg.merge_from_list([key, value])
     graphgym_config.assert_cfg(cfg)
     cfg.share.dim_in, cfg.share.dim_out = dim_in, dim_out
     _set_kernel_times(cfg)
