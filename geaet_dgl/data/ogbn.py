@@ -188,3 +188,34 @@ def read_ogbn(name: str, data_dir: PathLike) -> Tuple[dgl.DGLGraph, int]:
         out.ndata[f"{ours}_mask"] = mask
     num_classes = max(spec.num_classes, int(labels.max()) + 1)
     return out, num_classes
+
+
+def load_ogbn(name: str, data_dir: PathLike, pe_k: int = 0, rwse_k=None, laplacian_norm: str = "sym",
+              limit_train=None, limit_val=None, limit_test=None, progress: bool = True):
+    """``name`` as a :class:`~.node_graph.NodeGraph`, its positional encodings cached beside OGB's folder.
+
+    Parameters
+    ----------
+    name : {'ogbn-arxiv', 'ogbn-products'}
+    data_dir : path-like
+    pe_k, rwse_k, laplacian_norm
+        Encodings to attach (sparse above 2,048 nodes: :mod:`.sparse_encodings`),
+        cached in ``<root>/geaet_cache``, keyed by the processed file's size and mtime.
+    limit_train, limit_val, limit_test : int, optional
+        Keep the first N nodes of a split's mask (the graph stays whole).
+    """
+    from .node_graph import NodeGraph, limit_masks
+    from .pe_cache import attach_pe, cached_split_pe
+
+    graph, num_classes = read_ogbn(name, data_dir)
+    limit_masks(graph, {"train": limit_train, "val": limit_val, "test": limit_test})
+    root = ogbn_root(name, data_dir)
+    stat = (root / PROCESSED).stat()
+    stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+    cache = root / "geaet_cache"
+    pe = cached_split_pe([graph], cache, tag=name, k=pe_k, norm=laplacian_norm, rwse_k=rwse_k, stamp=stamp,
+                         progress=progress)
+    attach_pe([graph], pe)
+    return NodeGraph(graph, "node-classification", num_classes, name=name,
+                     source=f"OGB {name} read by ogb.nodeproppred.DglNodePropPredDataset from {root}",
+                     cache_dir=cache, stamp=stamp)
