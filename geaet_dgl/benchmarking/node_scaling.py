@@ -112,7 +112,10 @@ def dense_attention_mib(num_nodes: int, heads: int = HEADS) -> float:
     return 2.0 * heads * float(num_nodes) ** 2 * 4 / 2**20
 
 
-def _reference_step_and_eval(graph: dgl.DGLGraph, method: str, ref_dir: str, seed: int):
+def _reference_runners(graph: dgl.DGLGraph, method: str, ref_dir: str, seed: int):
+    """(warm-up, epoch, evaluation) callables of the reference on the whole graph."""
+    import copy
+
     from torch.nn.functional import cross_entropy
 
     from .reference import load_reference_model, to_pyg_batch
@@ -124,36 +127,75 @@ def _reference_step_and_eval(graph: dgl.DGLGraph, method: str, ref_dir: str, see
     mask = graph.ndata["train_mask"]
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
-    def step():
+    def step():  # the reference's layers reassign the batch's fields: each pass gets a shallow copy
         model.train()
         optimizer.zero_grad(set_to_none=True)
-        pred, label = model(batch.clone())
+        pred, label = model(copy.copy(batch))
         cross_entropy(pred[mask], label[mask]).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
 
     def evaluate():
         model.eval()
         with torch.no_grad():
-            return model(batch.clone())[0].argmax(-1)
+            return model(copy.copy(batch))[0].argmax(-1)
 
-    return step, evaluate
+    return step, step, evaluate
 
 
-def _ours_step_and_eval(graph: dgl.DGLGraph, method: str, seed: int):
-    from ..training.node_training import node_epoch_runner
+def _ours_runners(graph: dgl.DGLGraph, method: str, seed: int, cache_dir: str):
+    """(warm-up, epoch, evaluation) callables of ours: ``method``'s batches, full-graph scoring."""
+    from torch.nn.functional import cross_entropy
 
-    return node_epoch_runner(graph, bench_model_config(), sampler=method, nodes_per_part=NODES_PER_PART,
-                             parts_per_step=PARTS_PER_STEP, seed=seed)
+    from ..data.node_graph import NodeGraph
+    from ..models import build_model
+    from ..training.node_batches import make_node_sampler, masked_rows
+    from ..training.node_task import evaluate_node_splits
+
+    data = NodeGraph(graph, "node-classification", NUM_CLASSES, name=f"knn-{graph.num_nodes()}",
+                     cache_dir=cache_dir, stamp="node-scaling")
+    sampler = make_node_sampler(data, method, num_parts=0)  # cluster: METIS here, parts of ~1,000 nodes
+    model = build_model(bench_model_config())
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    epochs = [0]
+
+    def train_on(batch):
+        optimizer.zero_grad(set_to_none=True)
+        rows, labels = masked_rows(batch, model(batch))
+        if len(rows):
+            cross_entropy(rows, labels).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+
+    def warm_up():
+        model.train()
+        train_on(next(iter(sampler.epoch_batches(PARTS_PER_STEP, seed, 0))))
+
+    def epoch():
+        model.train()
+        for batch in sampler.epoch_batches(PARTS_PER_STEP, seed, epochs[0]):
+            train_on(batch)
+        epochs[0] += 1
+
+    def evaluate():
+        return evaluate_node_splits(model, data, cross_entropy, "accuracy", torch.device("cpu"))
+
+    return warm_up, epoch, evaluate
 
 
 def measure_node_point(method: str, num_nodes: int, threads: int = 1, seed: int = 0, epochs: int = 1,
                        ref_dir: Optional[str] = None, device: str = "cpu") -> Dict[str, object]:
     """One method on one graph size: seconds of a training epoch and of a full-graph evaluation, peak RSS.
 
-    Runs ``epochs`` epochs after one untimed warm-up epoch (cluster: its
-    partitions are computed there, timed apart as ``prepare_s``) and keeps the
-    fastest; the evaluation likewise.
+    After the set-up (cluster: METIS partitions) and one untimed training
+    step, ``epochs`` epochs and as many evaluations are timed; the fastest of
+    each is kept. ``address_space_limit_mib`` reports the ``RLIMIT_AS`` the
+    process ran under (None: unlimited).
     """
+    import resource
+    import shutil
+    import tempfile
+
     if method not in METHODS:
         raise ValueError(f"method={method!r} is not one of {', '.join(METHODS)}")
     set_threads(threads)
@@ -163,27 +205,33 @@ def measure_node_point(method: str, num_nodes: int, threads: int = 1, seed: int 
     graph = node_task_graph(int(num_nodes), seed=seed)
     build_s = time.perf_counter() - t0
     torch.manual_seed(seed)
-    t0 = time.perf_counter()
-    if method in REFERENCE_ATTENTION:
-        if not ref_dir:
-            raise ValueError(f"method {method!r} needs ref_dir (a checkout of the reference)")
-        step, evaluate = _reference_step_and_eval(graph, method, ref_dir, seed)
-    else:
-        step, evaluate = _ours_step_and_eval(graph, method, seed)
-    step()  # warm-up: allocator, kernels; cluster: METIS partitions
-    prepare_s = time.perf_counter() - t0
-    epoch_times, eval_times = [], []
-    for _ in range(max(1, epochs)):
+    cache_dir = tempfile.mkdtemp(prefix="geaet-node-scaling-")
+    try:
         t0 = time.perf_counter()
-        step()
-        epoch_times.append(time.perf_counter() - t0)
-    for _ in range(max(1, epochs)):
-        t0 = time.perf_counter()
-        evaluate()
-        eval_times.append(time.perf_counter() - t0)
+        if method in REFERENCE_ATTENTION:
+            if not ref_dir:
+                raise ValueError(f"method {method!r} needs ref_dir (a checkout of the reference)")
+            warm_up, epoch, evaluate = _reference_runners(graph, method, ref_dir, seed)
+        else:
+            warm_up, epoch, evaluate = _ours_runners(graph, method, seed, cache_dir)
+        warm_up()
+        prepare_s = time.perf_counter() - t0
+        epoch_times, eval_times = [], []
+        for _ in range(max(1, epochs)):
+            t0 = time.perf_counter()
+            epoch()
+            epoch_times.append(time.perf_counter() - t0)
+        for _ in range(max(1, epochs)):
+            t0 = time.perf_counter()
+            evaluate()
+            eval_times.append(time.perf_counter() - t0)
+    finally:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
     return {"method": method, "num_nodes": graph.num_nodes(), "num_edges": graph.num_edges(), "threads": threads,
             "build_graph_s": build_s, "prepare_s": prepare_s, "epoch_s": min(epoch_times),
-            "eval_s": min(eval_times), "start_rss_mib": start_rss, "peak_rss_mib": peak_rss_mib()}
+            "eval_s": min(eval_times), "start_rss_mib": start_rss, "peak_rss_mib": peak_rss_mib(),
+            "address_space_limit_mib": None if limit == resource.RLIM_INFINITY else limit / 2**20}
 
 
 def _fit(points: List[Dict[str, object]], key: str, min_nodes: int = 0) -> Optional[float]:
