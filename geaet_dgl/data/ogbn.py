@@ -107,13 +107,13 @@ def ogbn_present(name: str, data_dir: PathLike) -> bool:
 
 @contextlib.contextmanager
 def _quiet_ogb():
-    """OGB prints progress on stdout (and its import may start an update check): send prints to the log."""
+    """OGB prints progress on stdout and stderr (and its import may start an update check): send it to the log."""
     hidden = "outdated" not in sys.modules
     if hidden:
         sys.modules["outdated"] = None  # type: ignore[assignment]
     sink = io.StringIO()
     try:
-        with contextlib.redirect_stdout(sink):
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             yield
     finally:
         if hidden:
@@ -142,7 +142,8 @@ def read_ogbn(name: str, data_dir: PathLike) -> Tuple[dgl.DGLGraph, int]:
     -------
     graph : dgl.DGLGraph
         ``ndata['feat']`` ``(N, F)`` float32, ``ndata['label']`` ``(N,)`` int64,
-        ``ndata['train_mask'/'val_mask'/'test_mask']`` ``(N,)`` bool.
+        ``ndata['train_mask'/'val_mask'/'test_mask']`` ``(N,)`` bool,
+        ``edata['feat']`` ``(E, 1)`` zeros.
     num_classes : int
     """
     if name not in OGBN:
@@ -178,6 +179,7 @@ def read_ogbn(name: str, data_dir: PathLike) -> Tuple[dgl.DGLGraph, int]:
     out = dgl.graph((src, dst), num_nodes=num_nodes)
     out.ndata["feat"] = graph.ndata["feat"].float()
     out.ndata["label"] = labels
+    out.edata["feat"] = torch.zeros(out.num_edges(), 1)  # no edge features: one constant, as for graph files
     for ours, theirs in (("train", "train"), ("val", "valid"), ("test", "test")):
         index = split[theirs].long()
         if len(index) and (int(index.min()) < 0 or int(index.max()) >= num_nodes):

@@ -48,3 +48,33 @@ def test_ogbn_truncated_processed_file_is_rebuilt(tmp_path):
     processed.write_bytes(processed.read_bytes()[:100])
     second, _ = read_ogbn("ogbn-arxiv", tmp_path)
     assert torch.equal(first.ndata["feat"], second.ndata["feat"])
+
+
+def test_ogbn_dataset_is_a_node_graph_with_cached_encodings(tmp_path):
+    from geaet_dgl.data import load_dataset
+    from geaet_dgl.data.node_graph import NodeGraph
+    from geaet_dgl.data.registry import DATASETS, dataset_table
+
+    written = write_ogbn_fixture("ogbn-arxiv", tmp_path)
+    data = load_dataset("ogbn-arxiv", tmp_path, pe_k=3, rwse_k=4, limit_train=5, progress=False)
+    assert isinstance(data, NodeGraph) and data.task == "node-classification" and data.num_classes == 40
+    assert data.sizes() == {"train": 5, "val": 8, "test": 8}
+    assert data.nodes("train").tolist() == sorted(written["split"]["train"].tolist())[:5]
+    assert data.graph.ndata["lap_pe"].shape == (NUM_NODES, 3) and data.graph.ndata["rwse"].shape == (NUM_NODES, 4)
+    assert list((tmp_path / "ogbn_arxiv" / "geaet_cache").glob("geaet_pe_ogbn-arxiv_*.pt"))
+    row = next(r for r in dataset_table(tmp_path) if r["name"] == "ogbn-arxiv")
+    assert row["present"] is True and "90,941/29,799/48,603" in DATASETS["ogbn-arxiv"].size
+    with pytest.raises(DataError, match="needs data_dir"):
+        load_dataset("ogbn-products")
+
+
+def test_ogbn_presets_fit_the_data(tmp_path):
+    from geaet_dgl.data import load_dataset
+    from geaet_dgl.presets import get_preset
+    from geaet_dgl.training.run_config import check_data_fits
+
+    for name in sorted(OGBN):
+        write_ogbn_fixture(name, tmp_path)
+        preset = get_preset(name)
+        preset.model.node_in_feats = 5  # the fixture's feature width (128 / 100 in the published files)
+        check_data_fits(preset.model, load_dataset(name, tmp_path, progress=False))
