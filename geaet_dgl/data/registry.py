@@ -98,20 +98,12 @@ def _tree(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     return load_tree(kwargs.pop("depth", None) or 3, **kwargs)
 
 
-def _lrgb_superpixels(name: str) -> Callable[..., DatasetSplits]:
+def _by_name(name: str, loader: Callable[..., DatasetSplits]) -> Callable[..., DatasetSplits]:
+    """A loader of the family ``loader`` that reads ``name`` from ``data_dir``."""
     def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
         _needs_dir(name, data_dir)
         _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
-        return load_lrgb_superpixels(name, data_dir, **kwargs)
-
-    return load
-
-
-def _peptides(name: str) -> Callable[..., DatasetSplits]:
-    def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
-        _needs_dir(name, data_dir)
-        _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
-        return load_peptides(name, data_dir, **kwargs)
+        return loader(name, data_dir, **kwargs)
 
     return load
 
@@ -133,22 +125,15 @@ def _graph_file(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     return load_graph_file(data_file, **kwargs)
 
 
-def _ogbn(name: str) -> Callable[..., DatasetSplits]:
-    def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
-        _needs_dir(name, data_dir)
-        _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
-        return load_ogbn(name, data_dir, **kwargs)
-
-    return load
-
-
 LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
     "cifar10": _cifar10,
     "mnist": _mnist, "synthetic": _synthetic, "pattern": _sbm("pattern"), "cluster": _sbm("cluster"),
-    "zinc": _zinc, "tree": _tree, "voc": _lrgb_superpixels("voc"), "coco": _lrgb_superpixels("coco"),
-    "peptides-func": _peptides("peptides-func"), "peptides-struct": _peptides("peptides-struct"),
+    "zinc": _zinc, "tree": _tree, "voc": _by_name("voc", load_lrgb_superpixels),
+    "coco": _by_name("coco", load_lrgb_superpixels),
+    "peptides-func": _by_name("peptides-func", load_peptides),
+    "peptides-struct": _by_name("peptides-struct", load_peptides),
     "pcqm-contact": _pcqm_contact, GRAPH_FILE: _graph_file,
-    "ogbn-arxiv": _ogbn("ogbn-arxiv"), "ogbn-products": _ogbn("ogbn-products"),
+    "ogbn-arxiv": _by_name("ogbn-arxiv", load_ogbn), "ogbn-products": _by_name("ogbn-products", load_ogbn),
 }
 
 

@@ -44,20 +44,8 @@ RWSE_MAX_WORK = 2e10
 
 
 def symmetric_adjacency(src: np.ndarray, dst: np.ndarray, num_nodes: int) -> sp.csr_matrix:
-    """Sparse 0/1 adjacency of the undirected edge set, self loops dropped.
-
-    Parameters
-    ----------
-    src, dst : np.ndarray
-        ``(E,)`` integer endpoints.
-    num_nodes : int
-        ``N``.
-
-    Returns
-    -------
-    scipy.sparse.csr_matrix
-        ``(N, N)`` float64, symmetric, zero diagonal, entries 1.
-    """
+    """``positional_encoding.undirected_adjacency`` as a ``(N, N)`` float64 CSR matrix (the ``(E,)`` edges
+    made symmetric, self loops dropped, duplicates merged to 1)."""
     keep = src != dst
     rows = np.concatenate([src[keep], dst[keep]])
     cols = np.concatenate([dst[keep], src[keep]])
