@@ -37,6 +37,7 @@ import dgl
 import numpy as np
 import torch
 
+from ..allocator import allocator_mode
 from .scaling import fit_power_law, knn_edges
 from .timing import check_device, current_rss_mib, peak_rss_mib, set_threads
 
@@ -231,6 +232,7 @@ def measure_node_point(method: str, num_nodes: int, threads: int = 1, seed: int 
     return {"method": method, "num_nodes": graph.num_nodes(), "num_edges": graph.num_edges(), "threads": threads,
             "build_graph_s": build_s, "prepare_s": prepare_s, "epoch_s": min(epoch_times),
             "eval_s": min(eval_times), "start_rss_mib": start_rss, "peak_rss_mib": peak_rss_mib(),
+            "allocator": allocator_mode(),
             "address_space_limit_mib": None if limit == resource.RLIM_INFINITY else limit / 2**20}
 
 
