@@ -379,7 +379,10 @@ def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
                                         "gt.batch_norm and gt.layer_norm to True")
     config.norm = "batch" if norms[0] else "layer"
     config.activation = get.require("gnn.act", ("relu", "gelu"))
-    config.geanet = GEANetConfig(num_heads=get("GEANet.n_heads"), unit_size=get("GEANet.unit_size"),
+    heads, unit_size = get("GEANet.n_heads"), get("GEANet.unit_size")
+    if isinstance(heads, int) and isinstance(unit_size, int) and heads * unit_size == config.hidden_dim:
+        unit_size = None  # what our configuration derives from the width, as the presets leave it
+    config.geanet = GEANetConfig(num_heads=heads, unit_size=unit_size,
                                  edge_unit=bool(get("GEANet.edge_unit")),
                                  shared_unit=bool(get("GEANet.shared_unit")), scope="batch")
     if config.external and config.geanet.shared_unit and not config.geanet.edge_unit:
@@ -479,11 +482,13 @@ def _train(get: _Reader, dataset: _Dataset) -> TrainConfig:
 
 def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[str, Any]] = None,
                          data: Optional[Mapping[str, Any]] = None, device: str = "cpu", workers: int = 0,
-                         checkpoint_every: int = 0, threads: Optional[int] = None):
+                         checkpoint_every: int = 0, threads: Optional[int] = None, sync_bn: bool = True,
+                         tensorboard: bool = False):
     """A :class:`~geaet_dgl.training.RunConfig` from a reference YAML, then ``--set``-style ``overrides``.
 
     ``data`` gives the :class:`~geaet_dgl.training.DataOptions` fields the file
-    does not fix (``data_dir``, ``limit_*``, ...); the ignored keys are logged.
+    does not fix (``data_dir``, ``limit_*``, ...); the ignored keys are logged. ``device`` to
+    ``tensorboard``: the RunConfig fields of the same names.
     """
     from ..training.run_config import DataOptions, RunConfig  # training imports data; keep this module light
 
@@ -498,5 +503,6 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
     options = from_dict(DataOptions, {**ref.data, **dict(data or {}), **data_settings}, where="data.")
     run = RunConfig(preset=preset.name, model=preset.model, train=preset.train, data=options, device=device,
                     workers=workers, checkpoint_every=checkpoint_every,
-                    threads=default_threads() if threads is None else threads)
+                    threads=default_threads() if threads is None else threads, sync_bn=sync_bn,
+                    tensorboard=tensorboard)
     return run.validate()
