@@ -5,7 +5,8 @@ square, each node receiving edges from its ``DEGREE = 10`` nearest neighbours
 (``E = 10 N``), 8 classes by the cell of a 4 x 2 grid the point lies in, 16
 features (the class one-hot plus Gaussian noise of standard deviation 1.5:
 a node's own features are a weak hint, its neighbourhood a strong one), and
-random train / val / test masks of 50 / 25 / 25 %.
+random train / val / test masks of 50 / 25 / 25 %
+(:func:`~geaet_dgl.data.generated.node_graphs.with_masks`).
 
 The network on both sides (:func:`bench_model_config`, :func:`reference_overrides`):
 GCN + GEANet (4 heads x 16 units, node units), width 64, 4 layers,
@@ -38,6 +39,7 @@ import numpy as np
 import torch
 
 from ..allocator import allocator_mode
+from ..data.generated.node_graphs import with_masks
 from .scaling import fit_power_law, knn_edges
 from .timing import check_device, current_rss_mib, peak_rss_mib, set_threads
 
@@ -77,13 +79,7 @@ def node_task_graph(num_nodes: int, degree: int = DEGREE, seed: int = 0) -> dgl.
     feat = np.zeros((num_nodes, FEAT_DIM), dtype=np.float32)
     feat[np.arange(num_nodes), label] = 1.0
     feat += rng.normal(scale=1.5, size=feat.shape).astype(np.float32)
-    graph.ndata["feat"] = torch.from_numpy(feat)
-    graph.ndata["label"] = torch.from_numpy(label)
-    part = rng.random(num_nodes)
-    graph.ndata["train_mask"] = torch.from_numpy(part < 0.5)
-    graph.ndata["val_mask"] = torch.from_numpy((part >= 0.5) & (part < 0.75))
-    graph.ndata["test_mask"] = torch.from_numpy(part >= 0.75)
-    return graph
+    return with_masks(graph, torch.from_numpy(feat), torch.from_numpy(label), seed=seed)
 
 
 def bench_model_config():
@@ -283,8 +279,9 @@ def run_node_scaling(max_nodes: int = 10**6, sizes: Sequence[int] = DEFAULT_NODE
             except WorkerError as exc:
                 if not exc.out_of_memory:
                     raise
+                last = str(exc).strip().splitlines()[-1].strip()
                 oom = {"num_nodes": n, "reason": f"allocation failed under the {memory_limit_mib / 1024:.0f} GiB "
-                       "address-space limit"}
+                       f"address-space limit ({last[:160]})"}
                 break
             points.append(point)
             if progress:
