@@ -244,16 +244,15 @@ def run_node_scaling(max_nodes: int = 10**6, sizes: Sequence[int] = DEFAULT_NODE
                      ref_dir: Optional[str] = None, ref_python: Optional[str] = None,
                      memory_limit_mib: float = 12 * 1024, epochs: int = 1, timeout_s: Optional[float] = None,
                      progress: Optional[Callable[[str], None]] = None) -> Dict[str, object]:
-    """Every method at every size ``<= max_nodes``, each in a fresh process under ``memory_limit_mib``.
+    """Every method at every size ``<= max_nodes`` and at ``max_nodes``, each in a fresh process under
+    ``memory_limit_mib``.
 
     Returns ``{'sizes', 'degree', 'memory_limit_mib', 'fit', 'methods': {name: {'description', 'points',
     'out_of_memory': {'num_nodes', 'reason'} or None, 'exponent', 'exponent_large', 'eval_exponent_large'}}}``.
     """
     from .worker import WorkerError, run_isolated
 
-    chosen = sorted({int(s) for s in sizes if int(s) <= max_nodes})
-    if not chosen:
-        raise ValueError(f"no size <= max_nodes={max_nodes} among {list(sizes)}")
+    chosen = sorted({int(s) for s in sizes if int(s) <= max_nodes} | {int(max_nodes)})
     out: Dict[str, object] = {
         "sizes": chosen, "degree": DEGREE, "memory_limit_mib": memory_limit_mib, "threads": threads,
         "fit": f"least-squares slope of log(epoch seconds) vs log(N); _large: N >= {FIT_MIN_NODES:,}",
