@@ -64,11 +64,12 @@ def test_cli_node_scaling_times_full_and_cluster_and_writes_json(tmp_path):
     result = CliRunner().invoke(cli.main, ["benchmark", "--node-scaling", "--max-nodes", "1500", "--threads", "1",
                                       "--json", str(out)])
     assert result.exit_code == 0, result.output
-    assert "epoch-time exponent" in result.output
+    assert "epoch CPU-time exponent" in result.output
     saved = json.loads(out.read_text())["node_scaling"]
     assert saved["sizes"] == [1500] and set(saved["methods"]) == {"full", "cluster"}
     for entry in saved["methods"].values():
         (point,) = entry["points"]
         assert point["num_nodes"] == 1500 and point["num_edges"] == DEGREE * 1500
         assert point["epoch_s"] > 0 and point["eval_s"] > 0 and point["peak_rss_mib"] > 0
+        assert 0 < point["epoch_cpu_s"] and 0 < point["eval_cpu_s"]
         assert point["address_space_limit_mib"] == 12 * 1024 and entry["out_of_memory"] is None
