@@ -208,11 +208,16 @@ def _external(net, graph, layout, h, edges, chunks, edge_ranges):
         node_lse = column_logsumexp(net.scores(h[a:b], "node") for a, b in chunks)
     if net.edge_unit and edges is not None and edges.shape[0]:
         edge_lse = column_logsumexp(net.scores(edges[a:b], "edge") for a, b in edge_ranges)
-    node_parts, edge_parts = [], []
+    node_parts, edge_parts, passed_through = [], [], False
     for (start, stop), (first, last) in zip(chunks, edge_ranges):
-        out_h, out_e = net(graph, h[start:stop], edges[first:last] if edges is not None else None, layout=layout,
-                           edge_output=edges is not None, node_lse=node_lse, edge_lse=edge_lse)
+        edges_in = edges[first:last] if edges is not None else None
+        out_h, out_e = net(graph, h[start:stop], edges_in, layout=layout, edge_output=edges is not None,
+                           node_lse=node_lse, edge_lse=edge_lse)
         node_parts.append(out_h)
-        if out_e is not None:
+        if out_e is not None and out_e is edges_in:  # no edge units: the edges pass through, no (E, d) copy
+            passed_through = True
+        elif out_e is not None:
             edge_parts.append(out_e)
+    if passed_through and not edge_parts:
+        return torch.cat(node_parts), edges
     return torch.cat(node_parts), (torch.cat(edge_parts) if edge_parts else None)
