@@ -24,7 +24,8 @@ methods); the evaluation scores every node with the whole graph as context.
 Each (method, size) runs in a fresh process under an address-space limit
 (``RLIMIT_AS``), so a size that does not fit fails there with an allocation
 error instead of exhausting the machine; the dense attention is not even
-started where its ``heads x N^2`` attention scores alone exceed the limit. The
+started where its ``heads x N^2`` attention scores alone exceed the limit, and no
+method at a size where the last size's peak memory, scaled linearly, would. The
 first size that fails is reported as the method's out-of-memory size and the
 larger ones are not tried. The exponent is the least-squares slope of
 log(epoch CPU seconds) against log(N), over all sizes and over ``N >= 1e5``:
@@ -248,6 +249,12 @@ def _fit(points: List[Dict[str, object]], key: str, min_nodes: int = 0) -> Optio
     return fit_power_law([p["num_nodes"] for p in usable], [p[key] for p in usable])[0]
 
 
+def _predicted_peak_mib(last: Dict[str, object], num_nodes: int) -> float:
+    """Peak RSS at ``num_nodes`` from the last measured size: the interpreter's share fixed, the rest linear."""
+    fixed = float(last.get("start_rss_mib", 0.0))
+    return fixed + (float(last["peak_rss_mib"]) - fixed) * num_nodes / float(last["num_nodes"])
+
+
 def run_node_scaling(max_nodes: int = 10**6, sizes: Sequence[int] = DEFAULT_NODE_SIZES,
                      methods: Sequence[str] = ("full", "cluster"), threads: int = 1, seed: int = 0,
                      ref_dir: Optional[str] = None, ref_python: Optional[str] = None,
@@ -279,6 +286,11 @@ def run_node_scaling(max_nodes: int = 10**6, sizes: Sequence[int] = DEFAULT_NODE
             if method == "ref-transformer" and dense_attention_mib(n) > memory_limit_mib:
                 oom = {"num_nodes": n, "reason": f"dense attention scores alone need {dense_attention_mib(n) / 1024:.0f}"
                        f" GiB > the {memory_limit_mib / 1024:.0f} GiB limit (not started)"}
+                break
+            predicted = _predicted_peak_mib(points[-1], n) if points else 0.0
+            if predicted > memory_limit_mib:
+                oom = {"num_nodes": n, "reason": f"predicted peak RSS {predicted / 1024:.1f} GiB (the last size's, "
+                       f"scaled by the nodes) > the {memory_limit_mib / 1024:.0f} GiB limit (not started)"}
                 break
             kwargs = dict(method=method, num_nodes=n, threads=threads, seed=seed, epochs=epochs, ref_dir=ref_dir)
             python = ref_python if method in REFERENCE_ATTENTION else None

@@ -44,6 +44,25 @@ def test_dense_attention_is_not_started_where_its_scores_exceed_the_limit():
         run_node_scaling(sizes=[10**4], methods=["sparse"])
 
 
+def test_a_size_predicted_past_the_limit_is_not_started(monkeypatch):
+    from geaet_dgl.benchmarking import node_scaling, worker
+
+    started = []
+
+    def fake_run(task, kwargs, **options):
+        started.append(kwargs["num_nodes"])
+        return {"num_nodes": kwargs["num_nodes"], "num_edges": 10 * kwargs["num_nodes"], "epoch_s": 1.0,
+                "epoch_cpu_s": 1.0, "eval_s": 1.0, "eval_cpu_s": 1.0, "start_rss_mib": 500.0,
+                "peak_rss_mib": 500.0 + kwargs["num_nodes"] / 100}  # 1 GiB more per ~100k nodes
+
+    monkeypatch.setattr(worker, "run_isolated", fake_run)
+    result = node_scaling.run_node_scaling(max_nodes=10**6, sizes=[10**5, 3 * 10**5, 10**6], methods=["full"],
+                                           memory_limit_mib=8192)
+    oom = result["methods"]["full"]["out_of_memory"]
+    assert started == [10**5, 3 * 10**5] and oom["num_nodes"] == 10**6  # 0.5 + 3 x 10/3 GiB predicted > 8
+    assert "predicted peak RSS 10.3 GiB" in oom["reason"] and "not started" in oom["reason"]
+
+
 def test_exponent_fits_epoch_time_from_the_large_sizes():
     points = [{"num_nodes": n, "epoch_s": 3e-6 * n ** 1.1, "eval_s": 1e-6 * n} for n in (10**4, 10**5, 10**6)]
     points[0]["epoch_s"] *= 5  # a slow small size counts in the fit over all sizes only
