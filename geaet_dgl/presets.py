@@ -284,7 +284,7 @@ _PRESETS["geaet"] = Preset(
 def _ogbn(name: str, node_in_feats: int, num_classes: int, what: str) -> Preset:
     """OGB node property prediction on one large graph: GCN + GEANet, no global self-attention.
 
-    Trained on METIS parts (``--sampler cluster``): GEANet's external units are
+    Trained on METIS parts (``--set data.sampler=cluster``): GEANet's external units are
     the global branch, linear in nodes and edges, so the network runs on a part
     of any size and on the whole graph for evaluation.
     """
@@ -300,7 +300,7 @@ def _ogbn(name: str, node_in_feats: int, num_classes: int, what: str) -> Preset:
         train=TrainConfig(batch_size=16, lr=1e-3, weight_decay=0.0, epochs=100, warmup_epochs=5,
                           loss="cross_entropy", metric="accuracy"),
         note=f"ours (the paper has no OGB node task): GCN + GEANet on {what}, 3 layers of width 128, no PE; "
-             "train with --sampler cluster (16 METIS parts per step)",
+             "train with --set data.sampler=cluster (16 METIS parts per step)",
     )
 
 
