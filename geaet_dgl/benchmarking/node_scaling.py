@@ -119,7 +119,8 @@ def _reference_runners(graph: dgl.DGLGraph, method: str, ref_dir: str, seed: int
 
     from torch.nn.functional import cross_entropy
 
-    from .reference import load_reference_model, to_pyg_batch
+    from ..interop.pyg_export import to_pyg_batch
+    from ..interop.reference_model import load_reference_model
 
     graph.edata["feat"] = torch.zeros(graph.num_edges(), 1)
     model = load_reference_model(ref_dir, "pattern", seed, overrides=reference_overrides(method),

@@ -34,12 +34,14 @@ Example
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
 from typing import Dict, Optional, Sequence, Union
 
 import dgl
+import numpy as np
 import torch
 
 from .errors import DataError
@@ -83,6 +85,8 @@ class NodeGraph:
     """
 
     level = "transductive"
+    #: What the loader did to the stored features (:mod:`.input_transform`): nothing.
+    input_transform = None
 
     def __init__(self, graph: dgl.DGLGraph, task: str, num_classes: int, name: str, source: str = "",
                  cache_dir: Optional[PathLike] = None, stamp: str = ""):
@@ -127,8 +131,23 @@ class NodeGraph:
     def pe_dim(self) -> int:
         return int(self.graph.ndata["lap_pe"].shape[1]) if "lap_pe" in self.graph.ndata else 0
 
-    def _example(self) -> dgl.DGLGraph:  # what DatasetSplits offers for the model-fit checks
+    def first_graph(self) -> dgl.DGLGraph:
+        """The graph (what :meth:`DatasetSplits.first_graph` offers for the model-fit checks)."""
         return self.graph
+
+    def split_fingerprints(self, limits: Optional[Dict[str, Optional[int]]] = None) -> Dict[str, Dict]:
+        """Per split ``{"graphs": its node count, "limit": --limit-<split>, "sha256": ...}`` over the graph's size,
+        the split's node ids and their labels (the record a run keeps, see :mod:`.identity`)."""
+        limits = dict(limits or {})
+        result = {}
+        for split in MASKS:
+            digest = hashlib.sha256()
+            digest.update(np.array([self.graph.num_nodes(), self.graph.num_edges()], dtype=np.int64).tobytes())
+            nodes, labels = self.nodes(split), self.labels(split).detach().cpu().contiguous()
+            digest.update(nodes.numpy().tobytes())
+            digest.update(str(labels.dtype).encode() + str(tuple(labels.shape)).encode() + labels.numpy().tobytes())
+            result[split] = {"graphs": len(nodes), "limit": limits.get(split), "sha256": digest.hexdigest()[:32]}
+        return result
 
     def __repr__(self) -> str:
         return (f"NodeGraph({self.name!r}, {self.task}, {self.graph.num_nodes()} nodes, "

@@ -41,6 +41,25 @@ from ..threads import default_threads
 
 log = logging.getLogger(__name__)
 
+@dataclass(frozen=True)
+class ReferencePreset:
+    """The reference's configuration file (relative to its checkout) of one of our presets, and the input
+    and output widths its ``main.py`` derives from the dataset (graphgym's ``cfg.share.dim_in`` / ``dim_out``)."""
+
+    config_file: str
+    dim_in: int
+    dim_out: int
+
+
+#: Our preset -> the reference's configuration of the same network: the one table that parity, timing
+#: (``benchmark --against-pyg``) and ``compare`` read.
+REFERENCE_PRESETS = {
+    "mnist": ReferencePreset("configs/GEAET/mnist.yaml", 3, 10),
+    "cifar10": ReferencePreset("configs/GEAET/CIFAR10.yaml", 5, 10),
+    "pattern": ReferencePreset("configs/GEAET/pattern.yaml", 3, 1),  # graphgym: one logit for a binary task
+    "peptides-struct": ReferencePreset("configs/GEAET/peptides-struct.yaml", 9, 11),
+}
+
 #: OGB's AtomEncoder / BondEncoder vocabularies (``ogb.utils.features.get_atom_feature_dims``).
 OGB_ATOM_VOCAB = [119, 5, 12, 12, 10, 6, 6, 2, 2]
 OGB_BOND_VOCAB = [5, 6, 2]
@@ -157,8 +176,9 @@ NO_EFFECT_KEYS = {
 NO_EFFECT_PREFIXES = ("gt.bigbird.", "graphormer.", "posenc_SignNet.", "posenc_HKdiagSE.", "posenc_ElstaticSE.",
                       "posenc_GraphormerBias.")
 
-_LOCAL = {"CustomGatedGCN": "gatedgcn", "GCN": "gcn", "GIN": "gin", "GINE": "gine", "None": "none"}
-_GLOBAL = {"Transformer": "transformer", "None": "none"}
+_LOCAL = {"CustomGatedGCN": "gatedgcn", "GCN": "gcn", "GIN": "gin", "GINE": "gine", "GAT": "gat", "PNA": "pna",
+          "GENConv": "genconv", "None": "none"}
+_GLOBAL = {"Transformer": "transformer", "Performer": "performer", "None": "none"}
 _EXTERNAL = {"GEANet": True, "None": False}
 _HEADS = {"default": "graph", "graph": "graph", "mlp_graph": "mlp_graph", "inductive_node": "node"}
 _POOLING = {"mean": "mean", "add": "sum", "max": "max"}
@@ -363,6 +383,7 @@ def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
                                         "or None")
     config.mpnn, config.attention, config.external = (_LOCAL[layer_type[0]], _GLOBAL[layer_type[1]],
                                                       _EXTERNAL[layer_type[2]])
+    config.performer_pad_keys = config.attention == "performer"  # the reference pads graphs to a dense batch
     config.hidden_dim, config.num_layers, config.num_heads = get("gt.dim_hidden"), get("gt.layers"), get("gt.n_heads")
     if get("gnn.dim_inner") != config.hidden_dim:
         raise get.fail("gnn.dim_inner", f"must equal gt.dim_hidden={config.hidden_dim} (the reference refuses "

@@ -10,7 +10,8 @@ from geaet_dgl.interop.reference_checkpoint import (MODEL_STATE, export_referenc
                                                     read_reference_checkpoint)
 from geaet_dgl.models import build_model
 from geaet_dgl.presets import get_preset
-from geaet_dgl.training import CheckpointError, DataOptions, RunConfig, evaluate_checkpoint, load_checkpoint
+from geaet_dgl.inference import evaluate_checkpoint
+from geaet_dgl.training import CheckpointError, DataOptions, RunConfig, load_checkpoint
 from geaet_dgl.training.checkpoint import save_checkpoint
 from geaet_dgl.training.schedule import build_optimizer, build_scheduler
 from tests.conftest import random_graph, with_features
@@ -161,7 +162,8 @@ def test_real_reference_checkpoint_imports_with_equal_outputs(tmp_path):
     import copy
 
     from geaet_dgl.benchmarking.inputs import prebuilt_batches
-    from geaet_dgl.benchmarking.reference import load_reference_model, to_pyg_batch
+    from geaet_dgl.interop.pyg_export import to_pyg_batch
+    from geaet_dgl.interop.reference_model import load_reference_model
 
     reference = load_reference_model(REF_DIR, "mnist", seed=3).eval()
     from torch_geometric.graphgym import checkpoint as graphgym_checkpoint
