@@ -152,7 +152,7 @@ def _ours_runners(graph: dgl.DGLGraph, method: str, seed: int, cache_dir: str):
     from ..data.node_graph import NodeGraph
     from ..models import build_model
     from ..training.node_batches import make_node_sampler, masked_rows
-    from ..training.node_task import evaluate_node_splits
+    from ..inference.evaluation import evaluate_node_splits
 
     data = NodeGraph(graph, "node-classification", NUM_CLASSES, name=f"knn-{graph.num_nodes()}",
                      cache_dir=cache_dir, stamp="node-scaling")
