@@ -229,8 +229,9 @@ def run_node_scaling_benchmark(max_nodes: int = 10**6, threads: Optional[int] = 
     """``benchmark --node-scaling``: a training epoch and a full-graph evaluation per graph size and method.
 
     Ours with ``full`` and ``cluster`` batches and, with ``against_pyg`` (run by
-    ``python``, default this interpreter), the reference on the whole graph with
-    its dense attention and with Performer; see :mod:`.node_scaling`. Every
+    ``python``, default this interpreter), the reference on the whole graph
+    without global attention (our layers), with its dense attention and with
+    Performer; see :mod:`.node_scaling`. Every
     measurement runs in a fresh process in the ``allocator`` mode, under a
     ``memory_limit_gib`` address-space limit.
     """
@@ -238,7 +239,7 @@ def run_node_scaling_benchmark(max_nodes: int = 10**6, threads: Optional[int] = 
 
     threads = resolve_threads(threads)
     requested = requested_mode(allocator)
-    methods = ["full", "cluster"] + (["ref-transformer", "ref-performer"] if against_pyg else [])
+    methods = ["full", "cluster"] + (["ref-none", "ref-transformer", "ref-performer"] if against_pyg else [])
     with _child_environment(environment_for(requested)):
         result = run_node_scaling(max_nodes=max_nodes, methods=methods, threads=threads, seed=seed,
                                   ref_dir=against_pyg, ref_python=python, memory_limit_mib=memory_limit_gib * 1024,

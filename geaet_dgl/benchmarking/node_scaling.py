@@ -17,7 +17,9 @@ where asked. Methods (:data:`METHODS`):
 * ``cluster``: ours, METIS partitions of about 1,000 nodes, 16 per step (``--sampler cluster``);
 * ``ref-transformer``: the reference on the whole graph with its dense self-attention
   (``N x N`` per head: it has no sampler);
-* ``ref-performer``: the reference on the whole graph with Performer.
+* ``ref-performer``: the reference on the whole graph with Performer;
+* ``ref-none``: the reference on the whole graph without global attention: the
+  same layers as ours, so ``full`` and ``ref-none`` compare the implementations.
 
 An epoch is one pass over the training nodes (one step for the whole-graph
 methods); the evaluation scores every node with the whole graph as context.
@@ -60,8 +62,9 @@ METHODS: Dict[str, str] = {
     "cluster": f"ours, METIS parts of ~{NODES_PER_PART:,} nodes, {PARTS_PER_STEP} per step (--sampler cluster)",
     "ref-transformer": "reference, whole graph, dense self-attention (no sampler)",
     "ref-performer": "reference, whole graph, Performer (no sampler)",
+    "ref-none": "reference, whole graph, no global attention (our network's layers: like for like with full)",
 }
-REFERENCE_ATTENTION = {"ref-transformer": "Transformer", "ref-performer": "Performer"}
+REFERENCE_ATTENTION = {"ref-transformer": "Transformer", "ref-performer": "Performer", "ref-none": "None"}
 
 
 def node_task_graph(num_nodes: int, degree: int = DEGREE, seed: int = 0) -> dgl.DGLGraph:

@@ -40,7 +40,7 @@ def test_dense_attention_is_not_started_where_its_scores_exceed_the_limit():
     assert oom["num_nodes"] == 10**5 and "not started" in oom["reason"]
     with pytest.raises(ValueError, match="needs the reference's checkout"):
         run_node_scaling(sizes=[10**4], methods=["ref-performer"])
-    with pytest.raises(ValueError, match="full, cluster, ref-transformer, ref-performer"):
+    with pytest.raises(ValueError, match="full, cluster, ref-transformer, ref-performer, ref-none"):
         run_node_scaling(sizes=[10**4], methods=["sparse"])
 
 
