@@ -208,12 +208,7 @@ def run_benchmark(
                                             repeats=scaling_repeats, min_time_s=scaling_min_time_s,
                                             threads=threads, device=device, seed=seed, isolate=isolate,
                                             progress=echo)
-    if echo is not None:
-        echo(format_report(report))
-    if json_path:
-        write_json(report, json_path)
-        if echo is not None:
-            echo(f"wrote {json_path}")
+    _emit(report, format_report(report), json_path, echo)
     if plot_path and (report["results"] or report.get("scaling")):
         plot_report(report, plot_path)
         if echo is not None:
@@ -247,10 +242,16 @@ def run_node_scaling_benchmark(max_nodes: int = 10**6, threads: Optional[int] = 
     report = {"config": dict(environment("cpu", threads), allocator=requested, max_nodes=max_nodes,
                              reference_dir=against_pyg, reference_python=python),
               "node_scaling": result}
+    _emit(report, format_node_scaling(result), json_path, echo)
+    return report
+
+
+def _emit(report: Dict[str, object], text: str, json_path: Optional[str],
+          echo: Optional[Callable[[str], None]]) -> None:
+    """Print the text report and write the JSON one (and say so)."""
     if echo is not None:
-        echo(format_node_scaling(result))
+        echo(text)
     if json_path:
         write_json(report, json_path)
         if echo is not None:
             echo(f"wrote {json_path}")
-    return report
