@@ -7,6 +7,8 @@ keyword arguments and writes the returned dict to ``OUT_JSON``. Tasks:
 * ``throughput`` -> :func:`geaet_dgl.benchmarking.throughput.measure_throughput`
 * ``epoch`` -> :func:`geaet_dgl.benchmarking.epoch.measure_epoch`
 * ``scaling`` -> :func:`geaet_dgl.benchmarking.scaling.measure_scaling_point`
+* ``hetero`` -> :func:`geaet_dgl.benchmarking.hetero.measure_hetero`
+* ``hetero_pair`` -> :func:`geaet_dgl.benchmarking.hetero.measure_hetero_pair`
 * ``node_scaling`` -> :func:`geaet_dgl.benchmarking.node_scaling.measure_node_point`
 
 ``memory_limit_mib`` caps the child's address space (``RLIMIT_AS``): a
@@ -27,6 +29,8 @@ TASKS = {
     "throughput": ("geaet_dgl.benchmarking.throughput", "measure_throughput"),
     "epoch": ("geaet_dgl.benchmarking.epoch", "measure_epoch"),
     "scaling": ("geaet_dgl.benchmarking.scaling", "measure_scaling_point"),
+    "hetero": ("geaet_dgl.benchmarking.hetero", "measure_hetero"),
+    "hetero_pair": ("geaet_dgl.benchmarking.hetero", "measure_hetero_pair"),
     "node_scaling": ("geaet_dgl.benchmarking.node_scaling", "measure_node_point"),
 }
 #: What a failed allocation prints in Python, torch's CPU allocator and C++.

@@ -46,7 +46,8 @@ import torch
 
 from .errors import DataError
 from .graph_files import GraphFileInfo, conform_graphs, infer_feature_spec, read_graph_file
-from .pe_cache import attach_pe, cached_split_pe
+from .identity import check_unchanged, file_identity, identity_changes
+from .pe_cache import attach_pe, cached_split_pe, writable_cache_dir
 
 PathLike = Union[str, os.PathLike]
 
@@ -258,6 +259,8 @@ def is_node_graph_file(path: PathLike) -> bool:
         first, _ = dgl.load_graphs(os.fspath(path), [0])
     except Exception:  # a missing or foreign file: the graph-file reader names the problem
         return False
+    if len(first[0].ntypes) > 1:  # a heterograph: its own reader (hetero_files)
+        return False
     return has_node_masks(first)
 
 
@@ -280,7 +283,8 @@ def inspect_node_graph(path: PathLike, task: Optional[str] = None) -> GraphFileI
 def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int = 0, rwse_k: Optional[int] = None,
                     laplacian_norm: str = "sym", limit_train: Optional[int] = None, limit_val: Optional[int] = None,
                     limit_test: Optional[int] = None, progress: bool = True, split_file: Optional[PathLike] = None,
-                    split: Optional[Sequence[float]] = None, split_seed: int = 0) -> NodeGraph:
+                    split: Optional[Sequence[float]] = None, split_seed: int = 0, *, identity: Optional[Dict] = None,
+                    indices: Optional[Dict] = None, allow_changed: bool = False) -> NodeGraph:
     """A one-graph file with node masks as a :class:`NodeGraph`, positional encodings cached beside it.
 
     Parameters
@@ -296,17 +300,27 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
         Keep the first N nodes of a mask (the graph itself stays whole).
     split_file, split, split_seed
         Refused: the masks are the split.
+    identity : dict, optional
+        A run's record of the file (:func:`~.identity.file_identity`): a file
+        whose identity differs is refused (DataError) unless ``allow_changed``.
+    indices : dict, optional
+        Unused (graph files' recorded split; the masks are this one's).
     """
     path = Path(data_file)
     if split_file is not None or split is not None:
         raise DataError(f"{path} carries its own node masks, which are the split; drop --split / --split-file "
                         "(or remove the masks from the graph)")
     graph, _, task, outputs = _read(path, task)
+    if identity is not None:
+        check_unchanged(f"graph file {path}", identity_changes(identity, file_identity(path, 1)), allow_changed,
+                        "restore the file the run was trained on")
     limit_masks(graph, {"train": limit_train, "val": limit_val, "test": limit_test})
     stat = path.stat()
     stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
-    pe = cached_split_pe([graph], path.parent / "geaet_cache", tag=f"{cache_tag(path)}-graph", k=pe_k,
-                         norm=laplacian_norm, rwse_k=rwse_k, stamp=stamp, progress=progress)
+    where = hashlib.sha1(os.fspath(path.resolve()).encode()).hexdigest()[:10]
+    cache_dir = writable_cache_dir(path.parent / "geaet_cache", f"{cache_tag(path)}-{where}")  # PE, METIS parts
+    pe = cached_split_pe([graph], cache_dir, tag=f"{cache_tag(path)}-graph", k=pe_k, norm=laplacian_norm,
+                         rwse_k=rwse_k, stamp=stamp, progress=progress)
     attach_pe([graph], pe)
     return NodeGraph(graph, task, outputs, name=path.name, source=f"graph file {path} ({task}, node masks)",
-                     cache_dir=path.parent / "geaet_cache", stamp=stamp)
+                     cache_dir=cache_dir, stamp=stamp)
