@@ -18,9 +18,9 @@ from .options import ListOptionCommand, handle_errors, threads_option
 @click.option("--what", type=click.Choice(JOBS), multiple=True, metavar="JOB [JOB ...]",
               help="What to measure, one or more of: throughput (train and inference graphs/s and peak memory "
                    "per batch size; the default), breakdown (where a training step's time goes), epoch (whole "
-                   "epochs with data loading), scaling (GEANet and the GEAET layer on 1k..--max-nodes node "
-                   "graphs). With --against-pyg each beside the reference (epoch: whole epochs of both sides, "
-                   "alternated, instead of the step table).")
+                   "epochs with data loading), scaling (GEANet, the GEAET layer, Performer and full attention "
+                   "on 1k..--max-nodes node graphs). With --against-pyg each beside the reference (epoch: whole "
+                   "epochs of both sides, alternated, instead of the step table).")
 @click.option("--preset", default="mnist", show_default=True,
               help="Preset whose model is timed (synthetic graphs shaped like its dataset: mnist, cifar10, pattern).")
 @click.option("--batch-sizes", "--batch-size", "batch_sizes", type=click.IntRange(min=1), multiple=True,
