@@ -8,19 +8,21 @@ batch-wide GEANet softmax depends on the batch).
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from ..data import collate_for
+from ..data.node_graph import MASKS, NodeGraph
 from ..threads import apply_threads
 from ..training.batching import EpochBatchSampler, make_epoch_loader, move_batch
 from ..training.losses import get_loss
 from ..training.metrics import MetricAccumulator
 from ..training.run_config import check_data_fits, load_splits
 from .geaet import fold_for_inference
+from .layerwise import full_graph_forward
 from .trained_run import open_trained_run
 
 SPLITS = ("train", "val", "test")
@@ -74,6 +76,29 @@ def _evaluate_sharded(model, dataset, loss_fn, metric, batch_size, device, worke
     return accumulator.compute()
 
 
+@torch.no_grad()
+def evaluate_node_splits(model: nn.Module, data: NodeGraph, loss_fn, metric: str, device: torch.device,
+                         splits: Sequence[str] = ("val", "test"), chunk_nodes: Optional[int] = None
+                         ) -> Dict[str, Dict[str, float]]:
+    """Score ``model`` on the whole graph once; -> ``{split: {"loss", "metric", ...}}`` over each split's mask.
+
+    ``chunk_nodes`` forces layer-wise inference (see
+    :func:`~.layerwise.full_graph_forward`); by default one pass when it fits
+    in memory.
+    """
+    model.eval()
+    graph = data.graph.to(device)
+    output = full_graph_forward(model, graph, chunk_nodes=chunk_nodes)
+    results = {}
+    for split in splits:
+        mask = graph.ndata[MASKS[split]]
+        rows, labels = output[mask], graph.ndata["label"][mask]
+        accumulator = MetricAccumulator(metric)
+        accumulator.update(rows, labels, loss_fn(rows, labels).item(), 1)
+        results[split] = accumulator.compute()
+    return results
+
+
 def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Optional[Mapping[str, Any]] = None,
                         device: str = "cpu", workers: int = 0, progress: bool = True, fold: bool = True,
                         threads: Optional[int] = None, allow_changed_data: bool = False) -> Dict[str, Any]:
@@ -110,6 +135,10 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     torch_device = torch.device(run.device)
     splits = load_splits(run.data, run.model, progress=progress, allow_changed_data=allow_changed_data)
     check_data_fits(run.model, splits)
+    if isinstance(splits, NodeGraph):  # one graph with node masks: scored on the whole graph
+        result = evaluate_node_splits(model.to(torch_device), splits, get_loss(run.train.loss), run.train.metric,
+                                      torch_device, splits=(split,))[split]
+        return {"split": split, "metric_name": run.train.metric, **result, "threads": threads}
     result = evaluate(model.to(torch_device), getattr(splits, split), get_loss(run.train.loss), run.train.metric,
                       run.train.batch_size, torch_device, run.workers, fold=fold)
     return {"split": split, "metric_name": run.train.metric, **result, "threads": threads}

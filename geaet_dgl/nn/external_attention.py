@@ -72,7 +72,8 @@ def _batch_double_normalize(scores: torch.Tensor, out: Optional[torch.Tensor]
     return attn.div_(row_sums), row_sums
 
 
-def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor], in_place: bool = False) -> torch.Tensor:
+def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor], in_place: bool = False,
+                     column_lse: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Softmax over rows (per segment when ``seglen`` is given), then rows sum to 1 over the last dim.
 
     Parameters
@@ -83,6 +84,12 @@ def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor], in_pl
     in_place : bool
         Overwrite ``scores`` (contiguous) with the result, without autograd: for the
         inference path (:mod:`geaet_dgl.inference`), which keeps no graph of the forward.
+    column_lse : (H, S) tensor, optional
+        :math:`\log \sum_j \exp s_{js}` over a larger set of rows that
+        ``scores`` is a part of (:func:`column_logsumexp`): the rows are then
+        normalised as rows of that set, :math:`a_{is} = \mathrm{softmax}_t(s_{it} -
+        \mathrm{lse}_t)` (the softmax over rows only rescales each column, and the
+        row normalisation keeps only the columns' ratios). ``seglen`` is ignored.
 
     Returns
     -------
@@ -90,6 +97,8 @@ def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor], in_pl
     """
     if scores.shape[0] == 0:
         return scores
+    if column_lse is not None:
+        return torch.softmax(scores - column_lse, dim=-1)
     if seglen is None:
         # One softmax over all M rows. torch.softmax(scores, dim=0) reduces along the
         # strided first dimension slowly on CPU; _BatchDoubleNorm also allocates less.
@@ -100,6 +109,19 @@ def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor], in_pl
     if in_place:
         return attn.div_(attn.sum(dim=-1, keepdim=True))
     return attn / attn.sum(dim=-1, keepdim=True)
+
+
+def column_logsumexp(chunks) -> torch.Tensor:
+    """(H, S) :math:`\log \sum_j \exp s_{js}` over the rows of an iterable of (M_k, H, S) score chunks."""
+    total = None
+    for scores in chunks:
+        if scores.shape[0] == 0:
+            continue
+        part = torch.logsumexp(scores, dim=0)
+        total = part if total is None else torch.logaddexp(total, part)
+    if total is None:
+        raise ValueError("column_logsumexp needs at least one row")
+    return total
 
 
 def segment_lengths(graph: dgl.DGLGraph, layout: Optional[BatchLayout], scope: str
@@ -217,6 +239,8 @@ class GEANet(nn.Module):
         layout: Optional[BatchLayout] = None,
         pe_dist: Optional[torch.Tensor] = None,
         edge_output: bool = True,
+        node_lse: Optional[torch.Tensor] = None,
+        edge_lse: Optional[torch.Tensor] = None,
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """Apply external attention.
 
@@ -229,6 +253,10 @@ class GEANet(nn.Module):
             from ``graph`` when None).
         pe_dist : unused (the branch calling convention, :mod:`.branches`).
         edge_output : bool, False to skip the edges (None is returned for them).
+        node_lse, edge_lse : optional (H, S) tensors
+            Column log-sum-exps of :meth:`scores` over a whole graph these rows are
+            part of: layer-wise inference (:mod:`geaet_dgl.inference.layerwise`)
+            normalises chunks of a graph as the whole graph (:func:`double_normalize`).
 
         Returns
         -------
@@ -247,7 +275,8 @@ class GEANet(nn.Module):
         node_out = node_feat
         if self.node_unit:
             scores = self._unit_on_heads(self.node_U1, node_feat)
-            attn = double_normalize(scores.view(num_nodes, self.num_heads, self.unit_size), node_seglen)
+            attn = double_normalize(scores.view(num_nodes, self.num_heads, self.unit_size), node_seglen,
+                                    column_lse=node_lse)
             if self.keep_attention:
                 self.last_node_attention = attn.detach()
             node_out = self._unit_on_heads(self.node_U2, attn.reshape(num_nodes, dim))
@@ -261,9 +290,18 @@ class GEANet(nn.Module):
             # (channel s*H + h goes to head h) but writes the output back in
             # contiguous head blocks; reproduced as is for weight parity.
             scores = self._unit_on_heads(self.edge_U1, edge_feat, strided=True)
-            attn = double_normalize(scores.view(num_edges, self.num_heads, self.unit_size), edge_seglen)
+            attn = double_normalize(scores.view(num_edges, self.num_heads, self.unit_size), edge_seglen,
+                                    column_lse=edge_lse)
             edge_out = self._unit_on_heads(self.edge_U2, attn.reshape(num_edges, dim))
         return node_out, edge_out
+
+    def scores(self, feat: torch.Tensor, kind: str = "node") -> torch.Tensor:
+        """(M, d) node (``kind='node'``) or edge features -> the (M, H, S) scores the double norm reads."""
+        if self.shared_unit:
+            feat = self.share_U(feat)
+        unit = self.node_U1 if kind == "node" else self.edge_U1
+        out = self._unit_on_heads(unit, feat, strided=kind == "edge")
+        return out.view(feat.shape[0], self.num_heads, self.unit_size)
 
     def _unit_on_heads(self, unit: nn.Linear, feat: torch.Tensor, strided: bool = False) -> torch.Tensor:
         """(M, d) -> (M, d): ``unit`` applied to each head's S channels; output in contiguous head blocks.
@@ -381,7 +419,8 @@ class PaperGEANet(nn.Module):
 
     def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None, *,
                 layout: Optional[BatchLayout] = None, pe_dist: Optional[torch.Tensor] = None,
-                edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+                edge_output: bool = True, node_lse: Optional[torch.Tensor] = None,
+                edge_lse: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, d) nodes and (E, d) edges -> (N, d), (E, d); same arguments and results as :class:`GEANet`."""
         if node_feat.shape[1] != self.hidden_dim:
             raise ValueError(f"node_feat has width {node_feat.shape[1]}, expected {self.hidden_dim}")
@@ -390,22 +429,28 @@ class PaperGEANet(nn.Module):
             edge_feat = None
         node_out = node_feat
         if self.node_unit:
-            node_out, attn = self._attend(node_feat, self.node_key, self.node_value, self.node_out, node_seglen)
+            node_out, attn = self._attend(node_feat, "node", self.node_value, self.node_out, node_seglen, node_lse)
             if self.keep_attention:
                 self.last_node_attention = attn.detach()
         edge_out = edge_feat
         if self.edge_unit and edge_feat is not None:
-            edge_out, _ = self._attend(edge_feat, self.edge_key, self.edge_value, self.edge_out, edge_seglen)
+            edge_out, _ = self._attend(edge_feat, "edge", self.edge_value, self.edge_out, edge_seglen, edge_lse)
         return node_out, edge_out
 
-    def _attend(self, feat: torch.Tensor, key: torch.Tensor, value: torch.Tensor, out: nn.Linear,
-                seglen: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
-        """Concat_i(DNorm(X'_i U_k^T) U_v) W_o for (M, d) rows; also the (M, H, S) attention."""
-        rows = feat.shape[0]
+    def scores(self, feat: torch.Tensor, kind: str = "node") -> torch.Tensor:
+        """(M, d) node (``kind='node'``) or edge features -> the (M, H, S) scores the double norm reads."""
         if self.shared_unit:
             feat = self.shared(feat)
-        scores = F.linear(feat.reshape(rows, self.num_heads, self.head_dim), key)  # (M, H, S)
-        attn = double_normalize(scores, seglen)
+        key = self.node_key if kind == "node" else self.edge_key
+        return F.linear(feat.reshape(feat.shape[0], self.num_heads, self.head_dim), key)
+
+    def _attend(self, feat: torch.Tensor, kind: str, value: torch.Tensor, out: nn.Linear,
+                seglen: Optional[torch.Tensor], lse: Optional[torch.Tensor] = None
+                ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Concat_i(DNorm(X'_i U_k^T) U_v) W_o for (M, d) rows; also the (M, H, S) attention."""
+        rows = feat.shape[0]
+        scores = self.scores(feat, kind)  # (M, H, S)
+        attn = double_normalize(scores, seglen, column_lse=lse)
         heads = torch.matmul(attn, value)  # (M, H, d_h)
         return out(heads.reshape(rows, self.hidden_dim)), attn
 

@@ -18,4 +18,5 @@ def test_presets_json_lists_six_presets_matching_the_paper():
         assert row["params"] == row["paper_params"], row
     # Presets the paper gives no table column for are marked so (no paper count).
     assert {row["name"] for row in rows} - {row["name"] for row in paper} == {"cluster", "zinc", "tree",
-                                                                              "peptides-func", "pcqm-contact", "geaet"}
+                                                                              "peptides-func", "pcqm-contact", "geaet",
+                                                                              "geaet-node", "ogbn-arxiv", "ogbn-products"}

@@ -136,10 +136,15 @@ def test_edge_and_shared_units_in_both_scopes(scope, heads, shared):
     assert _max_diff(model, _batch("pattern", 2, seed=2)) < TOLERANCE
 
 
-@pytest.mark.parametrize("mpnn", ["gine", "gin", "gcn"])
+@pytest.mark.parametrize("mpnn", ["gine", "gin", "gcn", "gat", "pna", "genconv"])
 def test_other_local_models_run_as_they_are_inside_the_folded_layer(mpnn):
     model = _model("mnist", mpnn=mpnn, num_layers=2)
     assert not isinstance(fold_for_inference(model).layers[0].local_model, FoldedGatedGCN)
+    assert _max_diff(model, _batch("mnist", 3)) < TOLERANCE
+
+
+def test_the_performer_runs_as_it_is_inside_the_folded_layer():
+    model = _model("mnist", attention="performer", num_layers=2)
     assert _max_diff(model, _batch("mnist", 3)) < TOLERANCE
 
 
