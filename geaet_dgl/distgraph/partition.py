@@ -75,9 +75,12 @@ def load_single_graph(path: str) -> dgl.DGLGraph:
         if key not in graph.ndata:
             raise DataError(f"{path}: the graph has no ndata['{key}']; a node task needs ndata['feat'], "
                             "ndata['label'] and boolean ndata['train_mask'/'val_mask'/'test_mask']")
-    for key in MASKS:
-        if graph.ndata[key].dtype != torch.bool:
-            raise DataError(f"{path}: ndata['{key}'] is {graph.ndata[key].dtype}; store masks as torch.bool")
+    for key in MASKS:  # dgl.save_graphs writes bool tensors as uint8
+        mask = graph.ndata[key]
+        if mask.dtype not in (torch.bool, torch.uint8) or mask.ndim != 1 or bool((mask > 1).any()):
+            raise DataError(f"{path}: ndata['{key}'] is {mask.dtype} of shape {tuple(mask.shape)}; store masks "
+                            "as (N,) torch.bool")
+        graph.ndata[key] = mask.bool()
     if not bool(graph.ndata["train_mask"].any()):
         raise DataError(f"{path}: ndata['train_mask'] selects no node; mark the training nodes True")
     return graph

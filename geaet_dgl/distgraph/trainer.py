@@ -85,7 +85,9 @@ class DistSource:
         import dgl.distributed as dd
 
         nodes = torch.sort(nodes).values
-        frontier = dd.in_subgraph(self.graph, nodes)
+        # every in-edge (fanout -1); dd.in_subgraph would do, but in DGL 2.1.0 its server side unpacks the
+        # 4-field LocalSampledGraph into 3 names (graph_services.py, InSubgraphRequest) and the server dies
+        frontier = dd.sample_neighbors(self.graph, nodes, -1)
         src, dst = frontier.edges()
         eids = frontier.edata[dgl.EID]
         local = torch.full((self.graph.num_nodes(),), -1, dtype=torch.int64)
