@@ -23,7 +23,14 @@ from .engine import remove_shared_memory
 
 
 class DistributedJobError(ConfigError):
-    """A server or trainer of a distributed job failed; the message is one line."""
+    """A server or trainer of a distributed job failed; the message is one line.
+
+    ``pid`` is the failed process (the first one seen failing).
+    """
+
+    def __init__(self, message: str, pid: int = 0):
+        super().__init__(message)
+        self.pid = pid
 
 
 class LocalJob:
@@ -60,8 +67,10 @@ class LocalJob:
             for name, process in self.servers + self.trainers:
                 code = process.poll()
                 if code not in (None, 0):
-                    raise DistributedJobError(f"{name} exited with code {code}: {self.last_line(name)} "
-                                              f"(log: {os.path.join(self.log_dir, name + '.log')})")
+                    how = f"killed by {signal.Signals(-code).name}" if code < 0 else self.last_line(name)
+                    raise DistributedJobError(f"{name} exited with code {code} ({how}); the other processes were "
+                                              f"stopped (log: {os.path.join(self.log_dir, name + '.log')})",
+                                              process.pid)
             if all(p.poll() == 0 for _, p in self.trainers):
                 break
             time.sleep(poll_s)
@@ -100,12 +109,15 @@ def _signal_group(process: subprocess.Popen, signum: int) -> None:
         pass
 
 
-def raise_worker_error(errors_dir: str) -> None:
-    """Re-raise the first trainer exception left in ``errors_dir`` (see :mod:`.worker`), if any."""
-    if not os.path.isdir(errors_dir):
-        return
-    for name in sorted(os.listdir(errors_dir)):
-        with open(os.path.join(errors_dir, name), "rb") as handle:
+def raise_worker_error(errors_dir: str, pid: int) -> None:
+    """Re-raise the exception trainer ``pid`` left in ``errors_dir`` (see :mod:`.worker`), if it left one.
+
+    Only the first process to fail counts: the others then fail too, with
+    connection errors that say nothing about the cause.
+    """
+    path = os.path.join(errors_dir, f"trainer-{pid}.pkl")
+    if os.path.isfile(path):
+        with open(path, "rb") as handle:
             exc = pickle.loads(handle.read())
         if not isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise exc
@@ -134,9 +146,8 @@ def run_job(job: "LocalJob", errors_dir: str, start: "callable") -> None:
         start(job)
         try:
             job.wait()
-        except DistributedJobError:
-            time.sleep(0.5)  # the failing trainer's pickled exception is written before it exits
-            raise_worker_error(errors_dir)
+        except DistributedJobError as failure:
+            raise_worker_error(errors_dir, failure.pid)  # written before the trainer exits
             raise
     finally:
         job.stop()
