@@ -11,6 +11,7 @@ from .generated.sbm import load_sbm, sbm_present
 from .generated.synthetic import synthetic_splits
 from .generated.tree import DEFAULT_PERMUTATIONS, load_tree
 from .graph_files import GRAPH_FILE, load_graph_file
+from .node_graph import is_node_graph_file, load_node_graph
 from .lrgb.pcqm_contact import NUM_GRAPHS as NUM_PCQM_CONTACT, PCQM_CONTACT_SIZES, load_pcqm_contact, pcqm_contact_present
 from .lrgb.peptides import NUM_PEPTIDES, PEPTIDES_SIZES, load_peptides, peptides_present
 from .lrgb.voc_coco import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_present
@@ -126,6 +127,8 @@ def _graph_file(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     data_file = kwargs.pop("data_file", None)
     if not data_file:
         raise DataError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
+    if is_node_graph_file(data_file):  # one graph with train/val/test node masks
+        return load_node_graph(data_file, **kwargs)
     return load_graph_file(data_file, **kwargs)
 
 

@@ -61,7 +61,8 @@ class _BatchDoubleNorm(torch.autograd.Function):
         return u.addcmul_(row_sums, column, value=-1.0).mul_(attn)
 
 
-def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor]) -> torch.Tensor:
+def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor],
+                     column_lse: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Softmax over rows (per segment when ``seglen`` is given), then rows sum to 1 over the last dim.
 
     Parameters
@@ -69,6 +70,12 @@ def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor]) -> to
     scores : (M, H, S) tensor, one row per node or edge.
     seglen : (B,) int tensor of segment lengths summing to M, or ``None`` for one
         softmax over all M rows.
+    column_lse : (H, S) tensor, optional
+        :math:`\log \sum_j \exp s_{js}` over a larger set of rows that
+        ``scores`` is a part of (:func:`column_logsumexp`): the rows are then
+        normalised as rows of that set, :math:`a_{is} = \mathrm{softmax}_t(s_{it} -
+        \mathrm{lse}_t)` (the softmax over rows only rescales each column, and the
+        row normalisation keeps only the columns' ratios). ``seglen`` is ignored.
 
     Returns
     -------
@@ -76,12 +83,27 @@ def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor]) -> to
     """
     if scores.shape[0] == 0:
         return scores
+    if column_lse is not None:
+        return torch.softmax(scores - column_lse, dim=-1)
     if seglen is None:
         # One softmax over all M rows. torch.softmax(scores, dim=0) reduces along the
         # strided first dimension slowly on CPU; _BatchDoubleNorm also allocates less.
         return _BatchDoubleNorm.apply(scores.contiguous())
     attn = dgl.ops.segment_softmax(seglen, scores)
     return attn / attn.sum(dim=-1, keepdim=True)
+
+
+def column_logsumexp(chunks) -> torch.Tensor:
+    """(H, S) :math:`\log \sum_j \exp s_{js}` over the rows of an iterable of (M_k, H, S) score chunks."""
+    total = None
+    for scores in chunks:
+        if scores.shape[0] == 0:
+            continue
+        part = torch.logsumexp(scores, dim=0)
+        total = part if total is None else torch.logaddexp(total, part)
+    if total is None:
+        raise ValueError("column_logsumexp needs at least one row")
+    return total
 
 
 def heads_as_one_linear(unit: nn.Linear, num_heads: int, input_order: Optional[torch.Tensor] = None
@@ -185,6 +207,8 @@ class GEANet(nn.Module):
         edge_feat: Optional[torch.Tensor] = None,
         num_nodes_per_graph: Optional[torch.Tensor] = None,
         num_edges_per_graph: Optional[torch.Tensor] = None,
+        node_lse: Optional[torch.Tensor] = None,
+        edge_lse: Optional[torch.Tensor] = None,
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """Apply external attention.
 
@@ -195,6 +219,9 @@ class GEANet(nn.Module):
         edge_feat : (E, d) or None
         num_nodes_per_graph, num_edges_per_graph : optional (B,) tensors to
             avoid recomputing the graph's batch sizes.
+        node_lse, edge_lse : optional (H, S) tensors
+            Column log-sum-exps of :meth:`scores` over a whole graph these
+            rows are part of (layer-wise inference, :func:`double_normalize`).
 
         Returns
         -------
@@ -215,7 +242,7 @@ class GEANet(nn.Module):
         node_out = node_feat
         if self.node_unit:
             scores = self._unit_on_heads(self.node_U1, node_feat)
-            attn = double_normalize(scores.view(num_nodes, self.num_heads, self.unit_size), node_seglen)
+            attn = double_normalize(scores.view(num_nodes, self.num_heads, self.unit_size), node_seglen, node_lse)
             if self.keep_attention:
                 self.last_node_attention = attn.detach()
             node_out = self._unit_on_heads(self.node_U2, attn.reshape(num_nodes, dim))
@@ -229,9 +256,17 @@ class GEANet(nn.Module):
             # (channel s*H + h goes to head h) but writes the output back in
             # contiguous head blocks; reproduced as is for weight parity.
             scores = self._unit_on_heads(self.edge_U1, edge_feat, strided=True)
-            attn = double_normalize(scores.view(num_edges, self.num_heads, self.unit_size), edge_seglen)
+            attn = double_normalize(scores.view(num_edges, self.num_heads, self.unit_size), edge_seglen, edge_lse)
             edge_out = self._unit_on_heads(self.edge_U2, attn.reshape(num_edges, dim))
         return node_out, edge_out
+
+    def scores(self, feat: torch.Tensor, kind: str = "node") -> torch.Tensor:
+        """(M, d) node (``kind='node'``) or edge features -> the (M, H, S) scores the double norm reads."""
+        if self.shared_unit:
+            feat = self.share_U(feat)
+        unit = self.node_U1 if kind == "node" else self.edge_U1
+        out = self._unit_on_heads(unit, feat, strided=kind == "edge")
+        return out.view(feat.shape[0], self.num_heads, self.unit_size)
 
     def _unit_on_heads(self, unit: nn.Linear, feat: torch.Tensor, strided: bool = False) -> torch.Tensor:
         """(M, d) -> (M, d): ``unit`` applied to each head's S channels; output in contiguous head blocks.
@@ -347,7 +382,8 @@ class PaperGEANet(nn.Module):
 
     def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None,
                 num_nodes_per_graph: Optional[torch.Tensor] = None,
-                num_edges_per_graph: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+                num_edges_per_graph: Optional[torch.Tensor] = None, node_lse: Optional[torch.Tensor] = None,
+                edge_lse: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, d) nodes and (E, d) edges -> (N, d), (E, d); same arguments and results as :class:`GEANet`."""
         if node_feat.shape[1] != self.hidden_dim:
             raise ValueError(f"node_feat has width {node_feat.shape[1]}, expected {self.hidden_dim}")
@@ -357,22 +393,30 @@ class PaperGEANet(nn.Module):
             edge_seglen = num_edges_per_graph if num_edges_per_graph is not None else graph.batch_num_edges()
         node_out = node_feat
         if self.node_unit:
-            node_out, attn = self._attend(node_feat, self.node_key, self.node_value, self.node_out, node_seglen)
+            node_out, attn = self._attend(node_feat, "node", self.node_value, self.node_out, node_seglen,
+                                          node_lse)
             if self.keep_attention:
                 self.last_node_attention = attn.detach()
         edge_out = edge_feat
         if self.edge_unit and edge_feat is not None:
-            edge_out, _ = self._attend(edge_feat, self.edge_key, self.edge_value, self.edge_out, edge_seglen)
+            edge_out, _ = self._attend(edge_feat, "edge", self.edge_value, self.edge_out, edge_seglen,
+                                       edge_lse)
         return node_out, edge_out
 
-    def _attend(self, feat: torch.Tensor, key: torch.Tensor, value: torch.Tensor, out: nn.Linear,
-                seglen: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
-        """Concat_i(DNorm(X'_i U_k^T) U_v) W_o for (M, d) rows; also the (M, H, S) attention."""
-        rows = feat.shape[0]
+    def scores(self, feat: torch.Tensor, kind: str = "node") -> torch.Tensor:
+        """(M, d) node (``kind='node'``) or edge features -> the (M, H, S) scores the double norm reads."""
         if self.shared_unit:
             feat = self.shared(feat)
-        scores = F.linear(feat.reshape(rows, self.num_heads, self.head_dim), key)  # (M, H, S)
-        attn = double_normalize(scores, seglen)
+        key = self.node_key if kind == "node" else self.edge_key
+        return F.linear(feat.reshape(feat.shape[0], self.num_heads, self.head_dim), key)
+
+    def _attend(self, feat: torch.Tensor, kind: str, value: torch.Tensor, out: nn.Linear,
+                seglen: Optional[torch.Tensor], lse: Optional[torch.Tensor] = None
+                ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Concat_i(DNorm(X'_i U_k^T) U_v) W_o for (M, d) rows; also the (M, H, S) attention."""
+        rows = feat.shape[0]
+        scores = self.scores(feat, kind)  # (M, H, S)
+        attn = double_normalize(scores, seglen, lse)
         heads = torch.matmul(attn, value)  # (M, H, d_h)
         return out(heads.reshape(rows, self.hidden_dim)), attn
 

@@ -14,6 +14,18 @@ import dgl
 import torch
 from torch import nn
 
+#: ndata field that, when a graph carries it, replaces the degrees :math:`\hat d` computed from the graph:
+#: the chunks of layer-wise inference (:mod:`geaet_dgl.inference.layerwise`) hold only some nodes' edges,
+#: and normalise with the whole graph's degrees.
+DEGREE_KEY = "_gcn_degree"
+
+
+def gcn_degrees(graph: dgl.DGLGraph) -> torch.Tensor:
+    """(N,) :math:`\hat d`: in-degree without self-loops, plus one (the self-loop GCN adds)."""
+    src, dst = graph.edges()
+    keep = src != dst
+    return torch.bincount(dst[keep], minlength=graph.num_nodes()).to(torch.float32) + 1.0
+
 
 class GCNLayer(nn.Module):
     """GCN convolution with self-loops and symmetric normalisation.
@@ -53,7 +65,10 @@ class GCNLayer(nn.Module):
         src, dst = graph.edges()
         if bool((src == dst).any()):  # PyG replaces existing self-loops by the one added below
             graph = dgl.remove_self_loop(graph)
-        deg = graph.in_degrees().to(h.dtype).clamp(min=0) + 1.0
+        if DEGREE_KEY in graph.ndata:
+            deg = graph.ndata[DEGREE_KEY].to(h.dtype)
+        else:
+            deg = gcn_degrees(graph).to(h.dtype)
         norm = deg.rsqrt().unsqueeze(-1)
         h = h * norm
         out = dgl.ops.copy_u_sum(graph, h) + h  # neighbours plus the self-loop

@@ -166,23 +166,42 @@ class GEAETLayer(nn.Module):
         (N, d) nodes and (E, d) edges for the next layer.
         """
         layout = layout_of(graph, layout)
+        local = global_out = external = None
+        if self.local_model is not None:
+            local = self.local_model(graph, node_feat, edge_feat, pe_dist, edge_output)
+            edge_feat = local[1]
+        if self.global_model is not None:
+            global_out = self.global_model(graph, node_feat, layout)
+        if self.external_model is not None:
+            external = self.external_model(graph, node_feat, edge_feat if edge_output else None,
+                                           layout.num_nodes_per_graph, layout.num_edges_per_graph)
+        return self.combine(node_feat, edge_feat, local, global_out, external, layout, edge_output)
+
+    def combine(self, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor], local: Optional[Tuple[torch.Tensor, Optional[torch.Tensor]]],
+                global_out: Optional[torch.Tensor], external: Optional[Tuple[torch.Tensor, Optional[torch.Tensor]]],
+                layout: BatchLayout, edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """The layer's output from its branches' raw outputs: dropout, residuals, norms, sum, FFN.
+
+        ``edge_feat`` is returned as the edge output when no branch updates the
+        edges. ``local`` and ``external`` are the ``(N, d), (E, d)`` results of the
+        MPNN and GEANet (``None`` for an absent branch), ``global_out`` the
+        ``(N, d)`` self-attention output. :meth:`forward` computes the branches
+        on the whole batch; layer-wise inference
+        (:mod:`geaet_dgl.inference.layerwise`) computes them in node chunks.
+        """
         h_in = node_feat
         branches = []
-        if self.local_model is not None:
-            h_local, edge_feat = self.local_model(graph, h_in, edge_feat, pe_dist, edge_output)
+        if local is not None:
+            h_local, edge_feat = local
             if not getattr(self.local_model, "applies_residual", False):
                 if self.local_out_act is not None:
                     h_local = self.local_out_act(h_local)
                 h_local = h_in + self.dropout_local(h_local)
             branches.append(self.norm1_local(h_local, layout))
-        if self.global_model is not None:
-            h_global = h_in + self.dropout_global(self.global_model(graph, h_in, layout))
-            branches.append(self.norm1_global(h_global, layout))
-        if self.external_model is not None:
-            h_ext, edge_feat = self.external_model(
-                graph, h_in, edge_feat if edge_output else None, layout.num_nodes_per_graph,
-                layout.num_edges_per_graph
-            )
+        if global_out is not None:
+            branches.append(self.norm1_global(h_in + self.dropout_global(global_out), layout))
+        if external is not None:
+            h_ext, edge_feat = external
             branches.append(self.norm1_external(h_in + self.dropout_external(h_ext), layout))
 
         h = branches[0]

@@ -22,6 +22,10 @@ from torch import nn
 
 from .batch_layout import BatchLayout, layout_of
 
+#: The most nodes one graph of a batch may have: the dense (W x W) scores per head grow with its square
+#: (4 heads at 4,096 nodes: 268 MB per layer, three such buffers in training).
+MAX_DENSE_NODES = 4096
+
 
 class GraphSelfAttention(nn.Module):
     """Full self-attention within each graph.
@@ -81,6 +85,10 @@ class GraphSelfAttention(nn.Module):
         else ``out``.
         """
         layout = layout_of(graph, layout)
+        if layout.max_nodes > MAX_DENSE_NODES:
+            raise ValueError(f"dense self-attention takes graphs of at most {MAX_DENSE_NODES:,} nodes, got one of "
+                             f"{layout.max_nodes:,}; cut the graph into smaller batches (--sampler cluster) or set "
+                             "model.attention=none")
         num_graphs, width = layout.batch_size, layout.dense_width
         heads, head_dim = self.num_heads, self.hidden_dim // self.num_heads
         rows = layout.dense_index  # node -> row of the (B * W) dense layout

@@ -15,6 +15,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from ..data import collate_for
+from ..data.node_graph import NodeGraph
 from ..inference import fold_for_inference
 from ..models import build_model
 from ..threads import apply_threads
@@ -22,6 +23,7 @@ from .batching import EpochBatchSampler, make_epoch_loader, move_batch
 from .checkpoint import load_checkpoint, load_own_weights
 from .losses import get_loss
 from .metrics import MetricAccumulator
+from .node_task import evaluate_node_splits
 from .run_config import RunConfig, check_data_fits, load_splits
 
 SPLITS = ("train", "val", "test")
@@ -113,6 +115,10 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     torch_device = torch.device(run.device)
     splits = load_splits(run.data, run.model, progress=progress)
     check_data_fits(run.model, splits)
+    if isinstance(splits, NodeGraph):  # one graph with node masks: scored on the whole graph
+        result = evaluate_node_splits(model.to(torch_device), splits, get_loss(run.train.loss), run.train.metric,
+                                      torch_device, splits=(split,))[split]
+        return {"split": split, "metric_name": run.train.metric, **result, "threads": threads}
     result = evaluate(model.to(torch_device), getattr(splits, split), get_loss(run.train.loss), run.train.metric,
                       run.train.batch_size, torch_device, run.workers, fold=fold)
     return {"split": split, "metric_name": run.train.metric, **result, "threads": threads}

@@ -17,7 +17,10 @@ graph-classification        ``out_feats`` = classes, a graph head (P's if it
 graph-regression            ``out_feats`` = targets, a graph head, ``l1`` /
                             ``mae``
 node-classification         ``out_feats`` = classes, ``head=node``, loss and
-                            metric as for graph classification
+                            metric as for graph classification (many graphs
+                            with node labels, or one graph with node masks)
+node-regression             ``out_feats`` = targets, ``head=node``, ``l1`` /
+                            ``mae`` (one graph with node masks, float labels)
 ==========================  ======================================================
 
 Explicit ``--set`` values win over these.
@@ -53,11 +56,11 @@ def graph_file_settings(info: GraphFileInfo, preset: Preset) -> Dict[str, Any]:
         settings.update({"model.edge_encoder": "embedding", "model.edge_in_feats": feats.edge_in_feats,
                          "model.edge_vocab_sizes": list(feats.edge_vocab_sizes)})
     model, train = preset.model, preset.train
-    if info.task == "node-classification":
+    if info.task.startswith("node-"):
         settings["model.head"] = "node"
     else:
         settings["model.head"] = model.head if model.head in GRAPH_HEADS else "graph"
-    if info.task == "graph-regression":
+    if info.task in ("graph-regression", "node-regression"):
         settings.update({"train.loss": "l1", "train.metric": "mae"})
     else:
         settings["train.loss"] = train.loss if train.loss in CLASS_LOSSES else "cross_entropy"

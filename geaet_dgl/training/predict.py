@@ -32,17 +32,20 @@ import json
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, Optional, Union
 
 import dgl
 import torch
 
 from ..atomic import atomic_write
 from ..config import ConfigError, ModelConfig
+from ..data.errors import DataError
 from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
+from ..data.node_graph import MASKS
 from ..data.pe_cache import attach_pe, compute_split_pe
 from ..data.registry import laplacian_norm_of
 from ..inference import fold_for_inference
+from ..inference.layerwise import full_graph_forward
 from ..models import build_model
 from .checkpoint import load_checkpoint, load_own_weights
 from .run_config import RunConfig, data_pe_sizes
@@ -114,6 +117,8 @@ def model_outputs(model: torch.nn.Module, graphs: List[dgl.DGLGraph], batch_size
     graph for graph heads, one ``(N_i, out_feats)`` per graph for node heads."""
     device = torch.device(device)
     config = model.config
+    if config.head == "node" and len(graphs) == 1:  # one graph: every node with the whole graph as context
+        return [full_graph_forward(model.to(device), graphs[0].to(device)).cpu()]
     model = fold_for_inference(model.to(device))  # eval mode, BatchNorms folded: same outputs, faster
     outputs: List[torch.Tensor] = []
     for start in range(0, len(graphs), batch_size):
@@ -176,8 +181,13 @@ def _csv_text(rows: List[Dict[str, Any]], kind: OutputKind) -> str:
 
 
 def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_json: bool = False,
-                 device: str = "cpu", progress: bool = True) -> Dict[str, Any]:
+                 device: str = "cpu", progress: bool = True, nodes: Optional[str] = None) -> Dict[str, Any]:
     """Predict every graph of ``graphs_path`` with ``checkpoint``; write the rows to ``out``.
+
+    A node-level model on a file of one graph scores every node with the
+    whole graph as context (:func:`~geaet_dgl.inference.layerwise.full_graph_forward`);
+    ``nodes`` ('train', 'val' or 'test') keeps only the rows of the nodes in
+    that mask of the graph (``ndata['<nodes>_mask']``).
 
     Returns
     -------
@@ -189,6 +199,7 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("device=cuda but no CUDA device is available; use --device cpu")
     graphs, _ = read_graph_file(graphs_path)
+    keep = None if nodes is None else node_selection(graphs, graphs_path, nodes, kind.level)
     prepare_graphs(graphs, graphs_path, run, checkpoint, progress=progress)
     batch_size, scope = run.train.batch_size, run.model.geanet.scope
     uses_batch = run.model.external and scope == "batch"
@@ -196,6 +207,8 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
              "; GEANet scope=batch: a graph's output depends on the graphs batched with it" if uses_batch
              else "; each graph is predicted independently of the others")
     rows = prediction_rows(model_outputs(model, graphs, batch_size, device), kind)
+    if keep is not None:
+        rows = [row for row in rows if keep[row["node"]]]
     with atomic_write(out, "w") as handle:
         if as_json:
             for row in rows:
@@ -206,6 +219,26 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
             "batch_size": batch_size, "scope": scope if run.model.external else None, "out": os.fspath(out)}
 
 
+def node_selection(graphs: List[dgl.DGLGraph], path: PathLike, nodes: str, level: str) -> torch.Tensor:
+    """The ``(N,)`` bool mask ``ndata['<nodes>_mask']`` of the file's one graph (``predict --nodes``)."""
+    path = os.fspath(path)
+    if nodes not in MASKS:
+        raise ConfigError(f"--nodes {nodes!r} is not one of {', '.join(MASKS)}")
+    if level != "node":
+        raise ConfigError("--nodes picks nodes, but this checkpoint predicts whole graphs; drop --nodes")
+    if len(graphs) != 1:
+        raise DataError(f"{path} holds {len(graphs)} graphs; --nodes reads the node masks of a file with one graph")
+    name = MASKS[nodes]
+    if name not in graphs[0].ndata:
+        raise DataError(f"{path}: the graph has no ndata[{name!r}]; --nodes {nodes} keeps the nodes of that mask "
+                        "(store it, or drop --nodes for every node)")
+    mask = graphs[0].ndata[name]
+    if mask.dtype not in (torch.bool, torch.uint8) or tuple(mask.shape) != (graphs[0].num_nodes(),):
+        raise DataError(f"{path}: ndata[{name!r}] is not a boolean mask of shape ({graphs[0].num_nodes()},); "
+                        "store one torch.bool flag per node")
+    return mask.bool()
+
+
 def read_predictions(path: PathLike) -> List[Dict[str, str]]:
     """The rows of a CSV written by :func:`predict_file`, as dicts of strings."""
     with open(path, newline="") as handle:
@@ -213,4 +246,4 @@ def read_predictions(path: PathLike) -> List[Dict[str, str]]:
 
 
 __all__ = ["OutputKind", "output_kind", "feature_spec", "load_trained_model", "prepare_graphs", "model_outputs",
-           "prediction_rows", "predict_file", "read_predictions"]
+           "prediction_rows", "predict_file", "node_selection", "read_predictions"]

@@ -17,10 +17,12 @@ import torch
 from ..config import ConfigError, ModelConfig, TrainConfig, _parse_literal, apply_overrides, from_dict
 from ..data import DatasetSplits, load_dataset
 from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name
+from ..data.node_graph import NODE_TASKS, NodeGraph, inspect_node_graph, is_node_graph_file
 from ..data.registry import LOADERS
 from ..data.positional_encoding import LAPLACIAN_NORMS
 from ..data.validation import check_labels, node_label_sizes, validate_splits
 from ..presets import get_preset
+from .node_batches import SAMPLERS
 from ..threads import default_threads
 
 DEVICE_CHOICES = ("cpu", "cuda")
@@ -49,6 +51,13 @@ class DataOptions:
     ``sym`` or ``none`` (``L = D - A``); ``None`` leaves the loader's own
     default (the reference config's for that dataset). ``--config`` sets it
     from the file's ``posenc_LapPE.eigen.laplacian_norm``.
+
+    ``sampler`` and ``num_parts`` cut one graph with node masks into training
+    batches (:mod:`~.node_batches`): ``full`` (the whole graph every step),
+    ``cluster`` (``num_parts`` METIS partitions, ``train.batch_size`` of them
+    per step) or ``random`` (the nodes shuffled into ``num_parts`` parts,
+    ``train.batch_size`` parts per step, their induced subgraph);
+    ``num_parts=0`` takes parts of about 1,000 nodes. Graph-level data ignores both.
     """
 
     dataset: str = "mnist"
@@ -66,6 +75,8 @@ class DataOptions:
     split: Optional[List[float]] = None
     split_seed: int = 0
     laplacian_norm: Optional[str] = None
+    sampler: str = "full"
+    num_parts: int = 0
 
     @property
     def name(self) -> str:
@@ -130,8 +141,15 @@ class RunConfig:
             value = getattr(self.data, name)
             if value is not None and value < 1:
                 raise ConfigError(f"{name}={value} must be at least 1 (leave it out to use the whole split)")
-        if self.data.task is not None and self.data.task not in TASKS:
-            raise ConfigError(f"data.task={self.data.task!r} is not one of {', '.join(TASKS)}")
+        if self.data.task is not None and self.data.task not in TASKS + NODE_TASKS:
+            raise ConfigError(f"data.task={self.data.task!r} is not one of {', '.join(TASKS + NODE_TASKS)}")
+        if self.data.sampler not in SAMPLERS:
+            raise ConfigError(f"data.sampler={self.data.sampler!r} is not one of {', '.join(SAMPLERS)} "
+                              "(--sampler)")
+        if isinstance(self.data.num_parts, bool) or not isinstance(self.data.num_parts, int) or \
+                self.data.num_parts < 0:
+            raise ConfigError(f"data.num_parts={self.data.num_parts!r} must be an integer >= 0 (0: parts of about "
+                              "1,000 nodes)")
         if self.tensorboard:
             from .tensorboard_log import require_tensorboard
 
@@ -157,7 +175,10 @@ def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str
 
         if not options.data_file:
             raise ConfigError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
-        info = inspect_graph_file(options.data_file, options.task)
+        if is_node_graph_file(options.data_file):
+            info = inspect_node_graph(options.data_file, options.task)
+        else:
+            info = inspect_graph_file(options.data_file, options.task)
         options.task = info.task
         return graph_file_settings(info, get_preset(preset_name))
     return {}
@@ -251,6 +272,8 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
                           limit_train=options.limit_train, limit_val=options.limit_val,
                           limit_test=options.limit_test, progress=progress, generate=options.generate,
                           depth=options.depth, **extra)
+    if isinstance(splits, NodeGraph):  # checked as it was read (masks, labels, finite features)
+        return splits
     return validate_splits(splits)
 
 
@@ -260,7 +283,10 @@ PE_FIELDS = {"none": (), "eslappe": ("lap_pe",), "lappe": ("lap_pe", "lap_eigval
 
 def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
     """Raise ConfigError if the model's input/output widths do not match the data."""
+    node_graph = isinstance(splits, NodeGraph)
     for name in ("train", "val", "test"):
+        if node_graph:
+            break
         if len(getattr(splits, name)) == 0:
             raise ConfigError(f"the {name} split of {splits.name!r} is empty; raise --limit-{name}")
     problems = []
@@ -280,16 +306,23 @@ def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
     elif model.pe == "rwse" and example.ndata["rwse"].shape[1] != model.pe_k:
         problems.append(f"model.pe_k={model.pe_k} but the graphs carry {example.ndata['rwse'].shape[1]} "
                         "random-walk steps")
-    link_data = getattr(splits.train, "level", "graph") == "link"
+    if node_graph and model.head != "node":
+        problems.append(f"model.head={model.head!r} but {splits.name!r} is one graph with node masks (use "
+                        "model.head=node)")
+    link_data = not node_graph and getattr(splits.train, "level", "graph") == "link"
     if link_data != (model.head == "link"):
         problems.append(f"model.head={model.head!r} but the dataset's targets are "
                         f"{'node pairs (use model.head=link)' if link_data else 'not node pairs'}")
     classes = splits.num_classes
-    if model.out_feats != classes and not (model.out_feats == 1 and classes == 2):
+    if node_graph and splits.task == "node-regression" and model.out_feats != classes:
+        problems.append(f"model.out_feats={model.out_feats} but {splits.name!r} has {classes} targets per node")
+    elif model.out_feats != classes and not (model.out_feats == 1 and classes == 2):
         problems.append(f"model.out_feats={model.out_feats} but {splits.name!r} has {classes} classes")
     if problems:
         raise ConfigError(f"the model does not fit dataset {splits.name!r}: {'; '.join(problems)}; "
                           "pick the dataset's preset or fix these with --set")
+    if node_graph:  # labels checked as the graph was read
+        return
     model_classes = 2 if model.out_feats == 1 else model.out_feats
     for name in ("train", "val", "test"):
         dataset = getattr(splits, name)

@@ -39,6 +39,7 @@ from .. import __version__
 from ..allocator import allocator_mode
 from ..config import to_dict
 from ..data import DatasetSplits, collate_for
+from ..data.node_graph import NodeGraph
 from ..models import build_model
 from ..threads import apply_threads, per_process_threads, resolve_threads
 from . import run_dir as files
@@ -51,6 +52,7 @@ from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, 
 from .evaluation import evaluate
 from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
+from .node_task import NodeTask
 from .run_config import RunConfig, check_data_fits, load_splits
 from .schedule import build_optimizer, build_scheduler
 from .tensorboard_log import open_log
@@ -131,6 +133,8 @@ class Trainer:
         self.stop_agreed = False  # multi-process: every rank saw the stop signal's agreement
         self.saved_at: Optional[Tuple[int, int]] = None  # (epoch, step) of the newest checkpoint
         self.tensorboard = None  # TensorBoardLog while fit() runs with run.tensorboard (rank 0)
+        # One graph with node masks: sampled batches, masked loss, full-graph scoring (node_task.py).
+        self.node_task = NodeTask(run, splits, self.device, self.dist) if isinstance(splits, NodeGraph) else None
 
     def restore(self, state: Dict[str, Any]) -> None:
         """Continue from a checkpoint written by this run (see ``checkpoint.py``)."""
@@ -172,10 +176,7 @@ class Trainer:
         epoch, started, lr = self.epoch, time.perf_counter(), self.optimizer.param_groups[0]["lr"]
         train, graphs, train_seconds = self._train_steps()
         self.dist.broadcast_buffers(self.model)  # rank 0's BatchNorm statistics (they differ without sync_bn)
-        val = evaluate(self.model, self.splits.val, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
-                       self.run.workers, dist=self.dist)
-        test = evaluate(self.model, self.splits.test, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
-                        self.run.workers, dist=self.dist)
+        val, test = self._score_splits()
         self.scheduler.step()
         # Metrics logged beside the main one (Hits@k of link prediction): "val_hits@1", ...
         extra = {f"{name}_{key}": value for name, result in (("train", train), ("val", val), ("test", test))
@@ -215,6 +216,39 @@ class Trainer:
         if self._stop_requested(agree=True):
             self._interrupted()
 
+    def _score_splits(self) -> Tuple[Dict[str, float], Dict[str, float]]:
+        """The validation and test results (loss, metric, ...) of the current weights."""
+        if self.node_task is not None:
+            return self.node_task.score_splits(self.model, self.loss_fn)
+        cfg = self.run.train
+        val = evaluate(self.model, self.splits.val, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
+                       self.run.workers, dist=self.dist)
+        test = evaluate(self.model, self.splits.test, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
+                        self.run.workers, dist=self.dist)
+        return val, test
+
+    def _train_batches(self):
+        """The rest of the current epoch's training batches, from ``self.step`` on.
+
+        Iterating yields batches; ``.total`` is the epoch's step count and
+        ``.batch_indices(step)`` what step ``step`` is made of (for messages).
+        """
+        if self.node_task is not None:
+            return self.node_task.batches(self.epoch, self.step)
+        cfg = self.run.train
+        loader = make_epoch_loader(self.splits.train, collate_for(self.splits.train), cfg.batch_size, shuffle=True,
+                                   seed=cfg.seed, epoch=self.epoch, start_step=self.step, workers=self.run.workers,
+                                   pin_memory=self.device.type == "cuda", rank=self.dist.rank,
+                                   world_size=self.dist.world_size)
+        return _LoaderSteps(loader)
+
+    def _forward_batch(self, batch) -> Optional[Tuple[torch.Tensor, torch.Tensor, int]]:
+        """One training batch -> (outputs, targets, graphs) that the loss reads; None: nothing to learn from."""
+        if self.node_task is not None:
+            return self.node_task.forward_batch(self.train_model, batch)
+        graph, labels = move_batch(batch, self.device)
+        return self.train_model(graph), labels, graph.batch_size
+
     def _train_steps(self) -> Tuple[Dict[str, float], int, float]:
         """Train from ``self.step`` to the end of the epoch -> (train loss/metric, graphs, seconds).
 
@@ -225,11 +259,7 @@ class Trainer:
         accumulator = MetricAccumulator(cfg.metric)
         if self.progress_state is not None:
             accumulator.load_state_dict(self.progress_state)
-        loader = make_epoch_loader(self.splits.train, collate_for(self.splits.train), cfg.batch_size, shuffle=True,
-                                   seed=cfg.seed, epoch=self.epoch, start_step=self.step, workers=self.run.workers,
-                                   pin_memory=self.device.type == "cuda", rank=self.dist.rank,
-                                   world_size=self.dist.world_size)
-        sampler = loader.batch_sampler
+        loader = sampler = self._train_batches()
         every = self.run.checkpoint_every
         graphs, seconds = 0, 0.0
         self.train_model.train()
@@ -238,8 +268,14 @@ class Trainer:
                   dynamic_ncols=True) as bar:
             tick = time.perf_counter()
             for batch in loader:
-                graph, labels = move_batch(batch, self.device)
-                output = self.train_model(graph)
+                step = self._forward_batch(batch)
+                if step is None:  # e.g. a cut of one graph without training nodes: the step passes
+                    self.step += 1
+                    self.global_step += 1
+                    bar.update(1)
+                    tick = time.perf_counter()
+                    continue
+                output, labels, batch_graphs = step
                 loss = self.loss_fn(output, labels)
                 if not self._agree_finite(loss):
                     raise NonFiniteLossError(
@@ -250,10 +286,10 @@ class Trainer:
                 self.optimizer.zero_grad()
                 loss.backward()
                 self.optimizer.step()  # clips the gradient norm at train.clip_grad_norm first
-                accumulator.update(output, labels, loss.item(), graph.batch_size)
+                accumulator.update(output, labels, loss.item(), batch_graphs)
                 self.step += 1
                 self.global_step += 1
-                graphs += graph.batch_size
+                graphs += batch_graphs
                 seconds += time.perf_counter() - tick
                 bar.update(1)
                 bar.set_postfix({"loss": f"{accumulator.loss_sum / accumulator.count:.4f}",
@@ -336,6 +372,18 @@ class Trainer:
             "package_version": __version__, "torch_threads": torch.get_num_threads(),
             "allocator": allocator_mode(), **self.best.get("extra", {}),
         }
+
+
+class _LoaderSteps:
+    """A DataLoader over an :class:`~.batching.EpochBatchSampler` as :meth:`Trainer._train_batches` returns it."""
+
+    def __init__(self, loader):
+        self.loader = loader
+        self.total = loader.batch_sampler.total
+        self.batch_indices = loader.batch_sampler.batch_indices
+
+    def __iter__(self):
+        return iter(self.loader)
 
 
 def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: bool = True,

@@ -1,0 +1,293 @@
+"""One graph with train / val / test node masks: a transductive node task (Cora's layout).
+
+The file
+--------
+``dgl.save_graphs(PATH, [g])`` with one graph ``g`` carrying
+
+* ``ndata['feat']`` ``(N, F)`` float features or integer types (as in
+  :mod:`.graph_files`), ``edata['feat']`` optional;
+* ``ndata['label']``: ``(N,)`` integer classes (node classification) or
+  ``(N,)`` / ``(N, T)`` float targets (node regression); nodes outside the
+  three masks may hold anything (e.g. -1);
+* ``ndata['train_mask']``, ``['val_mask']``, ``['test_mask']``: ``(N,)``
+  ``torch.bool`` (``dgl.save_graphs`` writes them as 0/1 ``uint8``, read back as
+  bool), disjoint, none empty (``dgl.data.CoraGraphDataset``'s
+  convention). Nodes in no mask are unlabelled context: the model reads them,
+  the loss and the metrics do not.
+
+:func:`has_node_masks` tells such a file from a file of many graphs;
+:func:`load_node_graph` reads it into a :class:`NodeGraph`. Every problem is a
+one-line :class:`DataError` naming the fix.
+
+Example
+-------
+>>> import dgl, torch
+>>> g = dgl.rand_graph(30, 120)
+>>> g.ndata['feat'] = torch.randn(30, 4)
+>>> g.ndata['label'] = torch.arange(30) % 3
+>>> for i, name in enumerate(('train_mask', 'val_mask', 'test_mask')):
+...     g.ndata[name] = torch.arange(30) % 3 == i
+>>> dgl.save_graphs('/tmp/one_graph.bin', [g])
+>>> data = load_node_graph('/tmp/one_graph.bin')
+>>> data.task, data.num_classes, data.sizes()
+('node-classification', 3, {'train': 10, 'val': 10, 'test': 10})
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Dict, Optional, Sequence, Union
+
+import dgl
+import torch
+
+from .errors import DataError
+from .graph_files import GraphFileInfo, conform_graphs, infer_feature_spec, read_graph_file
+from .pe_cache import attach_pe, cached_split_pe
+
+PathLike = Union[str, os.PathLike]
+
+MASKS = {"train": "train_mask", "val": "val_mask", "test": "test_mask"}
+NODE_TASKS = ("node-classification", "node-regression")
+LABEL_KEY = "label"
+_SAVE_HINT = ("store three disjoint torch.bool masks of shape (N,): g.ndata['train_mask'], g.ndata['val_mask'], "
+              "g.ndata['test_mask']")
+
+
+def has_node_masks(graphs: Sequence[dgl.DGLGraph]) -> bool:
+    """Whether the file's graphs carry any of the masks (then they must be one graph with all three)."""
+    return any(name in g.ndata for g in graphs for name in MASKS.values())
+
+
+class NodeGraph:
+    """One graph whose nodes are split by masks: the data of a transductive node task.
+
+    Stands where graph-level runs have a :class:`~.dataset.DatasetSplits`:
+    same ``name``, ``source``, ``num_classes``, ``sizes()`` and feature widths,
+    but one graph for every split.
+
+    Attributes
+    ----------
+    graph : dgl.DGLGraph
+        ``N`` nodes with ``ndata['feat']`` (model input, conformed), the
+        positional encodings the model reads, ``ndata['label']`` ``(N,)`` int64
+        classes or ``(N,)``/``(N, T)`` float32 targets, and the ``(N,)`` bool
+        masks ``train_mask`` / ``val_mask`` / ``test_mask``; ``edata['feat']``.
+        Subgraphs cut from it (:mod:`geaet_dgl.training.node_batches`) carry
+        all of these for their own nodes.
+    task : {'node-classification', 'node-regression'}
+    num_classes : int
+        Classes (largest labelled class + 1, at least 2), or targets per node.
+    name, source : str
+    """
+
+    level = "transductive"
+
+    def __init__(self, graph: dgl.DGLGraph, task: str, num_classes: int, name: str, source: str = "",
+                 cache_dir: Optional[PathLike] = None, stamp: str = ""):
+        if task not in NODE_TASKS:
+            raise DataError(f"task {task!r} is not one of {', '.join(NODE_TASKS)}")
+        self.graph = graph
+        self.task = task
+        self.num_classes = int(num_classes)
+        self.name = name
+        self.source = source
+        #: Where samplers may cache work on this graph (METIS partitions), and a stamp of the file's version.
+        self.cache_dir = None if cache_dir is None else Path(cache_dir)
+        self.stamp = stamp
+
+    def mask(self, split: str) -> torch.Tensor:
+        """``(N,)`` bool mask of ``split`` ('train', 'val' or 'test')."""
+        if split not in MASKS:
+            raise ValueError(f"split={split!r} is not one of {', '.join(MASKS)}")
+        return self.graph.ndata[MASKS[split]]
+
+    def nodes(self, split: str) -> torch.Tensor:
+        """``(n,)`` int64 ids of the nodes of ``split``, increasing."""
+        return self.mask(split).nonzero().squeeze(1)
+
+    def labels(self, split: str) -> torch.Tensor:
+        """The targets of ``split``'s nodes, in :meth:`nodes` order."""
+        return self.graph.ndata[LABEL_KEY][self.mask(split)]
+
+    def sizes(self) -> Dict[str, int]:
+        """``{'train': nodes, 'val': nodes, 'test': nodes}``."""
+        return {split: int(self.mask(split).sum()) for split in MASKS}
+
+    @property
+    def node_feat_dim(self) -> int:
+        return int(self.graph.ndata["feat"].shape[1])
+
+    @property
+    def edge_feat_dim(self) -> int:
+        return int(self.graph.edata["feat"].shape[1])
+
+    @property
+    def pe_dim(self) -> int:
+        return int(self.graph.ndata["lap_pe"].shape[1]) if "lap_pe" in self.graph.ndata else 0
+
+    def _example(self) -> dgl.DGLGraph:  # what DatasetSplits offers for the model-fit checks
+        return self.graph
+
+    def __repr__(self) -> str:
+        return (f"NodeGraph({self.name!r}, {self.task}, {self.graph.num_nodes()} nodes, "
+                f"{self.graph.num_edges()} edges, splits {self.sizes()})")
+
+
+def check_masks(graphs: Sequence[dgl.DGLGraph], path: PathLike) -> None:
+    """Refuse masks that do not split one graph's nodes: several graphs, a missing, non-boolean,
+    wrongly shaped or empty mask, or a node in two masks."""
+    path = os.fspath(path)
+    if len(graphs) != 1:
+        holder = next(i for i, g in enumerate(graphs) if any(name in g.ndata for name in MASKS.values()))
+        raise DataError(f"{path}: graph {holder} has node masks but the file holds {len(graphs)} graphs; masks "
+                        "split the nodes of one graph: save one graph (dgl.batch(graphs)) or drop the masks and "
+                        "split the graphs with --split")
+    g = graphs[0]
+    num_nodes = g.num_nodes()
+    for name in MASKS.values():
+        if name not in g.ndata:
+            present = [n for n in MASKS.values() if n in g.ndata]
+            raise DataError(f"{path}: the graph has {', '.join(present)} but no {name}; {_SAVE_HINT}")
+        mask = g.ndata[name]
+        # dgl.save_graphs stores torch.bool as uint8: read back 0/1 bytes as the booleans they were.
+        if mask.dtype == torch.uint8 and bool(((mask == 0) | (mask == 1)).all()):
+            mask = g.ndata[name] = mask.bool()
+        if mask.dtype != torch.bool:
+            raise DataError(f"{path}: ndata[{name!r}] has type {mask.dtype}; store it as torch.bool "
+                            f"(g.ndata[{name!r}] = mask.bool())")
+        if tuple(mask.shape) != (num_nodes,):
+            raise DataError(f"{path}: ndata[{name!r}] has shape {tuple(mask.shape)} but the graph has {num_nodes} "
+                            f"nodes; store one flag per node, shape ({num_nodes},)")
+        if not bool(mask.any()):
+            raise DataError(f"{path}: ndata[{name!r}] selects no node; put at least one node in every split")
+    names = list(MASKS.values())
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            both = g.ndata[first] & g.ndata[second]
+            if bool(both.any()):
+                node = int(both.nonzero()[0])
+                raise DataError(f"{path}: node {node} is in both {first} and {second}; each node belongs to one "
+                                "split at most: make the masks disjoint")
+
+
+def node_labels(graph: dgl.DGLGraph, path: PathLike, task: Optional[str] = None) -> tuple:
+    """``ndata['label']`` checked on the masked nodes -> (task, classes or targets per node).
+
+    Integer labels mean classification, float labels regression, unless
+    ``task`` says otherwise. The graph keeps ``ndata['label']``, as int64
+    classes (unmasked nodes clipped to 0) or float32 targets.
+    """
+    path = os.fspath(path)
+    if LABEL_KEY not in graph.ndata:
+        raise DataError(f"{path}: the graph has masks but no ndata['label']; store a class (int) or target "
+                        "(float) per node as g.ndata['label']")
+    values = graph.ndata[LABEL_KEY]
+    if values.dtype == torch.bool or values.is_complex():
+        raise DataError(f"{path}: ndata['label'] has type {values.dtype}; store int64 classes or float targets")
+    if task is None:
+        task = "node-regression" if values.is_floating_point() else "node-classification"
+    if task not in NODE_TASKS:
+        raise DataError(f"{path} is one graph with node masks: its task is one of {', '.join(NODE_TASKS)}, not "
+                        f"{task!r}; drop --task or pick one of those")
+    labelled = graph.ndata["train_mask"] | graph.ndata["val_mask"] | graph.ndata["test_mask"]
+    if task == "node-regression":
+        values = values.float()
+        if not bool(torch.isfinite(values[labelled]).all()):
+            node = int((~torch.isfinite(values.reshape(len(values), -1)).all(dim=1) & labelled).nonzero()[0])
+            raise DataError(f"{path}: node {node} (in a mask) has a NaN/inf target; fix it or take it out of the "
+                            "masks")
+        graph.ndata[LABEL_KEY] = values
+        return task, 1 if values.ndim == 1 else int(values[0].numel())
+    if values.ndim != 1:
+        raise DataError(f"{path}: ndata['label'] has shape {tuple(values.shape)}; classification needs one class "
+                        "per node, shape (N,) (or store float targets for regression)")
+    if values.is_floating_point() and not bool((values[labelled] == values[labelled].round()).all()):
+        raise DataError(f"{path}: ndata['label'] holds values that are not class ids; store int64 classes 0..C-1, "
+                        "or use --task node-regression")
+    values = values.long()
+    bad = labelled & (values < 0)
+    if bool(bad.any()):
+        node = int(bad.nonzero()[0])
+        raise DataError(f"{path}: node {node} (in a mask) has class {int(values[node])}; classes are 0..C-1 "
+                        "(give unlabelled nodes any value but keep them out of the masks)")
+    graph.ndata[LABEL_KEY] = torch.where(labelled, values, torch.zeros_like(values))
+    return task, max(2, int(values[labelled].max()) + 1)
+
+
+def limit_masks(graph: dgl.DGLGraph, limits: Dict[str, Optional[int]]) -> None:
+    """Keep the first ``limits[split]`` nodes (lowest ids) of each mask, in place (``None``: all)."""
+    for split, count in limits.items():
+        if count is None:
+            continue
+        mask = graph.ndata[MASKS[split]]
+        keep = mask.nonzero().squeeze(1)[:count]
+        limited = torch.zeros_like(mask)
+        limited[keep] = True
+        graph.ndata[MASKS[split]] = limited
+
+
+def cache_tag(path: PathLike) -> str:
+    """A file-name-safe stem of ``path`` for cache files beside it."""
+    return re.sub(r"[^A-Za-z0-9.-]+", "-", Path(path).stem)
+
+
+def is_node_graph_file(path: PathLike) -> bool:
+    """Whether the graph file's first graph carries node masks (read alone: cheap for big files)."""
+    try:
+        first, _ = dgl.load_graphs(os.fspath(path), [0])
+    except Exception:  # a missing or foreign file: the graph-file reader names the problem
+        return False
+    return has_node_masks(first)
+
+
+def _read(path: PathLike, task: Optional[str]):
+    graphs, _ = read_graph_file(path)
+    check_masks(graphs, path)
+    graph = graphs[0]
+    spec = infer_feature_spec(graphs, path)
+    conform_graphs(graphs, path, spec)
+    task, outputs = node_labels(graph, path, task)
+    return graph, spec, task, outputs
+
+
+def inspect_node_graph(path: PathLike, task: Optional[str] = None) -> GraphFileInfo:
+    """What a one-graph file with masks holds (task, outputs, feature widths); all its checks run."""
+    graph, spec, task, outputs = _read(path, task)
+    return GraphFileInfo(path=os.fspath(path), num_graphs=1, task=task, num_outputs=outputs, features=spec)
+
+
+def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int = 0, rwse_k: Optional[int] = None,
+                    laplacian_norm: str = "sym", limit_train: Optional[int] = None, limit_val: Optional[int] = None,
+                    limit_test: Optional[int] = None, progress: bool = True, split_file: Optional[PathLike] = None,
+                    split: Optional[Sequence[float]] = None, split_seed: int = 0) -> NodeGraph:
+    """A one-graph file with node masks as a :class:`NodeGraph`, positional encodings cached beside it.
+
+    Parameters
+    ----------
+    data_file : path-like
+        Written by ``dgl.save_graphs(PATH, [g])`` (see the module docstring).
+    task : {'node-classification', 'node-regression'}, optional
+        Default: from the labels' type.
+    pe_k, rwse_k, laplacian_norm
+        Encodings to attach (``ndata['lap_pe']``/``['lap_eigval']``, ``['rwse']``),
+        cached in ``geaet_cache/`` beside the file, keyed by its size and mtime.
+    limit_train, limit_val, limit_test : int, optional
+        Keep the first N nodes of a mask (the graph itself stays whole).
+    split_file, split, split_seed
+        Refused: the masks are the split.
+    """
+    path = Path(data_file)
+    if split_file is not None or split is not None:
+        raise DataError(f"{path} carries its own node masks, which are the split; drop --split / --split-file "
+                        "(or remove the masks from the graph)")
+    graph, _, task, outputs = _read(path, task)
+    limit_masks(graph, {"train": limit_train, "val": limit_val, "test": limit_test})
+    stat = path.stat()
+    stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+    pe = cached_split_pe([graph], path.parent / "geaet_cache", tag=f"{cache_tag(path)}-graph", k=pe_k,
+                         norm=laplacian_norm, rwse_k=rwse_k, stamp=stamp, progress=progress)
+    attach_pe([graph], pe)
+    return NodeGraph(graph, task, outputs, name=path.name, source=f"graph file {path} ({task}, node masks)",
+                     cache_dir=path.parent / "geaet_cache", stamp=stamp)

@@ -1,0 +1,213 @@
+"""Full-graph inference on one graph: every node scored with the whole graph as context.
+
+:func:`full_graph_forward` runs the model on the whole graph in one pass when
+that fits in memory (:func:`inference_bytes` against what the machine has),
+else layer by layer (:func:`layerwise_forward`): each layer is computed for
+every node before the next one starts, its neighbourhood work in chunks of
+destination nodes, so that only the (N, d) node and (E, d) edge states of one
+layer and one chunk's temporaries are alive. Both give the same outputs up to
+float rounding (tested), so a node's score depends on the graph, never on how
+training cut it.
+
+Per layer, in eval mode (no dropout, BatchNorm with its running statistics):
+
+* local MPNN: for each chunk C of destination nodes, the chunk graph holds
+  the edges into C and their source nodes; a node's output reads only its
+  in-edges, so C's rows and the chunk's edge rows are exact (GCN gets the
+  whole graph's degrees, :data:`~geaet_dgl.nn.gcn.DEGREE_KEY`);
+* global attention: the dense Transformer in chunks of queries against all
+  keys; any other global model on the whole graph;
+* GEANet: its softmax over all nodes (edges) enters each row only through the
+  per-slot :math:`\\log \\sum_j \\exp s_{js}`, computed over all rows first
+  (:func:`~geaet_dgl.nn.external_attention.column_logsumexp`), then applied
+  chunk by chunk;
+* residuals, norms (GraphLayerNorm over the whole graph) and the FFN on the
+  whole (N, d) states (:meth:`~geaet_dgl.nn.geaet_layer.GEAETLayer.combine`).
+
+Example
+-------
+>>> import dgl, torch
+>>> from geaet_dgl.config import ModelConfig
+>>> from geaet_dgl.models import build_model
+>>> g = dgl.rand_graph(50, 300); g.ndata['feat'] = torch.randn(50, 3); g.edata['feat'] = torch.randn(300, 1)
+>>> model = build_model(ModelConfig(node_in_feats=3, edge_in_feats=1, out_feats=2, hidden_dim=16, num_layers=2,
+...                                 head='node', pe='none', geanet=dict(num_heads=4, unit_size=4))).eval()
+>>> torch.allclose(layerwise_forward(model, g, chunk_nodes=7), model(g), atol=1e-5)
+True
+"""
+from __future__ import annotations
+
+import math
+from typing import List, Optional, Tuple
+
+import dgl
+import torch
+import torch.nn.functional as F
+
+from ..config import ModelConfig
+from ..nn.batch_layout import BatchLayout
+from ..nn.external_attention import column_logsumexp
+from ..nn.gcn import DEGREE_KEY, GCNLayer, gcn_degrees
+from ..nn.self_attention import MAX_DENSE_NODES, GraphSelfAttention
+
+#: Floats per node and per edge (times the width d) alive in one inference pass of one layer
+#: (inputs, branch outputs, norms, FFN; GatedGCN's edge gates and messages), and per attention score.
+NODE_FLOATS, EDGE_FLOATS = 12, 8
+BYTES = 4
+
+
+def inference_bytes(model: ModelConfig, num_nodes: int, num_edges: int) -> int:
+    """Rough peak bytes of a one-pass forward (no gradients) on a graph of this size."""
+    d = model.hidden_dim
+    dense = 2 * model.num_heads * num_nodes * num_nodes if model.attention == "transformer" else 0
+    return BYTES * (NODE_FLOATS * num_nodes * d + EDGE_FLOATS * num_edges * d + dense)
+
+
+def available_bytes(device: torch.device) -> int:
+    """Memory the process can still take: free GPU memory for CUDA, else the machine's available RAM."""
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
+
+def chunk_size(model: ModelConfig, num_nodes: int, num_edges: int, budget: int) -> Optional[int]:
+    """Destination nodes per chunk so that a chunk's share of one pass fits ``budget``; None: one pass fits."""
+    if inference_bytes(model, num_nodes, num_edges) <= budget:
+        return None
+    # The whole (N, d) node and (E, d) edge states stay; chunks share what is left (at least 1/8 of it).
+    resident = BYTES * model.hidden_dim * (6 * num_nodes + 3 * num_edges)
+    left = max(budget - resident, budget // 8)
+    per_node = inference_bytes(model, num_nodes, num_edges) / max(num_nodes, 1)
+    return max(1, min(num_nodes, int(left / per_node)))
+
+
+@torch.no_grad()
+def full_graph_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes: Optional[int] = None,
+                       budget: Optional[int] = None) -> torch.Tensor:
+    """(N, out_feats) outputs of a node-level model on the whole ``graph`` (eval mode).
+
+    ``chunk_nodes`` forces layer-wise inference with chunks of that many
+    destination nodes; by default one pass when :func:`inference_bytes` fits
+    half of ``budget`` (default: :func:`available_bytes`), else chunks sized
+    to fit. The dense Transformer takes at most
+    :data:`~geaet_dgl.nn.self_attention.MAX_DENSE_NODES` queries per chunk.
+    """
+    model.eval()
+    if chunk_nodes is None:
+        budget = budget if budget is not None else available_bytes(graph.device) // 2
+        chunk_nodes = chunk_size(model.config, graph.num_nodes(), graph.num_edges(), budget)
+        if model.config.attention == "transformer" and graph.num_nodes() > MAX_DENSE_NODES:
+            chunk_nodes = min(chunk_nodes or MAX_DENSE_NODES, MAX_DENSE_NODES)
+    if chunk_nodes is None or chunk_nodes >= graph.num_nodes():
+        return model(graph)
+    return layerwise_forward(model, graph, chunk_nodes)
+
+
+@torch.no_grad()
+def layerwise_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes: int) -> torch.Tensor:
+    """The model on one whole graph, layer by layer, neighbourhood work in chunks of ``chunk_nodes``
+    destination nodes: (N, out_feats), equal to ``model(graph)`` in eval mode up to rounding."""
+    if graph.batch_size != 1:
+        raise ValueError(f"layer-wise inference runs on one graph, got a batch of {graph.batch_size}")
+    if chunk_nodes < 1:
+        raise ValueError(f"chunk_nodes={chunk_nodes} must be at least 1")
+    model.eval()
+    num_nodes = graph.num_nodes()
+    layout = BatchLayout.from_graph(graph)
+    chunks = [(a, min(a + chunk_nodes, num_nodes)) for a in range(0, num_nodes, chunk_nodes)]
+    edge_ranges = _even_ranges(graph.num_edges(), len(chunks))
+    degrees = gcn_degrees(graph).to(graph.device) if any(isinstance(layer.local_model, GCNLayer)
+                                                        for layer in model.layers) else None
+    h, e, pe_dist = model.encode(graph, layout)
+    last = len(model.layers) - 1
+    for index, layer in enumerate(model.layers):
+        h, e = _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, edge_output=index < last)
+    return model.head(h, layout)
+
+
+def _even_ranges(total: int, parts: int) -> List[Tuple[int, int]]:
+    step = math.ceil(total / parts) if total else 0
+    return [(min(i * step, total), min((i + 1) * step, total)) for i in range(parts)]
+
+
+def chunk_graph(graph: dgl.DGLGraph, start: int, stop: int) -> Tuple[dgl.DGLGraph, torch.Tensor, torch.Tensor]:
+    """The edges into nodes ``start..stop-1`` as a graph -> (chunk graph, its node ids, its edge ids).
+
+    The chunk graph's nodes ``0..stop-start-1`` are the destination nodes, in
+    order, then the other source nodes; its edges are ``graph``'s edges
+    ``edge ids`` in that order.
+    """
+    device = graph.device
+    targets = torch.arange(start, stop, device=device)
+    eids = graph.in_edges(targets, form="eid")
+    src, dst = graph.find_edges(eids)
+    outside = src[(src < start) | (src >= stop)].unique()
+    nodes = torch.cat([targets, outside])
+    local = torch.full((graph.num_nodes(),), -1, dtype=torch.int64, device=device)
+    local[nodes] = torch.arange(len(nodes), device=device)
+    sub = dgl.graph((local[src], local[dst]), num_nodes=len(nodes), device=device)
+    return sub, nodes, eids
+
+
+def _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, edge_output: bool):
+    """One GEAET layer on the whole graph, branches computed chunk by chunk, combined on the whole graph."""
+    local = None
+    if layer.local_model is not None:
+        parts, edge_out = [], None
+        for start, stop in chunks:
+            sub, nodes, eids = chunk_graph(graph, start, stop)
+            if degrees is not None:
+                sub.ndata[DEGREE_KEY] = degrees[nodes]
+            sub_pe = pe_dist[eids] if pe_dist is not None else None
+            out_h, out_e = layer.local_model(sub, h[nodes], e[eids] if e is not None else None, sub_pe, edge_output)
+            parts.append(out_h[:stop - start])
+            if out_e is not None:
+                if edge_out is None:
+                    edge_out = out_e.new_empty(graph.num_edges(), out_e.shape[1])
+                edge_out[eids] = out_e
+        local = (torch.cat(parts), edge_out)
+    global_out = None
+    if layer.global_model is not None:
+        global_out = _global(layer.global_model, graph, layout, h, chunks)
+    external = None
+    if layer.external_model is not None:
+        edges_in = (local[1] if local is not None else e) if edge_output else None
+        external = _external(layer.external_model, h, edges_in, chunks, edge_ranges)
+    return layer.combine(h, e, local, global_out, external, layout, edge_output)
+
+
+def _global(module, graph, layout, h, chunks):
+    if not isinstance(module, GraphSelfAttention) or len(chunks) == 1:
+        return module(graph, h, layout)
+    # Dense self-attention of each chunk's queries against every key: exact, (chunk x N) scores at a time.
+    d, heads = module.hidden_dim, module.num_heads
+    weight, bias = module.in_proj_weight, module.in_proj_bias
+    num_nodes = h.shape[0]
+    key = F.linear(h, weight[d:2 * d], bias[d:2 * d]).view(num_nodes, heads, -1).transpose(0, 1)
+    value = F.linear(h, weight[2 * d:], bias[2 * d:]).view(num_nodes, heads, -1).transpose(0, 1)
+    parts = []
+    for start, stop in chunks:
+        query = F.linear(h[start:stop], weight[:d], bias[:d]).view(stop - start, heads, -1).transpose(0, 1)
+        out = F.scaled_dot_product_attention(query, key, value)  # (H, n, d/H)
+        parts.append(module.out_proj(out.transpose(0, 1).reshape(stop - start, d)))
+    return torch.cat(parts)
+
+
+def _external(net, h, edges, chunks, edge_ranges):
+    """GEANet on every node (and edge) with the whole graph's column normalisation, in chunks."""
+    node_lse = edge_lse = None
+    if net.node_unit:
+        node_lse = column_logsumexp(net.scores(h[a:b], "node") for a, b in chunks)
+    if net.edge_unit and edges is not None and edges.shape[0]:
+        edge_lse = column_logsumexp(net.scores(edges[a:b], "edge") for a, b in edge_ranges)
+    node_parts, edge_parts = [], []
+    for (start, stop), (first, last) in zip(chunks, edge_ranges):
+        sizes = (torch.tensor([stop - start], device=h.device), torch.tensor([last - first], device=h.device))
+        out_h, out_e = net(None, h[start:stop], edges[first:last] if edges is not None else None, *sizes,
+                           node_lse=node_lse, edge_lse=edge_lse)
+        node_parts.append(out_h)
+        if out_e is not None:
+            edge_parts.append(out_e)
+    return torch.cat(node_parts), (torch.cat(edge_parts) if edge_parts else None)

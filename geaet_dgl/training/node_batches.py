@@ -1,0 +1,191 @@
+"""Training batches cut from one graph with node masks: the whole graph, METIS clusters, or random node sets.
+
+A batch is a :class:`dgl.DGLGraph`: a subgraph carrying, for its own nodes,
+every ``ndata`` field of the :class:`~geaet_dgl.data.node_graph.NodeGraph`
+(``feat``, positional encodings, ``label`` and the three masks) and
+``edata['feat']``. So MPNN, GEANet and the global attention run on it as on
+any graph, and the training step counts only the nodes whose ``train_mask``
+is set (:func:`masked_rows`).
+
+=========  ============================================================================
+sampler    a step trains on
+=========  ============================================================================
+full       the whole graph (one step per epoch)
+cluster    ``batch_size`` of ``num_parts`` METIS partitions (DGL's
+           :class:`dgl.dataloading.ClusterGCNSampler`), the subgraph they induce
+random     ``batch_size`` of ``num_parts`` equal parts of a random permutation of the
+           nodes, the subgraph they induce (as SGFormer and Polynormer train)
+=========  ============================================================================
+
+The order of epoch ``e`` is a pure function of ``(seed, e)`` and a loader can
+start at any step (:func:`~.batching.make_epoch_loader`), so a resumed run sees
+the batches an uninterrupted one would. METIS partitions are computed once and
+cached beside the graph file (``geaet_cache/<stem>-metis-K-<stamp>.pkl``).
+
+Example
+-------
+>>> import dgl, torch
+>>> from geaet_dgl.data.node_graph import NodeGraph
+>>> g = dgl.rand_graph(100, 600)
+>>> g.ndata['feat'] = torch.randn(100, 3); g.ndata['label'] = torch.arange(100) % 2
+>>> for i, m in enumerate(('train_mask', 'val_mask', 'test_mask')):
+...     g.ndata[m] = torch.arange(100) % 3 == i
+>>> sampler = make_node_sampler(NodeGraph(g, 'node-classification', 2, 'toy'), 'random', num_parts=10)
+>>> batches = sampler.epoch_batches(batch_size=2, seed=0, epoch=0)
+>>> batches.total, next(iter(batches)).num_nodes()
+(5, 20)
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import tempfile
+from pathlib import Path
+from typing import Iterator, List, Optional, Tuple
+
+import dgl
+import torch
+
+from ..data.errors import DataError
+from ..data.node_graph import MASKS, NodeGraph, cache_tag
+from .batching import make_epoch_loader
+
+SAMPLERS = ("full", "cluster", "random")
+#: ``num_parts=0`` cuts the graph into parts of about this many nodes.
+NODES_PER_PART = 1000
+
+
+def default_num_parts(num_nodes: int) -> int:
+    """Parts of about :data:`NODES_PER_PART` nodes (at least one)."""
+    return max(1, round(num_nodes / NODES_PER_PART))
+
+
+class EpochBatches:
+    """The batches of one epoch from step ``start_step`` on: iterate for the batch graphs.
+
+    ``total`` is the epoch's number of steps; :meth:`batch_indices` names what
+    step ``i`` is made of (partition ids, node ids or ``[0]`` for the full
+    graph), for error messages.
+    """
+
+    def __init__(self, loader, total: int, describe):
+        self._loader = loader
+        self.total = total
+        self._describe = describe
+
+    def batch_indices(self, step: int) -> List[int]:
+        return self._describe(step)
+
+    def __iter__(self) -> Iterator[dgl.DGLGraph]:
+        return iter(self._loader)
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+
+class NodeSampler:
+    """Cuts a :class:`NodeGraph` into training batches; build with :func:`make_node_sampler`.
+
+    Attributes
+    ----------
+    kind : {'full', 'cluster', 'random'}
+    num_parts : int
+        Partitions (``cluster``) or parts of each epoch's permutation
+        (``random``); 1 for ``full``.
+    """
+
+    def __init__(self, data: NodeGraph, kind: str, num_parts: int, cluster=None):
+        self.data, self.kind, self.num_parts, self._cluster = data, kind, num_parts, cluster
+
+    @property
+    def graph(self) -> dgl.DGLGraph:
+        return self.data.graph
+
+    def steps_per_epoch(self, batch_size: int) -> int:
+        return 1 if self.kind == "full" else math.ceil(self.num_parts / batch_size)
+
+    def max_batch_nodes(self, batch_size: int) -> int:
+        """The most nodes a batch can hold (for memory and dense-attention checks)."""
+        n = self.graph.num_nodes()
+        if self.kind == "full":
+            return n
+        if self.kind == "random":
+            return min(n, batch_size * math.ceil(n / self.num_parts))
+        sizes = torch.diff(torch.as_tensor(self._cluster.partition_offset)).sort(descending=True).values
+        return int(sizes[:batch_size].sum())
+
+    def epoch_batches(self, batch_size: int, seed: int, epoch: int, start_step: int = 0,
+                      workers: int = 0) -> EpochBatches:
+        """The batches of ``epoch`` (order fixed by ``(seed, epoch)``), from ``start_step`` on."""
+        if batch_size < 1:
+            raise DataError(f"batch_size must be >= 1, got {batch_size}; pass a positive --batch-size")
+        graph = self.graph
+        if self.kind == "full":
+            return EpochBatches([graph][start_step:], 1, lambda step: [0])
+        if self.kind == "cluster":
+            cluster = self._cluster
+            loader = make_epoch_loader(_Ids(self.num_parts), lambda ids: cluster.sample(graph, torch.tensor(ids)),
+                                       batch_size, shuffle=True, seed=seed, epoch=epoch, start_step=start_step,
+                                       workers=workers)
+        else:
+            per_part = math.ceil(graph.num_nodes() / self.num_parts)
+            loader = make_epoch_loader(_Ids(graph.num_nodes()), lambda ids: _induced(graph, ids),
+                                       batch_size * per_part, shuffle=True, seed=seed, epoch=epoch,
+                                       start_step=start_step, workers=workers)
+        sampler = loader.batch_sampler
+        return EpochBatches(loader, sampler.total, sampler.batch_indices)
+
+
+class _Ids:
+    """``range(n)`` as a map-style dataset: item ``i`` is ``i``."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: int) -> int:
+        return index
+
+
+def _induced(graph: dgl.DGLGraph, ids: List[int]) -> dgl.DGLGraph:
+    """The subgraph induced by node ids ``ids`` (kept in increasing order)."""
+    return dgl.node_subgraph(graph, torch.tensor(sorted(ids), dtype=torch.int64))
+
+
+def make_node_sampler(data: NodeGraph, kind: str = "full", num_parts: int = 0,
+                      cache_dir: Optional[Path] = None) -> NodeSampler:
+    """The sampler ``kind`` ('full', 'cluster' or 'random') of ``data``'s graph.
+
+    ``num_parts`` 0 takes parts of about :data:`NODES_PER_PART` nodes. For
+    ``cluster`` the METIS partition is cached in ``cache_dir`` (default the
+    graph file's ``geaet_cache/``, else a temporary folder), keyed by the
+    file's stamp and ``num_parts``.
+    """
+    if kind not in SAMPLERS:
+        raise ValueError(f"sampler={kind!r} is not one of {', '.join(SAMPLERS)}")
+    num_nodes = data.graph.num_nodes()
+    if kind == "full":
+        return NodeSampler(data, kind, 1)
+    parts = num_parts or default_num_parts(num_nodes)
+    if parts > num_nodes:
+        raise DataError(f"data.num_parts={parts} is more than the graph's {num_nodes} nodes; pass "
+                        f"--set data.num_parts=K with K <= {num_nodes}")
+    if kind == "random":
+        return NodeSampler(data, kind, parts)
+    folder = Path(cache_dir or data.cache_dir or tempfile.gettempdir())
+    folder.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha1(f"{data.stamp}:{num_nodes}:{data.graph.num_edges()}".encode()).hexdigest()[:12]
+    path = folder / f"{cache_tag(data.name)}-metis-{parts}-{key}.pkl"
+    # METIS reads a graph without features; the sampler then cuts the graph that carries them.
+    structure = dgl.graph(data.graph.edges(), num_nodes=num_nodes)
+    cluster = dgl.dataloading.ClusterGCNSampler(structure, parts, cache_path=str(path))
+    return NodeSampler(data, kind, parts, cluster)
+
+
+def masked_rows(graph: dgl.DGLGraph, output: torch.Tensor, split: str = "train"
+                ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The outputs and targets of the batch's nodes in ``split``'s mask: -> ``(output[m], label[m])``."""
+    mask = graph.ndata[MASKS[split]]
+    return output[mask], graph.ndata["label"][mask]
