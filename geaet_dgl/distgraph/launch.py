@@ -17,17 +17,20 @@ import shutil
 import tempfile
 from typing import Any, Dict
 
+import torch
+
 
 from ..config import ConfigError
 from ..models.geaet import build_model
 from ..training import run_dir as files
 from ..training.checkpoint import load_checkpoint
 from ..training.distributed import free_port
-from ..training.run_config import RunConfig, make_run_config
+from ..training.losses import get_loss
+from ..training.node_task import evaluate_node_splits
+from ..training.run_config import RunConfig, data_pe_sizes, make_run_config
 from . import engine
 from .partition import check_matches_graph, load_single_graph, read_sidecar
 from .processes import LocalJob, run_job
-from .trainer import full_graph_scores
 from .worker import JOB_ENV
 
 LOG_DIR = "dist-logs"
@@ -103,18 +106,25 @@ def train_partitioned(run: RunConfig, run_dir: str, partitions: str, nproc: int,
     return score_best_on_graph(run_dir, sidecar["graph_file"]["path"])
 
 
-def score_best_on_graph(run_dir: str, graph_file: str) -> Dict[str, Any]:
-    """Add ``best.pt``'s whole-graph val and test metrics to ``summary.json``; the summary."""
-    state = load_checkpoint(os.path.join(run_dir, files.BEST))
+def score_on_graph(checkpoint: str, graph_file: str) -> Dict[str, float]:
+    """``{split: metric}`` of a checkpoint's model on the whole graph, val and test.
+
+    Scored as ``geaet-dgl eval`` scores a node task: one full-graph pass
+    (layer-wise when it does not fit), every node with its whole graph as context.
+    """
+    state = load_checkpoint(checkpoint)
     run = RunConfig.from_dict(state["run_config"])
     model = build_model(run.model)
     model.load_state_dict(state["model"])
-    graph = load_single_graph(graph_file)
-    from .partition import attach_encodings
+    lap_k, rwse_k = data_pe_sizes(run.model)
+    data = load_single_graph(graph_file, lap_k, rwse_k or 0)
+    scores = evaluate_node_splits(model, data, get_loss(run.train.loss), run.train.metric, torch.device("cpu"))
+    return {split: result["metric"] for split, result in scores.items()}
 
-    lap_k = run.model.pe_k if run.model.pe in ("eslappe", "lappe") else 0
-    attach_encodings(graph, lap_k, run.model.pe_k if run.model.pe == "rwse" else 0, graph_file)
-    scores = full_graph_scores(model, graph, run.train.metric)
+
+def score_best_on_graph(run_dir: str, graph_file: str) -> Dict[str, Any]:
+    """Add ``best.pt``'s whole-graph val and test metrics (:func:`score_on_graph`) to ``summary.json``."""
+    scores = score_on_graph(os.path.join(run_dir, files.BEST), graph_file)
     summary_path = os.path.join(run_dir, files.SUMMARY)
     with open(summary_path) as handle:
         summary = json.load(handle)

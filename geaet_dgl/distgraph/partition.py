@@ -26,13 +26,10 @@ import numpy as np
 import torch
 
 from ..data.errors import DataError
-from ..data.graph_files import GraphFileInfo, inspect_graph_file, read_graph_file
-from ..data.positional_encoding import laplacian_pe, random_walk_se
+from ..data.graph_files import GraphFileInfo, read_graph_file
+from ..data.node_graph import NodeGraph, inspect_node_graph, is_node_graph_file, load_node_graph
 
 SIDECAR = "geaet-partition.json"
-MASKS = ("train_mask", "val_mask", "test_mask")
-#: Largest graph whose encodings the dense eigen-decomposition / matrix powers are computed for.
-DENSE_PE_MAX_NODES = 5000
 
 
 @dataclass
@@ -64,37 +61,19 @@ def file_stamp(path: str) -> Dict[str, object]:
     return {"path": os.path.abspath(path), "size": info.st_size, "mtime_ns": info.st_mtime_ns}
 
 
-def load_single_graph(path: str) -> dgl.DGLGraph:
-    """The one graph of a node-task file, checked: features, labels and boolean train/val/test masks."""
+def load_single_graph(path: str, lap_k: int = 0, rwse_k: int = 0) -> NodeGraph:
+    """The one graph of a node-task file, checked (masks, labels, features), with its encodings attached.
+
+    A file of many graphs is refused: those train data-parallel with ``--nproc``.
+    """
     graphs, _ = read_graph_file(path)
     if len(graphs) != 1:
-        raise DataError(f"{path} holds {len(graphs)} graphs; partitioning splits one large graph: train a file of "
-                        "many graphs data-parallel with `geaet-dgl train --dataset FILE.bin --nproc N` instead")
-    graph = graphs[0]
-    for key in ("feat", "label") + MASKS:
-        if key not in graph.ndata:
-            raise DataError(f"{path}: the graph has no ndata['{key}']; a node task needs ndata['feat'], "
-                            "ndata['label'] and boolean ndata['train_mask'/'val_mask'/'test_mask']")
-    for key in MASKS:  # dgl.save_graphs writes bool tensors as uint8
-        mask = graph.ndata[key]
-        if mask.dtype not in (torch.bool, torch.uint8) or mask.ndim != 1 or bool((mask > 1).any()):
-            raise DataError(f"{path}: ndata['{key}'] is {mask.dtype} of shape {tuple(mask.shape)}; store masks "
-                            "as (N,) torch.bool")
-        graph.ndata[key] = mask.bool()
-    if not bool(graph.ndata["train_mask"].any()):
-        raise DataError(f"{path}: ndata['train_mask'] selects no node; mark the training nodes True")
-    return graph
-
-
-def attach_encodings(graph: dgl.DGLGraph, lap_k: int, rwse_k: int, path: str) -> None:
-    """Whole-graph encodings on ``graph``: ``lap_pe`` / ``lap_eigval`` (``lap_k`` > 0), ``rwse`` (``rwse_k`` > 0)."""
-    if (lap_k or rwse_k) and graph.num_nodes() > DENSE_PE_MAX_NODES:
-        raise DataError(f"{path} has {graph.num_nodes()} nodes; encodings are computed densely up to "
-                        f"{DENSE_PE_MAX_NODES} nodes: pass --lap-k 0 --rwse-k 0 (and train with model.pe=none)")
-    if lap_k:
-        graph.ndata["lap_pe"], graph.ndata["lap_eigval"] = laplacian_pe(graph, lap_k)
-    if rwse_k:
-        graph.ndata["rwse"] = random_walk_se(graph, rwse_k)
+        raise DataError(f"{path} holds {len(graphs)} graphs; partitioning splits one large graph: train a file "
+                        "of many graphs data-parallel with `geaet-dgl train --dataset FILE.bin --nproc N` instead")
+    if not is_node_graph_file(path):
+        raise DataError(f"{path}: the graph has no node masks; a node task on one graph needs boolean "
+                        "ndata['train_mask'], ndata['val_mask'] and ndata['test_mask']")
+    return load_node_graph(path, pe_k=lap_k, rwse_k=rwse_k or None, progress=False)
 
 
 def partition_file(path: str, parts: int, out_dir: str, *, lap_k: int = 8, rwse_k: int = 0,
@@ -102,14 +81,13 @@ def partition_file(path: str, parts: int, out_dir: str, *, lap_k: int = 8, rwse_
     """Partition the single graph of ``path`` into ``parts`` parts under ``out_dir`` (see the module docstring)."""
     if parts < 1:
         raise DataError(f"--parts {parts}: pass at least 1")
-    graph = load_single_graph(path)
-    info = inspect_graph_file(path)
-    if info.task != "node-classification":
-        raise DataError(f"{path} is a {info.task} file; partitioning is for a node task on one graph "
-                        "(integer ndata['label'] and masks)")
+    graph = load_single_graph(path, lap_k, rwse_k).graph
+    if not lap_k:  # no Laplacian encoding asked for: drop the empty (N, 0) fields
+        graph.ndata.pop("lap_pe", None)
+        graph.ndata.pop("lap_eigval", None)
+    info = inspect_node_graph(path)
     if parts > graph.num_nodes():
         raise DataError(f"--parts {parts} is more than the graph's {graph.num_nodes()} nodes")
-    attach_encodings(graph, lap_k, rwse_k, path)
     name = name or os.path.splitext(os.path.basename(path))[0]
     os.makedirs(out_dir, exist_ok=True)
     orig_nids, _ = dgl.distributed.partition_graph(
@@ -175,7 +153,7 @@ def check_matches_graph(config: str, sidecar: dict, num_nodes: int, num_edges: i
         raise DataError(f"{config} holds {num_nodes} nodes / {num_edges} edges but {SIDECAR} says "
                         f"{report['num_nodes']} / {report['num_edges']}; partition the graph again")
     if (stamp["size"], stamp["mtime_ns"]) != (recorded["size"], recorded["mtime_ns"]):
-        graph = load_single_graph(path)
+        graph = load_single_graph(path).graph
         raise DataError(f"{config} does not match {path}: the partitions were cut from a file of "
                         f"{recorded['size']} bytes, this one has {stamp['size']} bytes and "
                         f"{graph.num_nodes()} nodes / {graph.num_edges()} edges (partitions: {num_nodes} / "

@@ -208,18 +208,3 @@ def _evaluate(net: torch.nn.Module, source: Any, nodes: torch.Tensor, num_batche
                 target = graph.ndata["label"][mask]
                 accumulator.update(output[mask], target, float(loss_fn(output[mask], target)), num_graphs=0)
     return {split: context.merge_accumulators(acc).compute() for split, acc in accumulators.items()}
-
-
-@torch.no_grad()
-def full_graph_scores(model: torch.nn.Module, graph: dgl.DGLGraph, metric: str,
-                      splits: Sequence[str] = EVAL_SPLITS) -> Dict[str, float]:
-    """``{split: metric}`` with every node scored in one pass over the whole graph (eval mode)."""
-    model.eval()
-    output = model(graph)
-    accumulator_scores = {}
-    for split in splits:
-        mask = graph.ndata[f"{split}_mask"]
-        accumulator = MetricAccumulator(metric)
-        accumulator.update(output[mask], graph.ndata["label"][mask], 0.0, num_graphs=0)
-        accumulator_scores[split] = accumulator.compute()["metric"]
-    return accumulator_scores
