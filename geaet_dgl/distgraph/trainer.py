@@ -23,8 +23,9 @@ batch; BatchNorm is DistributedBatchNorm (moments of the combined batch) as
 for ``--nproc`` on graph files, and the metrics of every epoch merge all
 trainers' predictions (:meth:`~geaet_dgl.training.distributed.DistContext.merge_accumulators`).
 
-:class:`LocalSource` runs the same loop on a graph in memory: one process,
-no server (the reference a distributed run is compared with).
+The one-process counterpart is the single-graph trainer with ``--sampler
+random`` (:mod:`geaet_dgl.training.node_task`); a distributed run is compared
+with it.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ import logging
 import math
 import os
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional
 
 import dgl
 import torch
@@ -52,19 +53,6 @@ log = logging.getLogger(__name__)
 
 NODE_KEYS = ("feat", "label", "train_mask", "val_mask", "test_mask", "lap_pe", "lap_eigval", "rwse")
 EVAL_SPLITS = ("val", "test")
-
-
-class LocalSource:
-    """A graph in memory as the batch source of one process."""
-
-    def __init__(self, graph: dgl.DGLGraph):
-        self.graph = graph
-
-    def node_ids(self) -> torch.Tensor:
-        return torch.arange(self.graph.num_nodes())
-
-    def batch(self, nodes: torch.Tensor) -> dgl.DGLGraph:
-        return dgl.node_subgraph(self.graph, nodes, store_ids=False)
 
 
 class DistSource:
@@ -110,8 +98,8 @@ def epoch_batches(nodes: torch.Tensor, num_batches: int, seed: int, epoch: int, 
     return [part for part in torch.tensor_split(order, num_batches) if len(part)]
 
 
-def train_on_source(run: RunConfig, run_dir: str, source: Any, context: DistContext = SINGLE_PROCESS,
-                    resume: bool = False, progress_every: int = 0) -> Optional[Dict[str, Any]]:
+def train_on_source(run: RunConfig, run_dir: str, source: "DistSource", context: DistContext = SINGLE_PROCESS,
+                    resume: bool = False) -> Optional[Dict[str, Any]]:
     """Train ``run`` on node batches of ``source``; rank 0 writes the run files and returns the summary.
 
     ``run.train.batch_size`` is the nodes of one trainer's batch. A resumed run
