@@ -127,3 +127,24 @@ def environment_for(mode: str, base: Optional[Dict[str, str]] = None) -> Dict[st
     else:
         env.pop("GLIBC_TUNABLES", None)
     return env
+
+
+def restart_in_hugetlb_mode(code: str) -> None:
+    """Re-execute this interpreter with glibc's huge-page tunable, unless asked not to or already done.
+
+    glibc reads ``GLIBC_TUNABLES`` only at start-up, so the default mode
+    (``hugetlb``: about 3x faster GEANet on a 100k-node graph, the same memory)
+    needs a fresh start: the same process id, ``python -c code`` with this
+    process's arguments, and the environment of :func:`environment_for`. Skipped
+    with ``$GEAET_DGL_ALLOCATOR`` ``system`` or ``keep``, off Linux, and when a
+    hugetlb tunable is set. The ``geaet-dgl`` command calls it before it imports
+    anything heavy (``cli.console_main`` loads this module on its own).
+    """
+    mode = os.environ.get(ENV_VAR, "hugetlb").lower()
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    if mode != "hugetlb" or not sys.platform.startswith("linux") or "glibc.malloc.hugetlb=" in tunables:
+        return
+    try:
+        os.execve(sys.executable, [sys.executable, "-c", code] + sys.argv[1:], environment_for("hugetlb"))
+    except OSError:
+        pass  # keep running with glibc's defaults

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 MPNN_CHOICES = ("gatedgcn", "gcn", "gin", "gine", "none")
 ATTENTION_CHOICES = ("transformer", "none")
@@ -27,6 +27,10 @@ METRIC_CHOICES = ("accuracy", "balanced_accuracy", "mae", "average_precision", "
 
 class ConfigError(ValueError):
     """A configuration value is unknown, mistyped or impossible."""
+
+
+class OptionConflict(ConfigError):
+    """Options that cannot be given together (the command line shows it as a usage error)."""
 
 
 @dataclass
@@ -299,6 +303,24 @@ def apply_overrides(preset: Preset, overrides: Dict[str, str]) -> Preset:
     model = from_dict(ModelConfig, data["model"], where="model.").validate()
     train = from_dict(TrainConfig, data["train"], where="train.").validate()
     return dataclasses.replace(preset, model=model, train=train)
+
+
+#: Command-line options that set a training value directly: option -> dotted setting.
+TRAIN_OPTION_SETTINGS = {"epochs": "train.epochs", "batch_size": "train.batch_size", "lr": "train.lr",
+                         "seed": "train.seed"}
+
+
+def settings_with_options(settings: Mapping[str, str], **options: Any) -> Dict[str, str]:
+    """``--set`` pairs plus the options of :data:`TRAIN_OPTION_SETTINGS` that were given (not None).
+
+    Values are strings, as :func:`apply_overrides` parses them (``str`` of an int or
+    float parses back to the same number); an option wins over ``--set`` of the same key.
+    """
+    pairs = dict(settings)
+    for name, value in options.items():
+        if value is not None:
+            pairs[TRAIN_OPTION_SETTINGS[name]] = str(value)
+    return pairs
 
 
 def _paper_variant_scope(model: Dict[str, Any], overrides: Dict[str, str]) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Callable, Dict, Optional, Sequence
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from ..allocator import configure_allocator, environment_for, requested_mode
 from ..config import ConfigError
@@ -19,6 +19,16 @@ from .timing import check_device, environment, set_threads
 #: keys copied from the isolated memory run into the interleaved results
 _MEMORY_KEYS = ("peak_rss_mib", "peak_rss_infer_mib", "base_rss_mib", "peak_gpu_mib", "nodes_per_batch",
                 "edges_per_batch", "num_parameters")
+
+
+#: What a benchmark can measure (``geaet-dgl benchmark --what``); see :func:`run_benchmark`.
+JOBS = ("throughput", "breakdown", "epoch", "scaling")
+
+
+def default_batch_sizes(epoch: bool, against_pyg: Optional[str]) -> Tuple[int, ...]:
+    """Batch sizes when none are given: 16 and 128 for whole epochs against the reference (each costs
+    an epoch per side and round), else 16, 64 and 128."""
+    return (16, 128) if epoch and against_pyg else (16, 64, 128)
 
 
 @contextlib.contextmanager
@@ -66,6 +76,7 @@ def run_benchmark(
     limit_train: Optional[int] = None,
     limit_val: Optional[int] = None,
     epoch_repeats: int = 3,
+    throughput: bool = True,
     echo: Optional[Callable[[str], None]] = print,
 ) -> Dict[str, object]:
     """Benchmark a preset's model and return the report dict (also printed, and written if asked).
@@ -73,7 +84,9 @@ def run_benchmark(
     Parameters
     ----------
     preset : a preset with a synthetic generator ('mnist', 'cifar10').
-    batch_sizes : throughput batch sizes (empty: skip throughput).
+    batch_sizes : throughput (and breakdown, epoch comparison) batch sizes (empty: skip throughput).
+    throughput : time the training and inference steps at every batch size (the step table);
+        False: only what ``breakdown``, ``epoch`` and ``scaling`` ask for.
     device : 'cpu' or 'cuda'.
     threads : torch intra-op threads, in this and every measurement process (None: the cores
         this process may use, see :mod:`geaet_dgl.threads`).
@@ -156,7 +169,7 @@ def run_benchmark(
             report["epoch_against_pyg"] = comparison
             report["parity_max_abs_diff"] = comparison["parity_max_abs_diff"]
             config.update(reference_dir=str(against_pyg), epoch_repeats=epoch_repeats)
-        elif batch_sizes and against_pyg is not None:
+        elif batch_sizes and throughput and against_pyg is not None:
             from .against_pyg import compare_with_reference
 
             comparison = compare_with_reference(against_pyg, preset, batch_sizes, repeats=repeats,
@@ -173,7 +186,7 @@ def run_benchmark(
             config.update(reference_dir=str(against_pyg), throughput_source=(
                 "ours and the reference interleaved in one process on the same pre-built batches; peak RSS from "
                 "a separate process per batch size running our model alone (1 warm-up + 1 step per phase)"))
-        elif batch_sizes:
+        elif batch_sizes and throughput:
             report["results"] = run_throughput(preset, batch_sizes, device, threads, repeats=repeats,
                                                warmup=warmup, num_batches=num_batches, seed=seed, isolate=isolate,
                                                fold=fold)

@@ -479,11 +479,13 @@ def _train(get: _Reader, dataset: _Dataset) -> TrainConfig:
 
 def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[str, Any]] = None,
                          data: Optional[Mapping[str, Any]] = None, device: str = "cpu", workers: int = 0,
-                         checkpoint_every: int = 0, threads: Optional[int] = None):
+                         checkpoint_every: int = 0, threads: Optional[int] = None, sync_bn: bool = True,
+                         tensorboard: bool = False):
     """A :class:`~geaet_dgl.training.RunConfig` from a reference YAML, then ``--set``-style ``overrides``.
 
     ``data`` gives the :class:`~geaet_dgl.training.DataOptions` fields the file
-    does not fix (``data_dir``, ``limit_*``, ...); the ignored keys are logged.
+    does not fix (``data_dir``, ``limit_*``, ...); the ignored keys are logged. ``device`` to
+    ``tensorboard``: the RunConfig fields of the same names.
     """
     from ..training.run_config import DataOptions, RunConfig  # training imports data; keep this module light
 
@@ -498,5 +500,6 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
     options = from_dict(DataOptions, {**ref.data, **dict(data or {}), **data_settings}, where="data.")
     run = RunConfig(preset=preset.name, model=preset.model, train=preset.train, data=options, device=device,
                     workers=workers, checkpoint_every=checkpoint_every,
-                    threads=default_threads() if threads is None else threads)
+                    threads=default_threads() if threads is None else threads, sync_bn=sync_bn,
+                    tensorboard=tensorboard)
     return run.validate()

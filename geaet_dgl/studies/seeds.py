@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from .. import training
+from ..config import OptionConflict
 from ..training import run_dir as files
 from .aggregate import aggregate_markdown, aggregate_summaries
 
@@ -28,6 +29,14 @@ AGGREGATE_JSON = "aggregate.json"
 
 #: RunConfig fields that may differ between the saved run and a rerun (where it runs, not what).
 _EXECUTION_FIELDS = ("device", "workers", "checkpoint_every")
+
+
+def check_seeds_options(seeds: Sequence[int], *, nproc: Optional[int], seed: Optional[int], resume: bool) -> None:
+    """One run per seed goes one after another in this process, each with its own seed and resume."""
+    if seeds and nproc not in (None, 1):
+        raise OptionConflict("--seeds runs one seed after another in this process; drop --nproc")
+    if seeds and (resume or seed is not None):
+        raise OptionConflict("--seeds runs (and resumes) one run per seed; drop --seed/--resume")
 
 
 def seed_dir(out: PathLike, seed: int) -> Path:

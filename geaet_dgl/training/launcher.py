@@ -24,10 +24,32 @@ import threading
 import time
 from typing import Any, Callable, Dict, Optional
 
+from ..config import OptionConflict
 from . import run_dir as files
 from .distributed import DistContext, launched_by_torchrun, process_group, start_processes
 from .run_config import RunConfig
 from .trainer import resume, train
+
+
+#: What :func:`resume_job` may change about a saved run (its keywords); all else is the run's own.
+RESUME_MAY_CHANGE = ("nproc", "device", "workers", "progress", "threads")
+
+
+def check_nproc(nproc: Optional[int]) -> None:
+    """Under torchrun the processes are torchrun's: an explicit ``nproc`` is a conflict."""
+    if nproc is not None and launched_by_torchrun():
+        raise OptionConflict("under torchrun the number of processes comes from torchrun; drop --nproc")
+
+
+def check_resume_changes(given: Dict[str, str]) -> None:
+    """Refuse changes a resumed run cannot take.
+
+    ``given``: the options the user gave, ``{keyword: how the user spelled it}``;
+    those outside :data:`RESUME_MAY_CHANGE` are named in the error.
+    """
+    fixed = [spelled for name, spelled in given.items() if name not in RESUME_MAY_CHANGE]
+    if fixed:
+        raise OptionConflict(f"--resume continues a run with its saved configuration; drop {', '.join(fixed)}")
 
 
 def train_job(run: Any, run_dir: Any, *, nproc: int = 1, overwrite: bool = False,

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import torch
 
-from ..config import ConfigError, ModelConfig, TrainConfig, _parse_literal, apply_overrides, from_dict
+from ..config import ConfigError, ModelConfig, OptionConflict, TrainConfig, _parse_literal, apply_overrides, from_dict
 from ..data import DatasetSplits, load_dataset
 from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name
 from ..data.node_graph import NODE_TASKS, NodeGraph, inspect_node_graph, is_node_graph_file
@@ -202,9 +202,19 @@ def _graph_file_options(dataset: Optional[str], data: Dict[str, Any]) -> str:
     return dataset
 
 
+def check_run_source(dataset: Optional[str], data_file: Optional[str], config: Optional[str],
+                     preset: Optional[str]) -> None:
+    """A new run needs its data (a dataset, a graph file or a reference config); a config excludes a preset."""
+    if dataset is None and data_file is None and config is None:
+        raise OptionConflict("--dataset is required (or --data-file PATH, --config FILE.yaml, or --resume RUN_DIR)")
+    if config is not None and preset is not None:
+        raise OptionConflict("--config gives the whole configuration; drop --preset")
+
+
 def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optional[Mapping[str, Any]] = None,
                     data: Optional[Mapping[str, Any]] = None, device: str = "cpu", workers: int = 0,
-                    checkpoint_every: int = 0, threads: Optional[int] = None) -> RunConfig:
+                    checkpoint_every: int = 0, threads: Optional[int] = None, sync_bn: bool = True,
+                    tensorboard: bool = False) -> RunConfig:
     """Resolve a run: the preset (default: the dataset's own), dotted overrides, data options.
 
     Parameters
@@ -222,6 +232,8 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     threads : int, optional
         CPU threads (see :mod:`geaet_dgl.threads`); ``None``: the cores this
         process may use (or $OMP_NUM_THREADS), resolved and recorded here.
+    device, workers, checkpoint_every, sync_bn, tensorboard
+        The :class:`RunConfig` fields of the same names.
     """
     overrides = dict(overrides or {})
     data = dict(data or {})
@@ -234,7 +246,8 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     resolved = apply_overrides(get_preset(preset_name), overrides)
     run = RunConfig(preset=resolved.name, model=resolved.model, train=resolved.train, data=options,
                     device=device, workers=workers, checkpoint_every=checkpoint_every,
-                    threads=default_threads() if threads is None else threads)
+                    threads=default_threads() if threads is None else threads, sync_bn=sync_bn,
+                    tensorboard=tensorboard)
     return run.validate()
 
 

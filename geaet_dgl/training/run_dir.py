@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, Iterable, Union
+from typing import Any, Dict, Iterable, Optional, Union
 
 import yaml
 
@@ -37,8 +37,18 @@ class RunDirError(ValueError):
 
 
 def default_run_dir(dataset: str, preset: str, seed: int, root: PathLike = "runs") -> Path:
-    """``runs/<dataset>-<preset>-seed<seed>``."""
+    """``runs/<dataset>-<preset>-seed<seed>``: where a run goes unless told (``train --out``)."""
     return Path(root) / f"{dataset}-{preset}-seed{seed}"
+
+
+def default_seeds_dir(dataset: str, preset: str, root: PathLike = "runs") -> Path:
+    """``runs/<dataset>-<preset>-seeds``: where one run per seed goes unless told (``train --seeds``)."""
+    return Path(root) / f"{dataset}-{preset}-seeds"
+
+
+def default_sweep_dir(dataset: str, preset: Optional[str], root: PathLike = "runs") -> Path:
+    """``runs/sweep-<dataset>-<preset or 'default'>``: where a sweep goes unless told (``sweep --out``)."""
+    return Path(root) / f"sweep-{dataset}-{preset or 'default'}"
 
 
 def prepare_new_run_dir(path: PathLike, overwrite: bool) -> Path:

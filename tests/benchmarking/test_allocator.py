@@ -118,9 +118,11 @@ def test_console_command_starts_in_the_chosen_mode(tmp_path, mode):
     assert summary["allocator"] == mode
 
 
-def test_console_restart_uses_the_allocator_modules_names():
-    """cli.py restates two names of geaet_dgl.allocator (it runs before the package may be imported)."""
+def test_console_restart_loads_the_allocator_module_itself():
+    """cli.py restarts through geaet_dgl/allocator.py loaded on its own (before torch), not a copy of its names."""
     import cli
     from geaet_dgl import allocator
 
-    assert cli._ALLOCATOR_ENV_VAR == allocator.ENV_VAR and cli._HUGETLB_TUNABLE == allocator.HUGETLB_TUNABLE
+    early = cli._allocator_module()
+    assert early.__file__ == allocator.__file__ and early is not allocator
+    assert early.environment_for("hugetlb", {})["GLIBC_TUNABLES"] == allocator.HUGETLB_TUNABLE

@@ -6,6 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 import cli
+from geaet_dgl.commands.options import expand_list_options
 from geaet_dgl.studies import aggregate_summaries, format_mean_std, mean_std
 
 from .tiny import tiny_args
@@ -39,7 +40,7 @@ def test_aggregate_of_known_summaries():
 
 
 def test_list_options_take_the_values_that_follow():
-    expand = cli._expand_list_options
+    expand = expand_list_options
     assert expand(["--seeds", "0", "1", "2", "--epochs", "3"], ("--seeds",)) == \
         ["--seeds", "0", "--seeds", "1", "--seeds", "2", "--epochs", "3"]
     assert expand(["--seeds=0,1", "--x"], ("--seeds",)) == ["--seeds", "0", "--seeds", "1", "--x"]

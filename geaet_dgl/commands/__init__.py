@@ -1,0 +1,7 @@
+"""The ``geaet-dgl`` subcommands, one module per command group; ``cli.py`` registers them.
+
+Each command only parses its options and calls the library: the rules (which
+options conflict, what a resumed run may change, default folders, allocator
+start-up) live next to what they govern. :mod:`.options` holds the options and
+the error handling the commands share.
+"""

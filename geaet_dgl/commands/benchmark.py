@@ -1,0 +1,90 @@
+"""``geaet-dgl benchmark``: throughput, step breakdown, whole epochs and scaling, alone or against the reference.
+
+What it measures is ``--what`` (one or more of throughput, breakdown, epoch,
+scaling; default throughput). The flags ``--breakdown``, ``--epoch`` and
+``--scaling`` add their job to the default throughput table, as they always did.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import click
+
+from ..benchmarking.api import JOBS, default_batch_sizes, run_benchmark
+from .options import ListOptionCommand, handle_errors, threads_option
+
+
+@click.command(cls=ListOptionCommand)
+@click.option("--what", type=click.Choice(JOBS), multiple=True, metavar="JOB [JOB ...]",
+              help="What to measure, one or more of: throughput (train and inference graphs/s and peak memory "
+                   "per batch size; the default), breakdown (where a training step's time goes), epoch (whole "
+                   "epochs with data loading), scaling (GEANet and the GEAET layer on 1k..--max-nodes node "
+                   "graphs). With --against-pyg each beside the reference (epoch: whole epochs of both sides, "
+                   "alternated, instead of the step table).")
+@click.option("--preset", default="mnist", show_default=True,
+              help="Preset whose model is timed (synthetic graphs shaped like its dataset: mnist, cifar10, pattern).")
+@click.option("--batch-sizes", "--batch-size", "batch_sizes", type=click.IntRange(min=1), multiple=True,
+              metavar="B [B ...]", help="Batch sizes for the throughput table (default 16 64 128).")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+              help="Where to run.")
+@threads_option
+@click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Timed repeats per measurement (the median is reported).")
+@click.option("--warmup", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Untimed warm-up steps before timing.")
+@click.option("--epoch", "epoch", is_flag=True,
+              help="Also time a whole training and inference epoch including data loading and batching; with "
+                   "--against-pyg, whole epochs of ours and the reference alternated, each through its own loader "
+                   "and training loop, at every --batch-sizes value (instead of the step table).")
+@click.option("--dataset", type=click.Choice(["synthetic", "mnist", "cifar10"]), default="synthetic",
+              show_default=True, help="Graphs of --epoch --against-pyg: synthetic (--num-graphs) or the real "
+                                      "files in --data-dir.")
+@click.option("--data-dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
+              help="Processed dataset folder for --dataset mnist/cifar10.")
+@click.option("--limit-train", type=click.IntRange(min=1), help="Training graphs of --epoch --against-pyg.")
+@click.option("--limit-val", type=click.IntRange(min=1), help="Evaluation graphs of --epoch --against-pyg.")
+@click.option("--epoch-repeats", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Alternated rounds (one epoch of each side) of --epoch --against-pyg; medians reported.")
+@click.option("--breakdown", is_flag=True,
+              help="Also split a training step into forward per branch (MPNN, self-attention, GEANet), backward and "
+                   "optimizer step (with --against-pyg, the reference's beside ours).")
+@click.option("--num-graphs", type=click.IntRange(min=1), default=512, show_default=True,
+              help="Graphs in the --epoch dataset.")
+@click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
+              help="DataLoader worker processes for --epoch.")
+@click.option("--scaling", is_flag=True,
+              help="Also time GEANet and the GEAET layer on single kNN graphs of 1k..--max-nodes nodes "
+                   "and fit the exponent of time against nodes+edges.")
+@click.option("--max-nodes", type=click.IntRange(min=1000), default=10**6, show_default=True,
+              help="Largest graph for --scaling.")
+@click.option("--against-pyg", "against_pyg", type=click.Path(file_okay=False), metavar="REF_DIR",
+              help="A checkout of icm1018/GEAET (its dependencies installed here): check parity on the same "
+                   "weights, then time both models interleaved on the same batches and report the ratios.")
+@click.option("--force", is_flag=True, help="Time against the reference even if parity fails.")
+@click.option("--allocator", type=click.Choice(["hugetlb", "system", "keep"]), default=None,
+              help="How glibc serves large tensors in the measuring processes: transparent huge pages (512x "
+                   "fewer page faults, same memory), glibc's defaults, or keep freed memory for reuse (more "
+                   "memory). See geaet_dgl/allocator.py. Default: $GEAET_DGL_ALLOCATOR, else hugetlb.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Write the results as JSON.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Write a PNG plot of throughput (and scaling).")
+@click.option("--no-fold", is_flag=True,
+              help="Time inference on the model as trained instead of its folded inference copy (what eval uses).")
+@handle_errors
+def benchmark(what: Tuple[str, ...], preset: str, batch_sizes: Tuple[int, ...], device: str, threads: Optional[int],
+              repeats: int, warmup: int, epoch: bool, breakdown: bool, num_graphs: int, workers: int, scaling: bool,
+              max_nodes: int, against_pyg: Optional[str], force: bool, allocator: Optional[str],
+              json_path: Optional[str], plot_path: Optional[str], dataset: str, data_dir: Optional[str],
+              limit_train: Optional[int], limit_val: Optional[int], epoch_repeats: int, no_fold: bool) -> None:
+    """Throughput (graphs/s, train and inference), peak memory, where a step's time goes, epoch time,
+    scaling; optionally side by side with the PyG reference. Speed is only comparable within one run."""
+    jobs = set(what or ("throughput",))
+    jobs.update(job for job, flag in (("breakdown", breakdown), ("epoch", epoch), ("scaling", scaling)) if flag)
+    run_benchmark(preset=preset, batch_sizes=batch_sizes or default_batch_sizes("epoch" in jobs, against_pyg),
+                  device=device, threads=threads, repeats=repeats, warmup=warmup, throughput="throughput" in jobs,
+                  epoch="epoch" in jobs, breakdown="breakdown" in jobs, num_graphs=num_graphs, workers=workers,
+                  scaling="scaling" in jobs, max_nodes=max_nodes, against_pyg=against_pyg, force=force,
+                  allocator=allocator, json_path=json_path, plot_path=plot_path, dataset=dataset, data_dir=data_dir,
+                  limit_train=limit_train, limit_val=limit_val, epoch_repeats=epoch_repeats, fold=not no_fold,
+                  echo=click.echo)

@@ -1,0 +1,85 @@
+"""``geaet-dgl import-reference``, ``export-reference`` and ``compare``: the PyG reference (icm1018/GEAET)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
+
+import click
+
+from .options import ListOptionCommand, data_source_options, gather_data, handle_errors, limit_options
+
+
+@click.command(name="import-reference")
+@click.option("--checkpoint", required=True, type=click.Path(dir_okay=False), metavar="REF.ckpt",
+              help="A checkpoint of the reference's main.py (<out_dir>/<cfg>/<seed>/ckpt/<epoch>.ckpt).")
+@click.option("--config", required=True, type=click.Path(dir_okay=False, exists=True), metavar="FILE.yaml",
+              help="The reference YAML it was trained with.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), metavar="RUN_DIR",
+              help="Our run directory to write (config.json, best.pt, imported.json).")
+@click.option("--data-dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Where the dataset is, for `geaet-dgl eval` on the run (default ./data).")
+@limit_options
+@click.option("--overwrite", is_flag=True, help="Replace the run files of an existing RUN_DIR.")
+@handle_errors
+@gather_data
+def import_reference_command(checkpoint: str, config: str, out: str, data: Dict[str, Any], overwrite: bool) -> None:
+    """Turn a reference (PyG) checkpoint into our run directory; score it with `geaet-dgl eval`."""
+    from geaet_dgl.interop.reference_checkpoint import import_reference
+
+    result = import_reference(checkpoint, config, out, data, overwrite=overwrite)
+    click.echo(f"imported {result['params']:,} parameters (reference epoch {result['epoch']}) into "
+               f"{result['checkpoint']}; score it with: geaet-dgl eval --checkpoint {result['checkpoint']}")
+
+
+@click.command(name="export-reference")
+@click.option("--checkpoint", required=True, type=click.Path(dir_okay=False), metavar="RUN_DIR/best.pt",
+              help="Our best.pt or last.pt.")
+@click.option("--out", type=click.Path(dir_okay=False), metavar="PATH.ckpt",
+              help="Where to write (default RUN_DIR/reference/ckpt/<epoch>.ckpt, the layout graphgym's load_ckpt "
+                   "reads).")
+@handle_errors
+def export_reference_command(checkpoint: str, out: Optional[str]) -> None:
+    """Write our checkpoint as the reference's (graphgym) checkpoint: {"model_state": ...} with its names."""
+    from geaet_dgl.interop.reference_checkpoint import export_reference
+
+    result = export_reference(checkpoint, out)
+    click.echo(f"wrote {result['params']:,} parameters (epoch {result['epoch']}) to {result['path']}")
+
+
+@click.command(cls=ListOptionCommand)
+@click.option("--against-pyg", "ref_dir", required=True, type=click.Path(file_okay=False, exists=True),
+              metavar="REF_DIR", help="Checkout of icm1018/GEAET; its main.py trains the reference (run from there).")
+@click.option("--python", "python", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Python of the reference's environment (default: this one).")
+@click.option("--dataset", type=click.Choice(["mnist", "cifar10"]), default="mnist", show_default=True)
+@click.option("--seeds", type=click.IntRange(min=0), multiple=True, metavar="K [K ...]",
+              help="Seeds; each side trains once per seed (default 0 1 2).")
+@click.option("--epochs", type=click.IntRange(min=1), help="Epochs of both (default: the preset's).")
+@click.option("--batch-size", type=click.IntRange(min=1), help="Graphs per batch of both (default: the preset's).")
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), help="Base learning rate of both.")
+@click.option("--warmup-epochs", type=click.IntRange(min=0),
+              help="Warm-up epochs of both (default: the preset's 5 of 150 scaled to --epochs, rounded down).")
+@data_source_options(from_run=False)
+@limit_options
+@click.option("--out", required=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="Comparison folder: pyg/ (the exported graphs), ours/seed<k>/, reference/seed<k>/, compare.json, "
+                   "compare.md, compare.png. Rerun to continue (finished runs are skipped).")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--threads", type=click.IntRange(min=1), help="torch threads of both sides (default: torch's).")
+@click.option("--overwrite", is_flag=True, help="Retrain every seed of both sides.")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
+@handle_errors
+@gather_data
+def compare(ref_dir: str, python: Optional[str], dataset: str, seeds: Tuple[int, ...], epochs: Optional[int],
+            batch_size: Optional[int], lr: Optional[float], warmup_epochs: Optional[int], data: Dict[str, Any],
+            out: str, device: str, threads: Optional[int], overwrite: bool, progress: bool) -> None:
+    """Train ours and the PyG reference on the same graphs with the same budget, per seed; compare the curves."""
+    from geaet_dgl.interop.compare import COMPARE_MD, compare_against_reference
+
+    compare_against_reference(ref_dir, dataset, list(seeds) or [0, 1, 2], out, python=python or sys.executable,
+                              epochs=epochs, batch_size=batch_size, lr=lr, warmup_epochs=warmup_epochs, data=data,
+                              device=device, threads=threads, overwrite=overwrite, progress=progress,
+                              echo=click.echo)
+    click.echo((Path(out) / COMPARE_MD).read_text(), nl=False)
+    click.echo(f"table in {out}/{COMPARE_MD}, curves in {out}/compare.png, everything in {out}/compare.json")
