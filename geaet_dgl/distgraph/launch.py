@@ -15,12 +15,12 @@ import os
 import secrets
 import shutil
 import tempfile
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import torch
 
 
-from ..config import ConfigError
+from ..config import ConfigError, OptionConflict
 from ..models.geaet import build_model
 from ..training import run_dir as files
 from ..training.checkpoint import load_checkpoint
@@ -34,12 +34,59 @@ from .processes import LocalJob, run_job
 from .worker import JOB_ENV
 
 LOG_DIR = "dist-logs"
+#: In the run directory of a run on partitions: where they are and how many trainers (read by --resume).
+RUN_MARKER = "partitions.json"
 
 
-def partitioned_run_config(partitions: str, preset: str = None, overrides: Dict[str, Any] = None,
-                           threads: int = None) -> RunConfig:
-    """The run configuration for the graph a partition folder was cut from (widths, head, loss from the file)."""
+def check_partition_options(partitions: Optional[str], ip_config: Optional[str], machine: Optional[int], *,
+                            dataset: Optional[str] = None, config: Optional[str] = None,
+                            data_file: Optional[str] = None, seeds: Any = ()) -> None:
+    """Refuse option combinations ``train --partitions`` cannot take (:class:`OptionConflict`)."""
+    if partitions is None:
+        if ip_config is not None or machine is not None:
+            raise OptionConflict("--ip-config and --machine go with --partitions DIR/NAME.json")
+        return
+    clash = [flag for flag, value in (("--dataset", dataset), ("--config", config), ("--data-file", data_file),
+                                      ("--seeds", seeds)) if value]
+    if clash:
+        raise OptionConflict(f"--partitions trains on the graph the partitions were cut from; drop {', '.join(clash)}")
+    if (ip_config is None) != (machine is None):
+        raise OptionConflict("--ip-config and --machine go together: each machine runs the command with its own "
+                             "line of ip.txt")
+
+
+def default_nproc(partitions: str, ip_config: Optional[str]) -> int:
+    """Trainers when ``--nproc`` is left out: one per partition on one machine, one per machine with ``ip_config``."""
+    return 1 if ip_config is not None else engine.read_partitions(partitions).num_parts
+
+
+def partitioned_run(run_dir: str) -> Optional[Dict[str, Any]]:
+    """The :data:`RUN_MARKER` of a run on partitions (None for any other run directory)."""
+    path = os.path.join(run_dir, RUN_MARKER)
+    if not os.path.isfile(path):
+        return None
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def resume_partitioned(run_dir: str) -> Optional[Dict[str, Any]]:
+    """Continue a run on partitions after its last finished epoch, with the trainers that started it."""
+    marker = partitioned_run(run_dir)
+    with open(os.path.join(run_dir, files.CONFIG_JSON)) as handle:
+        run = RunConfig.from_dict(json.load(handle))
+    return train_partitioned(run, run_dir, marker["partitions"], marker["nproc"], resume=True,
+                             ip_config=marker["ip_config"], machine=marker["machine"])
+
+
+def partitioned_run_config(partitions: str, preset: Optional[str] = None,
+                           overrides: Optional[Dict[str, Any]] = None, threads: Optional[int] = None) -> RunConfig:
+    """The run configuration for the graph a partition folder was cut from (widths, head, loss from the file).
+
+    ``data.sampler`` is ``random`` (what the trainers do), so ``eval`` and
+    ``predict`` on the run's checkpoints read the graph file as a node task.
+    """
     sidecar = read_sidecar(partitions)
+    overrides = {"data.sampler": "random", **(overrides or {})}
     run = make_run_config(sidecar["graph_file"]["path"], preset, overrides, threads=threads)
     check_encodings(run, sidecar)
     return run
@@ -56,53 +103,78 @@ def check_encodings(run: RunConfig, sidecar: dict) -> None:
 
 
 def train_partitioned(run: RunConfig, run_dir: str, partitions: str, nproc: int, *, resume: bool = False,
-                      overwrite: bool = False) -> Dict[str, Any]:
-    """Train ``run`` on the partitions with ``nproc`` local trainers; the summary (see the module docstring)."""
+                      overwrite: bool = False, ip_config: Optional[str] = None, machine: int = 0) -> Optional[Dict[str, Any]]:
+    """Train ``run`` on the partitions; rank 0's machine returns the summary (see the module docstring).
+
+    Without ``ip_config``: every partition on this machine, ``nproc`` trainers
+    in all. With ``ip_config`` (one ``IP [PORT]`` line per machine, as many
+    as partitions): this is machine ``machine``; it starts the server of
+    partition ``machine`` and ``nproc`` trainers, and every machine runs the
+    same command with its own ``machine``. The torch.distributed rendezvous
+    is on the first machine, at its port + 100.
+    """
     parts = engine.read_partitions(partitions)
     sidecar = read_sidecar(partitions)
     check_matches_graph(partitions, sidecar, parts.num_nodes, parts.num_edges)
-    if nproc % parts.num_parts:
-        raise ConfigError(f"--nproc {nproc} trainers cannot share {parts.num_parts} partitions evenly; pass a "
-                          f"multiple of {parts.num_parts}")
+    if ip_config is None:
+        hosts = [("127.0.0.1", free_port()) for _ in range(parts.num_parts)]
+        machines, total, master = list(range(parts.num_parts)), nproc, ("127.0.0.1", free_port())
+        if nproc % parts.num_parts:
+            raise ConfigError(f"--nproc {nproc} trainers cannot share {parts.num_parts} partitions evenly; pass a "
+                              f"multiple of {parts.num_parts}")
+    else:
+        hosts = engine.read_ip_config(ip_config)
+        if len(hosts) != parts.num_parts:
+            raise ConfigError(f"{ip_config} lists {len(hosts)} machines but {partitions} has {parts.num_parts} "
+                              "partitions; DGL serves one partition per machine: partition into as many parts")
+        if not 0 <= machine < len(hosts):
+            raise ConfigError(f"--machine {machine} is not a line of {ip_config} (0..{len(hosts) - 1})")
+        machines, total, master = [machine], nproc * len(hosts), (hosts[0][0], hosts[0][1] + 100)
     if resume:
         saved = load_checkpoint(os.path.join(run_dir, files.LAST)).get("ranks", {}).get("world_size", 1)
-        if saved != nproc:
-            raise ConfigError(f"this run was trained by {saved} trainers; resume it with --nproc {saved}")
+        if saved != total:
+            raise ConfigError(f"this run was trained by {saved} trainers; resume it with as many (--nproc)")
     else:
         files.prepare_new_run_dir(run_dir, overwrite)
-    run.world_size = nproc
+        files.write_json(os.path.join(run_dir, RUN_MARKER), {"partitions": os.path.abspath(partitions),
+                                                             "nproc": nproc, "machine": machine,
+                                                             "ip_config": ip_config and os.path.abspath(ip_config)})
+    run.world_size = total
     job_dir = tempfile.mkdtemp(prefix="geaet-dgl-job-")
     token = f"gd{secrets.token_hex(4)}"
     try:
         job = LocalJob(os.path.join(run_dir, LOG_DIR), token)
         errors_dir = os.path.join(job_dir, "errors")
         os.makedirs(errors_dir)
-        ip_config = os.path.join(job_dir, "ip_config.txt")
-        engine.write_ip_config(ip_config, [("127.0.0.1", free_port()) for _ in range(parts.num_parts)])
+        ip_path = os.path.join(job_dir, "ip_config.txt")
+        engine.write_ip_config(ip_path, hosts)
         confs = engine.machine_configs(parts, token, job_dir)
-        spec = {"run": run.to_dict(), "run_dir": os.path.abspath(run_dir), "resume": resume, "ip_config": ip_config,
-                "master": ["127.0.0.1", free_port()], "num_trainers": nproc, "errors_dir": errors_dir,
+        spec = {"run": run.to_dict(), "run_dir": os.path.abspath(run_dir), "resume": resume, "ip_config": ip_path,
+                "master": list(master), "num_trainers": total, "errors_dir": errors_dir,
                 "graph_names": [engine.machine_graph_name(parts.graph_name, token, k) for k in range(parts.num_parts)]}
         spec_path = os.path.join(job_dir, "job.json")
         with open(spec_path, "w") as handle:
             json.dump(spec, handle)
-        threads = str(max(1, (run.threads or 1) // nproc))
+        per_machine = total // parts.num_parts
+        threads = str(max(1, (run.threads or 1) // (per_machine * len(machines))))
 
         def start(job: LocalJob) -> None:
-            for k in range(parts.num_parts):
-                env = engine.server_env(k, ip_config, confs[k], nproc)
+            for k in machines:
+                env = engine.server_env(k, ip_path, confs[k], total)
                 job.start(f"server-{k}", dict(env, **{engine.MACHINE_ENV: str(k), engine.SHM_ENV: token,
                                                       JOB_ENV: spec_path}), server=True)
-            for i in range(nproc):
-                k = i // (nproc // parts.num_parts)
-                env = engine.trainer_env(ip_config, confs[k], nproc)
-                job.start(f"trainer-{i}", dict(env, **{engine.MACHINE_ENV: str(k), engine.SHM_ENV: token,
-                                                       JOB_ENV: spec_path, "OMP_NUM_THREADS": threads}),
-                          server=False)
+            for k in machines:
+                for i in range(per_machine):
+                    env = engine.trainer_env(ip_path, confs[k], total)
+                    job.start(f"trainer-{k * per_machine + i}",
+                              dict(env, **{engine.MACHINE_ENV: str(k), engine.SHM_ENV: token, JOB_ENV: spec_path,
+                                           "OMP_NUM_THREADS": threads}), server=False)
 
         run_job(job, errors_dir, start)
     finally:
         shutil.rmtree(job_dir, ignore_errors=True)
+    if not os.path.isfile(os.path.join(run_dir, files.BEST)):  # another machine holds trainer 0
+        return None
     return score_best_on_graph(run_dir, sidecar["graph_file"]["path"])
 
 
