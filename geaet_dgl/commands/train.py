@@ -100,9 +100,7 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
                                         data_file=data.get("data_file"), seeds=seeds)
     if resume_dir is not None and dist_launch.partitioned_run(resume_dir) is not None:
         launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
-        summary = dist_launch.resume_partitioned(resume_dir)
-        if summary is not None:
-            print_summary(summary, resume_dir)
+        _print_partitioned(dist_launch.resume_partitioned(resume_dir), resume_dir)
         return
     if partitions is not None:
         _train_partitions(partitions, preset, settings_with_options(parse_settings(settings), epochs=epochs,
@@ -150,10 +148,16 @@ def _train_partitions(partitions: str, preset: Optional[str], overrides: Dict[st
     summary = dist_launch.train_partitioned(run, run_dir, partitions, nproc or dist_launch.default_nproc(partitions,
                                                                                                        ip_config),
                                             overwrite=overwrite, ip_config=ip_config, machine=machine or 0)
-    if summary is not None:  # None on machines other than trainer 0's
-        print_summary(summary, run_dir)
-        click.echo(f"best.pt on the whole graph: val {summary['metric_name']} {summary['full_graph_val_metric']:.6f}, "
-                   f"test {summary['full_graph_test_metric']:.6f}")
+    _print_partitioned(summary, run_dir)
+
+
+def _print_partitioned(summary: Optional[Dict[str, Any]], run_dir: str) -> None:
+    if summary is None:  # machines other than trainer 0's
+        return
+    print_summary(summary, run_dir)
+    click.echo(f"best.pt on the whole graph: val {summary['metric_name']} {summary['full_graph_val_metric']:.6f}, "
+               f"test {summary['full_graph_test_metric']:.6f}; peak memory (MiB) "
+               + ", ".join(f"{name} {mib:.0f}" for name, mib in summary.get("peak_rss_mib", {}).items()))
 
 
 def _train_seeds(run: Any, seeds: list, out: str, overwrite: bool, progress: bool) -> None:

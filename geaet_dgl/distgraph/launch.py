@@ -173,9 +173,12 @@ def train_partitioned(run: RunConfig, run_dir: str, partitions: str, nproc: int,
         run_job(job, errors_dir, start)
     finally:
         shutil.rmtree(job_dir, ignore_errors=True)
-    if not os.path.isfile(os.path.join(run_dir, files.BEST)):  # another machine holds trainer 0
+    if not os.path.isfile(os.path.join(run_dir, files.SUMMARY)):  # another machine holds trainer 0
         return None
-    return score_best_on_graph(run_dir, sidecar["graph_file"]["path"])
+    summary = score_best_on_graph(run_dir, sidecar["graph_file"]["path"])
+    summary["peak_rss_mib"] = {name: round(value, 1) for name, value in sorted(job.peak_mib.items())}
+    files.write_json(os.path.join(run_dir, files.SUMMARY), summary)
+    return summary
 
 
 def score_on_graph(checkpoint: str, graph_file: str) -> Dict[str, float]:

@@ -16,6 +16,8 @@ widths, the encodings and the per-partition figures that are printed.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -90,9 +92,10 @@ def partition_file(path: str, parts: int, out_dir: str, *, lap_k: int = 8, rwse_
         raise DataError(f"--parts {parts} is more than the graph's {graph.num_nodes()} nodes")
     name = name or os.path.splitext(os.path.basename(path))[0]
     os.makedirs(out_dir, exist_ok=True)
-    orig_nids, _ = dgl.distributed.partition_graph(
-        graph, name, parts, out_dir, part_method="metis" if parts > 1 else "random",
-        balance_ntypes=graph.ndata["train_mask"], balance_edges=True, return_mapping=True)
+    with contextlib.redirect_stdout(io.StringIO()):  # DGL prints a dozen progress lines; we print the report
+        orig_nids, _ = dgl.distributed.partition_graph(
+            graph, name, parts, out_dir, part_method="metis" if parts > 1 else "random",
+            balance_ntypes=graph.ndata["train_mask"], balance_edges=True, return_mapping=True)
     torch.save(orig_nids, os.path.join(out_dir, "orig_nids.pt"))
     report = _report(graph, name, os.path.join(out_dir, f"{name}.json"), orig_nids)
     sidecar = {"graph_file": file_stamp(path), "task": info.task, "num_outputs": info.num_outputs,

@@ -41,6 +41,8 @@ class LocalJob:
         self.token = token
         self.servers: List[Tuple[str, subprocess.Popen]] = []
         self.trainers: List[Tuple[str, subprocess.Popen]] = []
+        #: Peak resident memory (MiB) seen of each process, from /proc/PID/status VmHWM while it ran.
+        self.peak_mib: Dict[str, float] = {}
         os.makedirs(log_dir, exist_ok=True)
 
     def start(self, name: str, env: Dict[str, str], server: bool) -> subprocess.Popen:
@@ -64,6 +66,7 @@ class LocalJob:
     def wait(self, poll_s: float = 0.1, server_exit_s: float = 60.0) -> None:
         """Return when every trainer ended with 0 and the servers shut down; raise at the first failure."""
         while True:
+            self._sample_memory()
             for name, process in self.servers + self.trainers:
                 code = process.poll()
                 if code not in (None, 0):
@@ -76,7 +79,14 @@ class LocalJob:
             time.sleep(poll_s)
         deadline = time.monotonic() + server_exit_s  # trainer 0's exit tells the servers to shut down
         while any(p.poll() is None for _, p in self.servers) and time.monotonic() < deadline:
+            self._sample_memory()
             time.sleep(poll_s)
+
+    def _sample_memory(self) -> None:
+        for name, process in self.servers + self.trainers:
+            peak = _peak_rss_mib(process.pid)
+            if peak is not None:
+                self.peak_mib[name] = max(peak, self.peak_mib.get(name, 0.0))
 
     def last_line(self, name: str) -> str:
         """The last non-empty line of a process's log (its error, usually)."""
@@ -100,6 +110,18 @@ class LocalJob:
             _signal_group(process, signal.SIGKILL)  # the group: also any child a worker started
             process.wait()
         remove_shared_memory(self.token)
+
+
+def _peak_rss_mib(pid: int) -> Optional[float]:
+    """VmHWM (peak resident set) of a running process in MiB; None when unreadable (not Linux, ended)."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def _signal_group(process: subprocess.Popen, signum: int) -> None:
