@@ -39,7 +39,8 @@ class GEANetConfig:
 
     ``unit_size`` is S, the number of external memory slots per head; the
     reference ties it to the per-head width, so ``unit_size * num_heads`` must
-    equal the hidden width.
+    equal the hidden width: left None it is ``hidden_dim // num_heads``
+    (:meth:`ModelConfig.geanet_unit_size`).
 
     ``variant`` picks the layer: ``reference`` (the reference's code, what
     produced the paper's numbers) or ``paper`` (the paper's equations: S free,
@@ -50,7 +51,7 @@ class GEANetConfig:
     """
 
     num_heads: int = 4
-    unit_size: int = 10
+    unit_size: Optional[int] = None
     node_unit: bool = True
     edge_unit: bool = False
     shared_unit: bool = False
@@ -94,7 +95,12 @@ class ModelConfig:
     pooling: str = "mean"
     head_layers: int = 2
     head_dropout: float = 0.0
-    head_batchnorm: bool = False
+
+    def geanet_unit_size(self) -> int:
+        """GEANet's slots per head: ``geanet.unit_size``, or ``hidden_dim // geanet.num_heads`` when None."""
+        if self.geanet.unit_size is not None:
+            return self.geanet.unit_size
+        return self.hidden_dim // max(self.geanet.num_heads, 1)
 
     def validate(self) -> "ModelConfig":
         _check_choice("mpnn", self.mpnn, MPNN_CHOICES)
@@ -115,18 +121,23 @@ class ModelConfig:
                 "choose a head count that divides the width"
             )
         _check_choice("geanet.variant", self.geanet.variant, GEANET_VARIANT_CHOICES)
-        if self.external and self.geanet.variant == "paper":
-            if self.geanet.num_heads <= 0 or self.hidden_dim % self.geanet.num_heads or self.geanet.unit_size <= 0:
-                raise ConfigError(
-                    f"geanet.variant=paper needs geanet.num_heads={self.geanet.num_heads} to divide "
-                    f"hidden_dim={self.hidden_dim} and geanet.unit_size={self.geanet.unit_size} > 0; "
-                    "fix them with --set"
-                )
-        elif self.external and self.geanet.unit_size * self.geanet.num_heads != self.hidden_dim:
+        unit_size = self.geanet.unit_size
+        if unit_size is not None and (not isinstance(unit_size, int) or isinstance(unit_size, bool)):
+            raise ConfigError(f"geanet.unit_size must be an integer or null, got {unit_size!r}; "
+                              "fix that value (--set or preset)")
+        if self.external and (self.geanet.num_heads <= 0 or self.hidden_dim % self.geanet.num_heads):
             raise ConfigError(
-                f"geanet.unit_size * geanet.num_heads = {self.geanet.unit_size}*{self.geanet.num_heads} "
+                f"geanet.num_heads={self.geanet.num_heads} does not divide hidden_dim={self.hidden_dim}; "
+                "choose a GEANet head count that divides the width"
+            )
+        if self.external and self.geanet.variant == "paper":
+            if self.geanet_unit_size() <= 0:
+                raise ConfigError(f"geanet.variant=paper needs geanet.unit_size={unit_size} > 0; fix it with --set")
+        elif self.external and self.geanet_unit_size() * self.geanet.num_heads != self.hidden_dim:
+            raise ConfigError(
+                f"geanet.unit_size * geanet.num_heads = {unit_size}*{self.geanet.num_heads} "
                 f"must equal hidden_dim={self.hidden_dim} (the reference's head layout); "
-                f"set geanet.unit_size={self.hidden_dim // max(self.geanet.num_heads, 1)}"
+                f"set geanet.unit_size={self.hidden_dim // self.geanet.num_heads} or null (derived)"
             )
         if self.mpnn == "none" and self.attention == "none" and not self.external:
             raise ConfigError("a GEAET layer needs at least one branch: set mpnn, attention or external")
@@ -198,6 +209,7 @@ def from_dict(cls, data: Dict[str, Any], where: str = ""):
     if not isinstance(data, dict):
         raise ConfigError(f"{where.rstrip('.') or cls.__name__} must be a mapping, got {type(data).__name__}; "
                           f"set its fields instead (e.g. {where or 'model.'}<field>=...)")
+    data = _without_retired_fields(cls, data, where)
     known = {f.name: f for f in fields(cls)}
     unknown = sorted(set(data) - set(known))
     if unknown:
@@ -213,6 +225,22 @@ def from_dict(cls, data: Dict[str, Any], where: str = ""):
         else:
             kwargs[key] = _coerce(f"{where}{key}", value, default)
     return cls(**kwargs)
+
+
+#: Fields that configurations written by older versions hold but no code ever read: dropped on reading
+#: when they hold the value they always had in effect, refused otherwise.
+RETIRED_FIELDS = {"ModelConfig": {"head_batchnorm": False}}
+
+
+def _without_retired_fields(cls, data: Dict[str, Any], where: str) -> Dict[str, Any]:
+    retired = RETIRED_FIELDS.get(cls.__name__, {})
+    if not retired.keys() & data.keys():
+        return data
+    for key, inert in retired.items():
+        if key in data and data[key] != inert:
+            raise ConfigError(f"{where}{key}={data[key]!r} was never applied (no code read it) and is gone; "
+                              "remove it from the configuration")
+    return {key: value for key, value in data.items() if key not in retired}
 
 
 def _has_all_defaults(cls) -> bool:

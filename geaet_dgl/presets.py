@@ -27,7 +27,7 @@ def _superpixel_graph(node_in_feats: int, dropout: float, attn_dropout: float) -
         mpnn="gatedgcn",
         attention="transformer",
         num_heads=4,
-        geanet=GEANetConfig(num_heads=4, unit_size=10, scope="batch"),
+        geanet=GEANetConfig(num_heads=4, scope="batch"),
         local_dropout=dropout,
         global_dropout=dropout,
         external_dropout=dropout,
@@ -52,7 +52,7 @@ def _superpixel_nodes(num_classes: int, head_layers: int, norm: str) -> ModelCon
         mpnn="gatedgcn",
         attention="transformer",
         num_heads=4,
-        geanet=GEANetConfig(num_heads=4, unit_size=17, scope="batch"),
+        geanet=GEANetConfig(num_heads=4, scope="batch"),
         local_dropout=0.1,
         global_dropout=0.1,
         external_dropout=0.1,
@@ -71,7 +71,7 @@ def _gnn_geanet(node_in_feats: int, edge_in_feats: int, out_feats: int, head: st
     config = ModelConfig(
         node_in_feats=node_in_feats, edge_in_feats=edge_in_feats, out_feats=out_feats, pe="none",
         hidden_dim=64, num_layers=8, mpnn="gatedgcn", attention="none", num_heads=4,
-        geanet=GEANetConfig(num_heads=4, unit_size=16, scope="batch"), local_dropout=0.0, norm="batch",
+        geanet=GEANetConfig(num_heads=4, scope="batch"), local_dropout=0.0, norm="batch",
         head=head, head_layers=head_layers,
     )
     for key, value in changes.items():
@@ -113,7 +113,7 @@ _PRESETS: Dict[str, Preset] = {
             mpnn="gatedgcn",
             attention="transformer",
             num_heads=4,
-            geanet=GEANetConfig(num_heads=4, unit_size=16, edge_unit=True, shared_unit=True, scope="batch"),
+            geanet=GEANetConfig(num_heads=4, edge_unit=True, shared_unit=True, scope="batch"),
             local_dropout=0.13,
             global_dropout=0.13,
             external_dropout=0.13,
@@ -147,7 +147,7 @@ _PRESETS: Dict[str, Preset] = {
             mpnn="gcn",
             attention="none",
             num_heads=8,
-            geanet=GEANetConfig(num_heads=8, unit_size=28, scope="batch"),
+            geanet=GEANetConfig(num_heads=8, scope="batch"),
             local_dropout=0.1,
             global_dropout=0.0,
             external_dropout=0.05,
@@ -209,7 +209,7 @@ _PRESETS: Dict[str, Preset] = {
             node_in_feats=2, edge_in_feats=1, out_feats=8, node_encoder="embedding", edge_encoder="constant",
             node_vocab_sizes=[129, 129],  # (key, value) in 0..2^7: enough for every depth up to 7
             pe="none", hidden_dim=64, num_layers=4, mpnn="gatedgcn", attention="transformer", num_heads=4,
-            geanet=GEANetConfig(num_heads=4, unit_size=16, scope="batch"), norm="batch", head="root",
+            geanet=GEANetConfig(num_heads=4, scope="batch"), norm="batch", head="root",
             head_layers=1,
         ),
         train=TrainConfig(batch_size=64, lr=1e-3, weight_decay=0.0, epochs=50, warmup_epochs=2,
@@ -252,7 +252,7 @@ _PRESETS["pcqm-contact"] = Preset(
         node_vocab_sizes=[119, 5, 12, 12, 10, 6, 6, 2, 2],  # OGB AtomEncoder vocabularies
         edge_vocab_sizes=[5, 6, 2],  # OGB BondEncoder vocabularies
         pe="lappe", pe_k=10, pe_dim=16, pe_layers=2, hidden_dim=96, num_layers=4, mpnn="gatedgcn",
-        attention="transformer", num_heads=4, geanet=GEANetConfig(num_heads=4, unit_size=24, scope="batch"),
+        attention="transformer", num_heads=4, geanet=GEANetConfig(num_heads=4, scope="batch"),
         attn_dropout=0.5, norm="batch", head="link", head_layers=1,
     ),
     train=TrainConfig(batch_size=256, lr=3e-4, weight_decay=0.0, epochs=200, warmup_epochs=10,
@@ -270,7 +270,7 @@ _PRESETS["geaet"] = Preset(
     model=ModelConfig(
         node_in_feats=1, edge_in_feats=1, out_feats=2, node_encoder="linear", edge_encoder="constant",
         pe="rwse", pe_k=16, pe_dim=16, pe_raw_norm=True, hidden_dim=64, num_layers=4, mpnn="gatedgcn",
-        attention="transformer", num_heads=4, geanet=GEANetConfig(num_heads=4, unit_size=16, scope="graph"),
+        attention="transformer", num_heads=4, geanet=GEANetConfig(num_heads=4, scope="graph"),
         local_dropout=0.1, global_dropout=0.1, external_dropout=0.1, ffn_dropout=0.1, attn_dropout=0.2,
         norm="batch", head="graph", pooling="mean", head_layers=2,
     ),

@@ -87,15 +87,14 @@ def fit_power_law(sizes: Sequence[float], times: Sequence[float]) -> Tuple[float
 def build_component(component: str, hidden_dim: int = 40, num_heads: int = 4, unit_size: int = 10
                     ) -> Tuple[torch.nn.Module, Callable]:
     """The module and ``call(module, graph, x, e) -> tuple of outputs``."""
-    from ..nn import GEAETLayer, GEANet
+    from ..nn import GEAETLayer, GEANet, build_mpnn
 
     if component == "geanet":
         module = GEANet(hidden_dim, num_heads, unit_size, node_unit=True, edge_unit=True, scope="batch")
         return module, lambda m, g, x, e: m(g, x, e)
     if component == "geaet_layer":
-        module = GEAETLayer(hidden_dim, mpnn="gatedgcn", attention="none", external=True, num_heads=num_heads,
-                            geanet_heads=num_heads, geanet_unit_size=unit_size, geanet_scope="batch",
-                            norm="batch")
+        mpnn = build_mpnn("gatedgcn", hidden_dim)
+        module = GEAETLayer(hidden_dim, mpnn, None, GEANet(hidden_dim, num_heads, unit_size, scope="batch"), norm="batch")
         return module, lambda m, g, x, e: m(g, x, e)
     raise ValueError(f"component={component!r} is not one of {', '.join(COMPONENTS)}")
 

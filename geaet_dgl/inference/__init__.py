@@ -6,6 +6,6 @@ rounding) with fewer kernels: no dropout, no BatchNorm passes, activations and r
 place, weights pre-concatenated. The training code is untouched; modules the folding does
 not know run their own eval forward.
 """
-from .model import FoldedGEAET, fold_for_inference
+from .geaet import FoldedGEAET, fold_for_inference
 
 __all__ = ["FoldedGEAET", "fold_for_inference"]

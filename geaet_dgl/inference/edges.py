@@ -11,10 +11,7 @@ from ..nn.batch_layout import BatchLayout
 
 def edge_endpoints(graph: dgl.DGLGraph, layout: BatchLayout) -> Tuple[torch.Tensor, torch.Tensor]:
     """(E,) source and (E,) destination node of every edge, cached with the batch's layout."""
-    cache = layout._cache  # the layout's per-batch cache: it lives exactly as long as the batch's forward
-    if "edge_endpoints" not in cache:
-        cache["edge_endpoints"] = graph.edges()
-    return cache["edge_endpoints"]
+    return layout.cached("edge_endpoints", graph.edges)
 
 
 def gather_add(src_feat: torch.Tensor, dst_feat: torch.Tensor, src: torch.Tensor, dst: torch.Tensor

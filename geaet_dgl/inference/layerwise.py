@@ -161,7 +161,8 @@ def _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, ed
             if degrees is not None:
                 sub.ndata[DEGREE_KEY] = degrees[nodes]
             sub_pe = pe_dist[eids] if pe_dist is not None else None
-            out_h, out_e = layer.local_model(sub, h[nodes], e[eids] if e is not None else None, sub_pe, edge_output)
+            out_h, out_e = layer.local_model(sub, h[nodes], e[eids] if e is not None else None, pe_dist=sub_pe,
+                                             edge_output=edge_output)
             parts.append(out_h[:stop - start])
             if out_e is not None:
                 if edge_out is None:
@@ -174,13 +175,13 @@ def _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, ed
     external = None
     if layer.external_model is not None:
         edges_in = (local[1] if local is not None else e) if edge_output else None
-        external = _external(layer.external_model, h, edges_in, chunks, edge_ranges)
+        external = _external(layer.external_model, graph, layout, h, edges_in, chunks, edge_ranges)
     return layer.combine(h, e, local, global_out, external, layout, edge_output)
 
 
 def _global(module, graph, layout, h, chunks):
     if not isinstance(module, GraphSelfAttention) or len(chunks) == 1:
-        return module(graph, h, layout)
+        return module(graph, h, layout=layout, edge_output=False)[0]
     # Dense self-attention of each chunk's queries against every key: exact, (chunk x N) scores at a time.
     d, heads = module.hidden_dim, module.num_heads
     weight, bias = module.in_proj_weight, module.in_proj_bias
@@ -195,8 +196,11 @@ def _global(module, graph, layout, h, chunks):
     return torch.cat(parts)
 
 
-def _external(net, h, edges, chunks, edge_ranges):
-    """GEANet on every node (and edge) with the whole graph's column normalisation, in chunks."""
+def _external(net, graph, layout, h, edges, chunks, edge_ranges):
+    """GEANet on every node (and edge) with the whole graph's column normalisation, in chunks.
+
+    The whole graph and its layout go along only for the branch calling convention: with the column
+    log-sum-exps given, GEANet reads no segment lengths."""
     node_lse = edge_lse = None
     if net.node_unit:
         node_lse = column_logsumexp(net.scores(h[a:b], "node") for a, b in chunks)
@@ -204,9 +208,8 @@ def _external(net, h, edges, chunks, edge_ranges):
         edge_lse = column_logsumexp(net.scores(edges[a:b], "edge") for a, b in edge_ranges)
     node_parts, edge_parts = [], []
     for (start, stop), (first, last) in zip(chunks, edge_ranges):
-        sizes = (torch.tensor([stop - start], device=h.device), torch.tensor([last - first], device=h.device))
-        out_h, out_e = net(None, h[start:stop], edges[first:last] if edges is not None else None, *sizes,
-                           node_lse=node_lse, edge_lse=edge_lse)
+        out_h, out_e = net(graph, h[start:stop], edges[first:last] if edges is not None else None, layout=layout,
+                           edge_output=edges is not None, node_lse=node_lse, edge_lse=edge_lse)
         node_parts.append(out_h)
         if out_e is not None:
             edge_parts.append(out_e)

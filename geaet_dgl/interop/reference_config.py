@@ -379,7 +379,10 @@ def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
                                         "gt.batch_norm and gt.layer_norm to True")
     config.norm = "batch" if norms[0] else "layer"
     config.activation = get.require("gnn.act", ("relu", "gelu"))
-    config.geanet = GEANetConfig(num_heads=get("GEANet.n_heads"), unit_size=get("GEANet.unit_size"),
+    heads, unit_size = get("GEANet.n_heads"), get("GEANet.unit_size")
+    if isinstance(heads, int) and isinstance(unit_size, int) and heads * unit_size == config.hidden_dim:
+        unit_size = None  # what our configuration derives from the width, as the presets leave it
+    config.geanet = GEANetConfig(num_heads=heads, unit_size=unit_size,
                                  edge_unit=bool(get("GEANet.edge_unit")),
                                  shared_unit=bool(get("GEANet.shared_unit")), scope="batch")
     if config.external and config.geanet.shared_unit and not config.geanet.edge_unit:

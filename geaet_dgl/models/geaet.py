@@ -1,6 +1,7 @@
 """The GEAET model: encoders -> L GEAET layers -> head."""
 from __future__ import annotations
 
+import logging
 from typing import Optional
 
 import dgl
@@ -10,10 +11,37 @@ from torch import nn
 from ..config import ModelConfig
 from ..nn.batch_layout import BatchLayout
 from ..nn.gated_gcn import pe_square_distance
+from ..nn.branches import build_attention, build_geanet, build_mpnn
 from ..nn.geaet_layer import GEAETLayer
 from .encoders import build_encoder
 from .heads import GraphHead, LinkHead, NodeHead, RootHead
 from .positional import EquivStableLapPEEncoder, LapPEDeepSetEncoder, RWSEEncoder
+
+
+log = logging.getLogger(__name__)
+
+#: The local MPNNs that read the EquivStableLapPE (``model.pe=eslappe``): the reference's GatedGCN only.
+MPNNS_READING_ESLAPPE = ("gatedgcn",)
+
+
+def build_layer(config: ModelConfig) -> GEAETLayer:
+    """One GEAET layer as ``config`` describes it: its branch modules, built by name, then the layer.
+
+    GatedGCN's internal dropout is ``ffn_dropout`` (as in the reference). The branches are built in
+    the order local, global, external, so that a seed gives the same initial weights as ever.
+    """
+    g = config.geanet
+    local = build_mpnn(config.mpnn, config.hidden_dim, config.ffn_dropout, config.activation,
+                       equivstable_pe=config.pe == "eslappe" and config.mpnn in MPNNS_READING_ESLAPPE)
+    attention = build_attention(config.attention, config.hidden_dim, config.num_heads, config.attn_dropout)
+    external = None
+    if config.external:
+        external = build_geanet(g.variant, config.hidden_dim, g.num_heads, g.unit_size, node_unit=g.node_unit,
+                                edge_unit=g.edge_unit, shared_unit=g.shared_unit, scope=g.scope)
+    return GEAETLayer(config.hidden_dim, local, attention, external, local_dropout=config.local_dropout,
+                      global_dropout=config.global_dropout, external_dropout=config.external_dropout,
+                      ffn_dropout=config.ffn_dropout, norm=config.norm, use_ffn=config.use_ffn,
+                      local_out_act=config.local_out_act, activation=config.activation)
 
 
 class GEAET(nn.Module):
@@ -37,6 +65,9 @@ class GEAET(nn.Module):
         super().__init__()
         config.validate()
         self.config = config
+        if config.pe == "eslappe" and config.mpnn not in MPNNS_READING_ESLAPPE:
+            log.warning("model.pe=eslappe: mpnn=%s does not read the EquivStableLapPE (only %s does); it is "
+                        "encoded but unused", config.mpnn, ", ".join(MPNNS_READING_ESLAPPE))
         d = config.hidden_dim
         concat_pe = config.pe in ("lappe", "rwse")
         node_width = d - config.pe_dim if concat_pe else d
@@ -51,20 +82,7 @@ class GEAET(nn.Module):
         elif config.pe == "rwse":
             self.pe_encoder = RWSEEncoder(config.pe_k, config.pe_dim, config.pe_raw_norm)
 
-        g = config.geanet
-        self.layers = nn.ModuleList(
-            GEAETLayer(
-                d, mpnn=config.mpnn, attention=config.attention, external=config.external,
-                num_heads=config.num_heads, geanet_heads=g.num_heads, geanet_unit_size=g.unit_size,
-                geanet_node_unit=g.node_unit, geanet_edge_unit=g.edge_unit, geanet_shared_unit=g.shared_unit,
-                geanet_scope=g.scope, local_dropout=config.local_dropout, global_dropout=config.global_dropout,
-                external_dropout=config.external_dropout, ffn_dropout=config.ffn_dropout,
-                attn_dropout=config.attn_dropout, norm=config.norm, use_ffn=config.use_ffn,
-                local_out_act=config.local_out_act, activation=config.activation,
-                equivstable_pe=config.pe == "eslappe", geanet_variant=g.variant,
-            )
-            for _ in range(config.num_layers)
-        )
+        self.layers = nn.ModuleList(build_layer(config) for _ in range(config.num_layers))
         if config.head == "node":
             self.head = NodeHead(d, config.out_feats, config.head_layers)
         elif config.head == "root":
@@ -88,7 +106,7 @@ class GEAET(nn.Module):
             torch.zeros(graph.num_edges(), cfg.edge_in_feats, device=h.device)
         e = self.edge_encoder(edge_in)
         pe_dist = None
-        if cfg.pe == "eslappe":
+        if cfg.pe == "eslappe" and cfg.mpnn in MPNNS_READING_ESLAPPE:
             # The gate reads only ||p_i - p_j||^2, identical in every layer: computed once here.
             pe_dist = self.pe_distance(graph, _require(graph, "lap_pe"), layout)
         elif cfg.pe == "lappe":

@@ -8,7 +8,7 @@ it down so no layer recomputes them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Tuple
+from typing import Callable, Dict, Hashable, Tuple
 
 import dgl
 import torch
@@ -39,7 +39,17 @@ class BatchLayout:
     node_graph_id: torch.Tensor
     node_position: torch.Tensor
     max_nodes: int
-    _cache: Dict[Tuple, torch.Tensor] = field(default_factory=dict, repr=False, compare=False)
+    _cache: Dict[Hashable, object] = field(default_factory=dict, repr=False, compare=False)
+
+    def cached(self, key: Hashable, build: Callable[[], object]):
+        """``build()``, computed on the first call for ``key`` and kept with this batch's layout.
+
+        For per-batch tensors that every layer of a forward reads (index tensors, padding biases,
+        buffers): the layout lives exactly as long as the batch's forward, so the value does too.
+        """
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
 
     @property
     def dense_width(self) -> int:
@@ -51,9 +61,7 @@ class BatchLayout:
     @property
     def dense_index(self) -> torch.Tensor:
         """(N,) int64: each node's row in the (B * W, .) dense layout, ``graph_id * W + position``."""
-        if "dense_index" not in self._cache:
-            self._cache["dense_index"] = self.node_graph_id * self.dense_width + self.node_position
-        return self._cache["dense_index"]
+        return self.cached("dense_index", lambda: self.node_graph_id * self.dense_width + self.node_position)
 
     def key_bias(self, num_heads: int, dtype: torch.dtype) -> torch.Tensor:
         """(B * num_heads, 1, W) additive attention bias: 0 for a graph's nodes, the dtype's minimum for padding.
@@ -61,15 +69,15 @@ class BatchLayout:
         Built once per batch and shared by every layer. A finite minimum (not -inf) keeps a graph
         without nodes free of NaN; wherever a row has a real key, the padded keys' weights are exactly 0.
         """
-        key = ("key_bias", num_heads, dtype)
-        if key not in self._cache:
-            width = self.dense_width
-            padding = torch.ones(self.batch_size, width, dtype=torch.bool, device=self.node_graph_id.device)
+        def build() -> torch.Tensor:
+            padding = torch.ones(self.batch_size, self.dense_width, dtype=torch.bool,
+                                 device=self.node_graph_id.device)
             padding.view(-1)[self.dense_index] = False
             bias = torch.zeros(padding.shape, dtype=dtype, device=padding.device)
             bias.masked_fill_(padding, torch.finfo(dtype).min)
-            self._cache[key] = bias.repeat_interleave(num_heads, dim=0).unsqueeze(1)
-        return self._cache[key]
+            return bias.repeat_interleave(num_heads, dim=0).unsqueeze(1)
+
+        return self.cached(("key_bias", num_heads, dtype), build)
 
     @property
     def batch_size(self) -> int:

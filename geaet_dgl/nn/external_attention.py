@@ -27,6 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .batch_layout import BatchLayout
+
 SCOPES = ("graph", "batch")
 
 
@@ -45,10 +47,7 @@ class _BatchDoubleNorm(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, scores: torch.Tensor) -> torch.Tensor:
-        attn = torch.sub(scores, scores.amax(dim=0, keepdim=True)).exp_()
-        attn.div_(attn.sum(dim=0, keepdim=True))
-        row_sums = attn.sum(dim=-1, keepdim=True)
-        attn.div_(row_sums)
+        attn, row_sums = _batch_double_normalize(scores, out=None)
         ctx.save_for_backward(attn, row_sums)
         return attn
 
@@ -61,7 +60,19 @@ class _BatchDoubleNorm(torch.autograd.Function):
         return u.addcmul_(row_sums, column, value=-1.0).mul_(attn)
 
 
-def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor],
+def _batch_double_normalize(scores: torch.Tensor, out: Optional[torch.Tensor]
+                             ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Softmax over all M rows, then each row divided by its sum over the last dim; also those (M, H, 1) sums.
+
+    Written into ``out`` (which may be ``scores`` itself) or a fresh tensor: one (M, H, S) buffer.
+    """
+    attn = torch.sub(scores, scores.amax(dim=0, keepdim=True), out=out).exp_()
+    attn.div_(attn.sum(dim=0, keepdim=True))
+    row_sums = attn.sum(dim=-1, keepdim=True)
+    return attn.div_(row_sums), row_sums
+
+
+def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor], in_place: bool = False,
                      column_lse: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Softmax over rows (per segment when ``seglen`` is given), then rows sum to 1 over the last dim.
 
@@ -70,6 +81,9 @@ def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor],
     scores : (M, H, S) tensor, one row per node or edge.
     seglen : (B,) int tensor of segment lengths summing to M, or ``None`` for one
         softmax over all M rows.
+    in_place : bool
+        Overwrite ``scores`` (contiguous) with the result, without autograd: for the
+        inference path (:mod:`geaet_dgl.inference`), which keeps no graph of the forward.
     column_lse : (H, S) tensor, optional
         :math:`\log \sum_j \exp s_{js}` over a larger set of rows that
         ``scores`` is a part of (:func:`column_logsumexp`): the rows are then
@@ -88,8 +102,12 @@ def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor],
     if seglen is None:
         # One softmax over all M rows. torch.softmax(scores, dim=0) reduces along the
         # strided first dimension slowly on CPU; _BatchDoubleNorm also allocates less.
+        if in_place:
+            return _batch_double_normalize(scores, out=scores)[0]
         return _BatchDoubleNorm.apply(scores.contiguous())
     attn = dgl.ops.segment_softmax(seglen, scores)
+    if in_place:
+        return attn.div_(attn.sum(dim=-1, keepdim=True))
     return attn / attn.sum(dim=-1, keepdim=True)
 
 
@@ -104,6 +122,16 @@ def column_logsumexp(chunks) -> torch.Tensor:
     if total is None:
         raise ValueError("column_logsumexp needs at least one row")
     return total
+
+
+def segment_lengths(graph: dgl.DGLGraph, layout: Optional[BatchLayout], scope: str
+                    ) -> Tuple[Optional[torch.Tensor], Optional[torch.Tensor]]:
+    """(B,) nodes and (B,) edges per graph for ``scope='graph'`` (from ``layout`` when given), None for 'batch'."""
+    if scope != "graph":
+        return None, None
+    if layout is not None:
+        return layout.num_nodes_per_graph, layout.num_edges_per_graph
+    return graph.batch_num_nodes(), graph.batch_num_edges()
 
 
 def heads_as_one_linear(unit: nn.Linear, num_heads: int, input_order: Optional[torch.Tensor] = None
@@ -134,8 +162,9 @@ class GEANet(nn.Module):
         Width ``d`` of node and edge features.
     num_heads : int
         Number of heads ``H``.
-    unit_size : int
-        Number of external slots ``S``; the reference requires ``H * S == d``.
+    unit_size : int, optional
+        Number of external slots ``S``; the reference requires ``H * S == d``,
+        so it defaults to ``d // H``.
     node_unit, edge_unit, shared_unit : bool
         Switches for the paper's ablation. A disabled node or edge unit passes
         its features through unchanged; the shared unit, when enabled, is applied
@@ -156,13 +185,14 @@ class GEANet(nn.Module):
         self,
         hidden_dim: int,
         num_heads: int = 4,
-        unit_size: int = 4,
+        unit_size: Optional[int] = None,
         node_unit: bool = True,
         edge_unit: bool = False,
         shared_unit: bool = False,
         scope: str = "graph",
     ):
         super().__init__()
+        unit_size = hidden_dim // num_heads if unit_size is None else unit_size
         if scope not in SCOPES:
             raise ValueError(f"scope={scope!r} is not one of {', '.join(SCOPES)}")
         if num_heads * unit_size != hidden_dim:
@@ -205,8 +235,10 @@ class GEANet(nn.Module):
         graph: dgl.DGLGraph,
         node_feat: torch.Tensor,
         edge_feat: Optional[torch.Tensor] = None,
-        num_nodes_per_graph: Optional[torch.Tensor] = None,
-        num_edges_per_graph: Optional[torch.Tensor] = None,
+        *,
+        layout: Optional[BatchLayout] = None,
+        pe_dist: Optional[torch.Tensor] = None,
+        edge_output: bool = True,
         node_lse: Optional[torch.Tensor] = None,
         edge_lse: Optional[torch.Tensor] = None,
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
@@ -217,32 +249,34 @@ class GEANet(nn.Module):
         graph : batched DGLGraph with N nodes and E edges.
         node_feat : (N, d)
         edge_feat : (E, d) or None
-        num_nodes_per_graph, num_edges_per_graph : optional (B,) tensors to
-            avoid recomputing the graph's batch sizes.
+        layout : the batch's :class:`~.batch_layout.BatchLayout`, for its per-graph sizes (read
+            from ``graph`` when None).
+        pe_dist : unused (the branch calling convention, :mod:`.branches`).
+        edge_output : bool, False to skip the edges (None is returned for them).
         node_lse, edge_lse : optional (H, S) tensors
-            Column log-sum-exps of :meth:`scores` over a whole graph these
-            rows are part of (layer-wise inference, :func:`double_normalize`).
+            Column log-sum-exps of :meth:`scores` over a whole graph these rows are
+            part of: layer-wise inference (:mod:`geaet_dgl.inference.layerwise`)
+            normalises chunks of a graph as the whole graph (:func:`double_normalize`).
 
         Returns
         -------
         (N, d) node output and (E, d) edge output (``edge_feat`` itself when
-        the edge unit is off or ``edge_feat`` is None).
+        the edge unit is off).
         """
         num_nodes, dim = node_feat.shape
         if dim != self.hidden_dim:
             raise ValueError(f"node_feat has width {dim}, expected {self.hidden_dim}")
-        if self.scope == "graph":
-            node_seglen = num_nodes_per_graph if num_nodes_per_graph is not None else graph.batch_num_nodes()
-            edge_seglen = num_edges_per_graph if num_edges_per_graph is not None else graph.batch_num_edges()
-        else:
-            node_seglen = edge_seglen = None
+        node_seglen, edge_seglen = segment_lengths(graph, layout, self.scope)
+        if not edge_output:
+            edge_feat = None
 
         if self.shared_unit:
             node_feat = self.share_U(node_feat)
         node_out = node_feat
         if self.node_unit:
             scores = self._unit_on_heads(self.node_U1, node_feat)
-            attn = double_normalize(scores.view(num_nodes, self.num_heads, self.unit_size), node_seglen, node_lse)
+            attn = double_normalize(scores.view(num_nodes, self.num_heads, self.unit_size), node_seglen,
+                                    column_lse=node_lse)
             if self.keep_attention:
                 self.last_node_attention = attn.detach()
             node_out = self._unit_on_heads(self.node_U2, attn.reshape(num_nodes, dim))
@@ -256,7 +290,8 @@ class GEANet(nn.Module):
             # (channel s*H + h goes to head h) but writes the output back in
             # contiguous head blocks; reproduced as is for weight parity.
             scores = self._unit_on_heads(self.edge_U1, edge_feat, strided=True)
-            attn = double_normalize(scores.view(num_edges, self.num_heads, self.unit_size), edge_seglen, edge_lse)
+            attn = double_normalize(scores.view(num_edges, self.num_heads, self.unit_size), edge_seglen,
+                                    column_lse=edge_lse)
             edge_out = self._unit_on_heads(self.edge_U2, attn.reshape(num_edges, dim))
         return node_out, edge_out
 
@@ -334,7 +369,7 @@ class PaperGEANet(nn.Module):
     ----------
     hidden_dim : int, ``d``.
     num_heads : int, ``H``; must divide ``d``.
-    unit_size : int, ``S``, slots per unit (any positive number).
+    unit_size : int, ``S``, slots per unit (any positive number; ``d / H`` when None).
     node_unit, edge_unit, shared_unit : bool
         The paper's ablation switches; a disabled node or edge unit passes its
         features through unchanged (and has no :math:`W_o`).
@@ -349,9 +384,11 @@ class PaperGEANet(nn.Module):
     (torch.Size([8, 16]), torch.Size([16, 16]))
     """
 
-    def __init__(self, hidden_dim: int, num_heads: int = 4, unit_size: int = 4, node_unit: bool = True,
+    def __init__(self, hidden_dim: int, num_heads: int = 4, unit_size: Optional[int] = None, node_unit: bool = True,
                  edge_unit: bool = False, shared_unit: bool = False, scope: str = "graph"):
         super().__init__()
+        if unit_size is None and num_heads > 0:
+            unit_size = hidden_dim // num_heads
         if scope not in SCOPES:
             raise ValueError(f"scope={scope!r} is not one of {', '.join(SCOPES)}")
         if num_heads <= 0 or hidden_dim % num_heads:
@@ -380,27 +417,24 @@ class PaperGEANet(nn.Module):
         for module in self.children():
             module.reset_parameters()
 
-    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None,
-                num_nodes_per_graph: Optional[torch.Tensor] = None,
-                num_edges_per_graph: Optional[torch.Tensor] = None, node_lse: Optional[torch.Tensor] = None,
+    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None, *,
+                layout: Optional[BatchLayout] = None, pe_dist: Optional[torch.Tensor] = None,
+                edge_output: bool = True, node_lse: Optional[torch.Tensor] = None,
                 edge_lse: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, d) nodes and (E, d) edges -> (N, d), (E, d); same arguments and results as :class:`GEANet`."""
         if node_feat.shape[1] != self.hidden_dim:
             raise ValueError(f"node_feat has width {node_feat.shape[1]}, expected {self.hidden_dim}")
-        node_seglen = edge_seglen = None
-        if self.scope == "graph":
-            node_seglen = num_nodes_per_graph if num_nodes_per_graph is not None else graph.batch_num_nodes()
-            edge_seglen = num_edges_per_graph if num_edges_per_graph is not None else graph.batch_num_edges()
+        node_seglen, edge_seglen = segment_lengths(graph, layout, self.scope)
+        if not edge_output:
+            edge_feat = None
         node_out = node_feat
         if self.node_unit:
-            node_out, attn = self._attend(node_feat, "node", self.node_value, self.node_out, node_seglen,
-                                          node_lse)
+            node_out, attn = self._attend(node_feat, "node", self.node_value, self.node_out, node_seglen, node_lse)
             if self.keep_attention:
                 self.last_node_attention = attn.detach()
         edge_out = edge_feat
         if self.edge_unit and edge_feat is not None:
-            edge_out, _ = self._attend(edge_feat, "edge", self.edge_value, self.edge_out, edge_seglen,
-                                       edge_lse)
+            edge_out, _ = self._attend(edge_feat, "edge", self.edge_value, self.edge_out, edge_seglen, edge_lse)
         return node_out, edge_out
 
     def scores(self, feat: torch.Tensor, kind: str = "node") -> torch.Tensor:
@@ -416,7 +450,7 @@ class PaperGEANet(nn.Module):
         """Concat_i(DNorm(X'_i U_k^T) U_v) W_o for (M, d) rows; also the (M, H, S) attention."""
         rows = feat.shape[0]
         scores = self.scores(feat, kind)  # (M, H, S)
-        attn = double_normalize(scores, seglen, lse)
+        attn = double_normalize(scores, seglen, column_lse=lse)
         heads = torch.matmul(attn, value)  # (M, H, d_h)
         return out(heads.reshape(rows, self.hidden_dim)), attn
 
@@ -426,8 +460,13 @@ class PaperGEANet(nn.Module):
                 f"scope={self.scope!r}")
 
 
-def build_geanet(variant: str, hidden_dim: int, num_heads: int, unit_size: int, **options) -> nn.Module:
-    """:class:`GEANet` (``variant='reference'``, the reference's code) or :class:`PaperGEANet` (``'paper'``)."""
+def build_geanet(variant: str, hidden_dim: int, num_heads: int, unit_size: Optional[int] = None,
+                 **options) -> nn.Module:
+    """:class:`GEANet` (``variant='reference'``, the reference's code) or :class:`PaperGEANet` (``'paper'``).
+
+    ``unit_size`` None: ``hidden_dim // num_heads`` (what the reference's layout requires). ``options``:
+    ``node_unit``, ``edge_unit``, ``shared_unit``, ``scope``.
+    """
     if variant not in GEANET_VARIANTS:
         raise ValueError(f"variant={variant!r} is not one of {', '.join(GEANET_VARIANTS)}")
     cls = GEANet if variant == "reference" else PaperGEANet

@@ -58,10 +58,8 @@ class GatedGCNLayer(nn.Module):
     >>> conv = GatedGCNLayer(8, 8)
     >>> x, e = conv(g, torch.randn(6, 8), torch.randn(20, 8))
     >>> conv = GatedGCNLayer(8, 8, equivstable_pe=True)
-    >>> x, e = conv(g, torch.randn(6, 8), torch.randn(20, 8), pe_square_distance(g, torch.randn(6, 8)))
+    >>> x, e = conv(g, torch.randn(6, 8), torch.randn(20, 8), pe_dist=pe_square_distance(g, torch.randn(6, 8)))
     """
-
-    applies_residual = True  # the GEAET layer must not add a second residual or dropout
 
     def __init__(
         self,
@@ -92,6 +90,8 @@ class GatedGCNLayer(nn.Module):
         self.act_e = make_activation(activation, inplace=True)
         self.dropout = dropout
         self.residual = residual
+        # With its residual on, the GEAET layer adds no second residual, dropout or activation around it.
+        self.applies_residual = residual
         self.out_feats = out_feats
 
     def reset_parameters(self) -> None:
@@ -111,6 +111,8 @@ class GatedGCNLayer(nn.Module):
         graph: dgl.DGLGraph,
         node_feat: torch.Tensor,
         edge_feat: torch.Tensor,
+        *,
+        layout=None,
         pe_dist: Optional[torch.Tensor] = None,
         edge_output: bool = True,
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
@@ -120,6 +122,7 @@ class GatedGCNLayer(nn.Module):
         graph : DGLGraph with N nodes, E edges.
         node_feat : (N, in_feats)
         edge_feat : (E, in_feats)
+        layout : unused (the branch calling convention, :mod:`.branches`).
         pe_dist : (E, 1) squared positional-encoding distances from
             :func:`pe_square_distance`, required when ``equivstable_pe``.
         edge_output : bool

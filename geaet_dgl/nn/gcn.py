@@ -38,9 +38,11 @@ class GCNLayer(nn.Module):
     -------
     >>> conv = GCNLayer(8, 8)
     >>> x, e = conv(dgl.rand_graph(5, 10), torch.randn(5, 8))
+    >>> x.shape
+    torch.Size([5, 8])
     """
 
-    applies_residual = False
+    applies_residual = False  # the GEAET layer adds the residual
 
     def __init__(self, in_feats: int, out_feats: int):
         super().__init__()
@@ -57,10 +59,15 @@ class GCNLayer(nn.Module):
         graph: dgl.DGLGraph,
         node_feat: torch.Tensor,
         edge_feat: Optional[torch.Tensor] = None,
+        *,
+        layout=None,
         pe_dist: Optional[torch.Tensor] = None,
         edge_output: bool = True,
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
-        """(N, in_feats) -> (N, out_feats); edge features pass through unchanged."""
+        """(N, in_feats) -> (N, out_feats); edge features pass through unchanged.
+
+        ``layout``, ``pe_dist``, ``edge_output``: the branch calling convention's (:mod:`.branches`), unused.
+        """
         h = self.lin(node_feat)
         src, dst = graph.edges()
         if bool((src == dst).any()):  # PyG replaces existing self-loops by the one added below

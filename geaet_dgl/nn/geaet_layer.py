@@ -9,9 +9,12 @@ All three branches read the same input :math:`X^l`:
 
 each followed by dropout, the residual :math:`X^l + \\cdot` and a norm; the
 branch outputs are summed, then :math:`X^{l+1} = \\mathrm{Norm}(X + \\mathrm{FFN}(X))`
-and :math:`E^{l+1} = E_G`. This is the reference's composition; a GatedGCN
-branch applies its own BatchNorm, activation, dropout and residual inside,
-so the layer adds only the norm for it.
+and :math:`E^{l+1} = E_G`. This is the reference's composition; a branch that
+applies its own residual inside (``applies_residual``: the reference's GatedGCN,
+with its BatchNorm, activation and dropout) gets only the norm.
+
+The layer takes its branches as modules (:mod:`.branches` builds them by name);
+they share one calling convention, written there.
 """
 from __future__ import annotations
 
@@ -23,102 +26,64 @@ from torch import nn
 
 from .activation import make_activation
 from .batch_layout import BatchLayout, layout_of
-from .external_attention import build_geanet
-from .gated_gcn import GatedGCNLayer
-from .gcn import GCNLayer
-from .gin import GINELayer, GINLayer
 from .norm import BranchNorm
-from .self_attention import GraphSelfAttention
-
-MPNNS = ("gatedgcn", "gcn", "gin", "gine", "none")
-ATTENTIONS = ("transformer", "none")
-
-
-def build_mpnn(
-    name: str, hidden_dim: int, dropout: float, activation: str, equivstable_pe: bool
-) -> Optional[nn.Module]:
-    """The local message-passing network called ``name`` (or None for 'none')."""
-    if name == "gatedgcn":
-        return GatedGCNLayer(hidden_dim, hidden_dim, dropout=dropout, residual=True,
-                             activation=activation, equivstable_pe=equivstable_pe)
-    if name == "gcn":
-        return GCNLayer(hidden_dim, hidden_dim)
-    if name == "gin":
-        return GINLayer(hidden_dim, hidden_dim, activation)
-    if name == "gine":
-        return GINELayer(hidden_dim, hidden_dim, activation)
-    if name == "none":
-        return None
-    raise ValueError(f"mpnn={name!r} is not one of {', '.join(MPNNS)}")
 
 
 class GEAETLayer(nn.Module):
-    """One GEAET feature-extraction layer.
+    """One GEAET feature-extraction layer around up to three branch modules.
 
     Parameters
     ----------
     hidden_dim : int
-    mpnn : {'gatedgcn', 'gcn', 'gin', 'gine', 'none'}
-    attention : {'transformer', 'none'}
-    external : bool, whether the GEANet branch is present.
-    num_heads : int, self-attention heads.
-    geanet_heads, geanet_unit_size : int, GEANet heads and slots.
-    geanet_node_unit, geanet_edge_unit, geanet_shared_unit : bool
-    geanet_scope : {'graph', 'batch'}
-    local_dropout, global_dropout, external_dropout, ffn_dropout, attn_dropout : float
-        Dropout after each branch, in the FFN and on attention weights. As in
-        the reference, GatedGCN's internal dropout uses ``ffn_dropout``.
+    local_model : module or None
+        The local MPNN (:func:`~.branches.build_mpnn`), updating nodes and edges.
+    global_model : module or None
+        The global attention (:func:`~.branches.build_attention`); its edge output is not read.
+    external_model : module or None
+        GEANet (:func:`~.external_attention.build_geanet`); it reads the MPNN's edges and its
+        edge output is the layer's.
+    local_dropout, global_dropout, external_dropout : float
+        Dropout on each branch's output before its residual (not around a branch that
+        ``applies_residual``).
+    ffn_dropout : float, dropout inside the FFN.
     norm : {'batch', 'layer'}
     use_ffn : bool
-    local_out_act : bool, apply the activation to the MPNN output (non-GatedGCN).
+    local_out_act : bool, apply ``activation`` to the MPNN output before its residual.
     activation : {'relu', 'gelu'}
-    equivstable_pe : bool, feed the EquivStableLapPE to the GatedGCN gate.
-    geanet_variant : {'reference', 'paper'}, GEANet as the reference codes it
-        (:class:`~.external_attention.GEANet`) or as the paper writes it
-        (:class:`~.external_attention.PaperGEANet`).
+
+    Example
+    -------
+    >>> from geaet_dgl.nn.branches import build_attention, build_geanet, build_mpnn
+    >>> layer = GEAETLayer(16, build_mpnn("gatedgcn", 16), build_attention("transformer", 16, 4),
+    ...                    build_geanet("reference", 16, 4))
+    >>> g = dgl.batch([dgl.rand_graph(5, 12), dgl.rand_graph(3, 4)])
+    >>> x, e = layer(g, torch.randn(8, 16), torch.randn(16, 16))
+    >>> x.shape, e.shape
+    (torch.Size([8, 16]), torch.Size([16, 16]))
     """
 
     def __init__(
         self,
         hidden_dim: int,
-        mpnn: str = "gatedgcn",
-        attention: str = "transformer",
-        external: bool = True,
-        num_heads: int = 4,
-        geanet_heads: int = 4,
-        geanet_unit_size: Optional[int] = None,
-        geanet_node_unit: bool = True,
-        geanet_edge_unit: bool = False,
-        geanet_shared_unit: bool = False,
-        geanet_scope: str = "graph",
+        local_model: Optional[nn.Module] = None,
+        global_model: Optional[nn.Module] = None,
+        external_model: Optional[nn.Module] = None,
         local_dropout: float = 0.0,
         global_dropout: float = 0.0,
         external_dropout: float = 0.0,
         ffn_dropout: float = 0.0,
-        attn_dropout: float = 0.0,
         norm: str = "batch",
         use_ffn: bool = True,
         local_out_act: bool = False,
         activation: str = "relu",
-        equivstable_pe: bool = False,
-        geanet_variant: str = "reference",
     ):
         super().__init__()
-        if attention not in ATTENTIONS:
-            raise ValueError(f"attention={attention!r} is not one of {', '.join(ATTENTIONS)}")
+        if local_model is None and global_model is None and external_model is None:
+            raise ValueError("a GEAET layer needs at least one of local_model, global_model, external_model")
         self.hidden_dim = hidden_dim
-        self.local_model = build_mpnn(mpnn, hidden_dim, ffn_dropout, activation, equivstable_pe)
-        self.global_model = (
-            GraphSelfAttention(hidden_dim, num_heads, attn_dropout) if attention == "transformer" else None
-        )
-        self.external_model = None
-        if external:
-            unit_size = geanet_unit_size if geanet_unit_size is not None else hidden_dim // geanet_heads
-            self.external_model = build_geanet(geanet_variant, hidden_dim, geanet_heads, unit_size,
-                                               node_unit=geanet_node_unit, edge_unit=geanet_edge_unit,
-                                               shared_unit=geanet_shared_unit, scope=geanet_scope)
-        if self.local_model is None and self.global_model is None and self.external_model is None:
-            raise ValueError("a GEAET layer needs at least one of mpnn, attention, external")
+        self.local_model = local_model
+        self.global_model = global_model
+        self.external_model = external_model
 
         self.local_out_act = make_activation(activation) if local_out_act else None
         if self.local_model is not None:
@@ -138,6 +103,11 @@ class GEAETLayer(nn.Module):
             self.ff_dropout1 = nn.Dropout(ffn_dropout)
             self.ff_dropout2 = nn.Dropout(ffn_dropout)
         self.norm2 = BranchNorm(norm, hidden_dim)
+
+    def reset_parameters(self) -> None:
+        for module in self.modules():
+            if module is not self and hasattr(module, "reset_parameters"):
+                module.reset_parameters()
 
     def forward(
         self,
@@ -168,24 +138,26 @@ class GEAETLayer(nn.Module):
         layout = layout_of(graph, layout)
         local = global_out = external = None
         if self.local_model is not None:
-            local = self.local_model(graph, node_feat, edge_feat, pe_dist, edge_output)
+            local = self.local_model(graph, node_feat, edge_feat, layout=layout, pe_dist=pe_dist,
+                                     edge_output=edge_output)
             edge_feat = local[1]
         if self.global_model is not None:
-            global_out = self.global_model(graph, node_feat, layout)
+            global_out, _ = self.global_model(graph, node_feat, layout=layout, edge_output=False)
         if self.external_model is not None:
-            external = self.external_model(graph, node_feat, edge_feat if edge_output else None,
-                                           layout.num_nodes_per_graph, layout.num_edges_per_graph)
+            external = self.external_model(graph, node_feat, edge_feat if edge_output else None, layout=layout,
+                                           edge_output=edge_output)
         return self.combine(node_feat, edge_feat, local, global_out, external, layout, edge_output)
 
-    def combine(self, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor], local: Optional[Tuple[torch.Tensor, Optional[torch.Tensor]]],
-                global_out: Optional[torch.Tensor], external: Optional[Tuple[torch.Tensor, Optional[torch.Tensor]]],
-                layout: BatchLayout, edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+    def combine(self, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor],
+                local: Optional[Tuple[torch.Tensor, Optional[torch.Tensor]]], global_out: Optional[torch.Tensor],
+                external: Optional[Tuple[torch.Tensor, Optional[torch.Tensor]]], layout: BatchLayout,
+                edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """The layer's output from its branches' raw outputs: dropout, residuals, norms, sum, FFN.
 
         ``edge_feat`` is returned as the edge output when no branch updates the
         edges. ``local`` and ``external`` are the ``(N, d), (E, d)`` results of the
         MPNN and GEANet (``None`` for an absent branch), ``global_out`` the
-        ``(N, d)`` self-attention output. :meth:`forward` computes the branches
+        ``(N, d)`` global attention output. :meth:`forward` computes the branches
         on the whole batch; layer-wise inference
         (:mod:`geaet_dgl.inference.layerwise`) computes them in node chunks.
         """
@@ -193,7 +165,7 @@ class GEAETLayer(nn.Module):
         branches = []
         if local is not None:
             h_local, edge_feat = local
-            if not getattr(self.local_model, "applies_residual", False):
+            if not self.local_model.applies_residual:
                 if self.local_out_act is not None:
                     h_local = self.local_out_act(h_local)
                 h_local = h_in + self.dropout_local(h_local)

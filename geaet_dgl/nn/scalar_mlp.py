@@ -17,8 +17,12 @@ from __future__ import annotations
 import torch
 
 
-def _interval_tables(w1: torch.Tensor, b1: torch.Tensor):
-    """Sorted breakpoints (M,) and the (M+1, H) activity of each unit on each interval."""
+def relu_interval_tables(w1: torch.Tensor, b1: torch.Tensor):
+    """Where ``relu(w1 * r + b1)`` changes slope as a function of the scalar ``r``.
+
+    Returns the sorted breakpoints (M,) ``-b1_k / w1_k`` and the (M+1, H) 0/1 activity of each
+    unit on each of the M+1 intervals they bound (what :func:`torch.searchsorted` indexes).
+    """
     nonzero = w1 != 0
     breakpoints = torch.sort(-b1[nonzero] / w1[nonzero]).values
     if breakpoints.numel() == 0:
@@ -33,7 +37,7 @@ def _interval_tables(w1: torch.Tensor, b1: torch.Tensor):
 class _ScalarReluMLP(torch.autograd.Function):
     @staticmethod
     def forward(ctx, r, w1, b1, w2, b2):  # r (E, 1); w1, b1, w2 (H,); b2 (1,)
-        breakpoints, active = _interval_tables(w1, b1)
+        breakpoints, active = relu_interval_tables(w1, b1)
         slope = active @ (w2 * w1)  # (M+1,)
         intercept = active @ (w2 * b1)
         interval = torch.searchsorted(breakpoints, r.reshape(-1).contiguous())  # (E,)

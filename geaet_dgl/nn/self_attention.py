@@ -13,7 +13,7 @@ Parameters carry the names of ``torch.nn.MultiheadAttention`` (``in_proj_weight`
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import dgl
 import torch
@@ -44,7 +44,8 @@ class GraphSelfAttention(nn.Module):
     Example
     -------
     >>> g = dgl.batch([dgl.rand_graph(4, 6), dgl.rand_graph(2, 2)])
-    >>> GraphSelfAttention(8, 2)(g, torch.randn(6, 8)).shape
+    >>> x, _ = GraphSelfAttention(8, 2)(g, torch.randn(6, 8))
+    >>> x.shape
     torch.Size([6, 8])
     """
 
@@ -71,18 +72,23 @@ class GraphSelfAttention(nn.Module):
         nn.init.zeros_(self.out_proj.bias)
 
     def forward(
-        self, graph: dgl.DGLGraph, node_feat: torch.Tensor, layout: Optional[BatchLayout] = None,
-        return_weights: bool = False,
-    ):
-        """(N, d) -> (N, d): each node attends to every node of its own graph.
+        self,
+        graph: dgl.DGLGraph,
+        node_feat: torch.Tensor,
+        edge_feat: Optional[torch.Tensor] = None,
+        *,
+        layout: Optional[BatchLayout] = None,
+        pe_dist: Optional[torch.Tensor] = None,
+        edge_output: bool = True,
+    ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """(N, d) -> (N, d): each node attends to every node of its own graph; ``edge_feat`` passes through.
 
-        With ``return_weights=True`` (or ``keep_attention`` set) the attention
-        weights are returned (or kept in ``last_attention``) too: a
-        (B, H, N_max, N_max) tensor, ``[b, h, q, k]`` the weight query node q
-        puts on key node k of graph b (positions in ``layout.node_position``;
-        rows of padding queries are meaningless, padding keys get 0), before
-        attention dropout. Returns ``(out, weights)`` when ``return_weights``,
-        else ``out``.
+        With ``keep_attention`` set the attention weights are kept in
+        ``last_attention``: a (B, H, N_max, N_max) tensor, ``[b, h, q, k]`` the
+        weight query node q puts on key node k of graph b (positions in
+        ``layout.node_position``; rows of padding queries are meaningless,
+        padding keys get 0), before attention dropout. ``pe_dist`` and
+        ``edge_output`` are the branch calling convention's (:mod:`.branches`), unused.
         """
         layout = layout_of(graph, layout)
         if layout.max_nodes > MAX_DENSE_NODES:
@@ -104,11 +110,7 @@ class GraphSelfAttention(nn.Module):
         out = torch.bmm(F.dropout(weights, self.attn_dropout, self.training), value)  # (B*H, W, d/H)
         out = out.view(num_graphs, heads, width, head_dim).transpose(1, 2).reshape(num_graphs * width, -1)
         out = self.out_proj(out.index_select(0, rows))
-        if not (return_weights or self.keep_attention):
-            return out
-        n = layout.max_nodes
-        weights = weights.view(num_graphs, heads, width, width)[:, :, :n, :n]  # (B, H, N_max, N_max)
         if self.keep_attention:
-            self.last_attention = weights.detach()
-        return (out, weights) if return_weights else out
-
+            n = layout.max_nodes
+            self.last_attention = weights.view(num_graphs, heads, width, width)[:, :, :n, :n].detach()
+        return out, edge_feat

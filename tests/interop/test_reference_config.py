@@ -243,7 +243,7 @@ def test_absent_keys_take_the_reference_defaults(tmp_path):
     del tree["GEANet"], tree["optim"]["clip_grad_norm"], tree["optim"]["weight_decay"]
     tree["gt"]["dim_hidden"] = tree["gnn"]["dim_inner"] = 16  # GEANet's default layout: 4 heads x 4 slots
     ref = read_reference_config(_write(tmp_path, yaml.safe_dump(tree)))
-    assert (ref.preset.model.geanet.num_heads, ref.preset.model.geanet.unit_size) == (4, 4)
+    assert (ref.preset.model.geanet.num_heads, ref.preset.model.geanet_unit_size()) == (4, 4)
     assert ref.preset.train.clip_grad_norm is None  # GEAET's optim.clip_grad_norm default: False
     assert ref.preset.train.weight_decay == 5e-4  # graphgym's default
 

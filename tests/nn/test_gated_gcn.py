@@ -54,7 +54,7 @@ def test_matches_edge_loop(graph_case, equivstable):
     _randomise_bn(conv)
     conv.eval()
     pe = torch.randn(bg.num_nodes(), D) if equivstable else None
-    x, e = conv(bg, bg.ndata["h"], bg.edata["h"], pe_square_distance(bg, pe) if equivstable else None)
+    x, e = conv(bg, bg.ndata["h"], bg.edata["h"], pe_dist=pe_square_distance(bg, pe) if equivstable else None)
     ref_x, ref_e = reference_gated_gcn(conv, bg, bg.ndata["h"], bg.edata["h"], pe)
     torch.testing.assert_close(x, ref_x, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(e, ref_e, atol=1e-5, rtol=1e-5)
@@ -74,7 +74,7 @@ def test_batched_equals_single_in_eval():
 def test_gradients_and_clean_graph():
     bg = dgl.batch(with_features([dgl.rand_graph(6, 15), dgl.rand_graph(9, 30)], D))
     conv = GatedGCNLayer(D, D, equivstable_pe=True)
-    x, e = conv(bg, bg.ndata["h"], bg.edata["h"], pe_square_distance(bg, torch.randn(bg.num_nodes(), D)))
+    x, e = conv(bg, bg.ndata["h"], bg.edata["h"], pe_dist=pe_square_distance(bg, torch.randn(bg.num_nodes(), D)))
     (x.pow(2).sum() + e.pow(2).sum()).backward()
     for name, p in conv.named_parameters():
         assert p.grad is not None and torch.isfinite(p.grad).all(), name

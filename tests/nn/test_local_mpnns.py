@@ -1,10 +1,13 @@
-"""GCN, GIN and GINE against dense adjacency computations."""
+"""GCN, GIN and GINE against dense adjacency computations; gradients, save/load, permutation, batching."""
 import dgl
+import pytest
 import torch
 import torch.nn.functional as F
 
 from geaet_dgl.nn import GCNLayer, GINELayer, GINLayer
-from tests.conftest import with_features
+from tests.conftest import random_graph, with_features
+from tests.nn.layer_checks import (assert_batched_equals_single, assert_gradients, assert_permutation_equivariant,
+                                   assert_save_load)
 
 D = 6
 
@@ -50,3 +53,30 @@ def test_gine_matches_edge_loop(graph_case):
     for k in range(g.num_edges()):
         agg[dst[k]] += F.relu(x[src[k]] + e[k])
     torch.testing.assert_close(conv(g, x, e)[0], conv.nn(x + agg), atol=1e-5, rtol=1e-5)
+
+
+MPNN_CLASSES = {"gcn": GCNLayer, "gin": GINLayer, "gine": GINELayer}
+
+
+@pytest.mark.parametrize("name", sorted(MPNN_CLASSES))
+def test_gradients_save_load_permutation_and_batching(name):
+    graphs = with_features([random_graph(7, 20, 1), random_graph(3, 5, 2), dgl.graph(([], []), num_nodes=2)], D)
+    bg = dgl.batch(graphs)
+    torch.manual_seed(0)
+    conv = MPNN_CLASSES[name](D, D)
+    assert conv.applies_residual is False  # the GEAET layer adds it
+    assert_gradients(conv, bg, bg.ndata["h"], bg.edata["h"])
+    assert_save_load(conv, MPNN_CLASSES[name](D, D), bg, bg.ndata["h"], bg.edata["h"])
+    assert_permutation_equivariant(conv, bg, bg.ndata["h"], bg.edata["h"])
+    assert_batched_equals_single(conv, graphs, D)
+    assert set(bg.ndata.keys()) == {"h", "feat", "lap_pe"} and set(bg.edata.keys()) == {"h", "feat"}
+
+
+@pytest.mark.parametrize("name", sorted(MPNN_CLASSES))
+def test_reset_parameters_redraws_the_weights(name):
+    torch.manual_seed(0)
+    conv = MPNN_CLASSES[name](D, D)
+    before = [p.detach().clone() for p in conv.parameters()]
+    conv.reset_parameters()
+    after = list(conv.parameters())
+    assert any(not torch.equal(a, b) for a, b in zip(before, after) if a.dim() == 2)

@@ -115,7 +115,7 @@ def test_parameter_difference_counted_by_hand(preset):
     ref = get_preset(preset)
     paper = apply_overrides(ref, {"model.geanet.variant": "paper"})
     m, g = ref.model, ref.model.geanet
-    d, s, dh = m.hidden_dim, g.unit_size, m.hidden_dim // g.num_heads
+    d, s, dh = m.hidden_dim, m.geanet_unit_size(), m.hidden_dim // g.num_heads
     paths = 1 + int(g.edge_unit)
     reference_layer = paths * 2 * _linear(s, s) + (_linear(d, d) if g.shared_unit else 0)
     paper_layer = paths * (2 * s * dh + d * d) + (d * d if g.shared_unit else 0)

@@ -16,7 +16,7 @@ def test_matches_multihead_attention_per_graph(graph_case):
     mha = torch.nn.MultiheadAttention(D, H, batch_first=True).eval()
     mha.load_state_dict(attn.state_dict())
     bg = dgl.batch(graphs)
-    out = attn(bg, bg.ndata["h"])
+    out, _ = attn(bg, bg.ndata["h"])
     expected = torch.cat([mha(g.ndata["h"][None], g.ndata["h"][None], g.ndata["h"][None],
                               need_weights=False)[0][0] for g in graphs])
     torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
@@ -27,8 +27,8 @@ def test_permutation_equivariant_and_gradients():
     attn = GraphSelfAttention(D, H)
     perm = torch.randperm(9)
     x = g.ndata["h"].requires_grad_()
-    out = attn(g, x)
-    torch.testing.assert_close(attn(g, x[perm]), out[perm], atol=1e-5, rtol=1e-5)
+    out, _ = attn(g, x)
+    torch.testing.assert_close(attn(g, x[perm])[0], out[perm], atol=1e-5, rtol=1e-5)
     out.sum().backward()
     assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in attn.parameters())
 
@@ -41,7 +41,9 @@ def test_weights_match_multihead_attention_and_padding_keys_get_none():
     mha = torch.nn.MultiheadAttention(D, H, batch_first=True).eval()
     mha.load_state_dict(attn.state_dict())
     bg = dgl.batch(graphs)
-    _, weights = attn(bg, bg.ndata["h"], return_weights=True)
+    attn.keep_attention = True
+    attn(bg, bg.ndata["h"])
+    weights = attn.last_attention
     assert weights.shape == (3, H, 20, 20)
     for b, g in enumerate(graphs):
         x = g.ndata["h"][None]

@@ -58,8 +58,11 @@ def test_self_attention_weights_reproduce_its_output():
     graph = dgl.batch([dgl.rand_graph(5, 10), dgl.rand_graph(3, 4)])
     module = GraphSelfAttention(8, 2).eval()
     x = torch.randn(8, 8)
-    plain = module(graph, x)
-    out, weights = module(graph, x, return_weights=True)
+    plain, _ = module(graph, x)
+    assert module.last_attention is None  # nothing kept unless keep_attention
+    module.keep_attention = True
+    out, _ = module(graph, x)
+    weights = module.last_attention
     assert torch.equal(out, plain) and weights.shape == (2, 2, 5, 5)
     assert torch.allclose(weights[1, :, :3, 3:], torch.zeros(1))  # padding keys get nothing
     torch.testing.assert_close(weights[1, :, :3, :3].sum(-1), torch.ones(2, 3))
@@ -67,4 +70,3 @@ def test_self_attention_weights_reproduce_its_output():
     v = torch.nn.functional.linear(x[:5], module.in_proj_weight[16:], module.in_proj_bias[16:]).view(5, 2, 4)
     manual = torch.einsum("hqk,khd->qhd", weights[0], v).reshape(5, 8)
     torch.testing.assert_close(module.out_proj(manual), plain[:5], rtol=1e-5, atol=1e-5)
-    assert module.last_attention is None  # nothing kept unless keep_attention

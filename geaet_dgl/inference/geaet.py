@@ -13,7 +13,7 @@ from ..nn.batch_layout import BatchLayout
 from ..nn.gated_gcn import pe_square_distance
 from .affine import batchnorm_affine, scale_columns
 from .edges import edge_endpoints
-from .layer import fold_layer
+from .geaet_layer import fold_layer
 
 
 class FoldedRWSEEncoder(nn.Module):

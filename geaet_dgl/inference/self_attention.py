@@ -11,14 +11,14 @@ the softmax runs in place.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import dgl
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..nn.batch_layout import BatchLayout
+from ..nn.batch_layout import BatchLayout, layout_of
 from ..nn.self_attention import GraphSelfAttention
 from .affine import Affine, scale_rows
 from .known import is_known
@@ -53,7 +53,11 @@ class FoldedSelfAttention(nn.Module):
         return is_known(attention, GraphSelfAttention, _ATTENTION_ATTRIBUTES, _ATTENTION_CHILDREN) \
             and not attention.keep_attention
 
-    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
+    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None, *,
+                layout: Optional[BatchLayout] = None, pe_dist: Optional[torch.Tensor] = None,
+                edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """(N, d) -> (N, d) as the layer's eval forward; ``edge_feat`` passes through."""
+        layout = layout_of(graph, layout)
         num_graphs, width = layout.batch_size, layout.dense_width
         heads, head_dim = self.num_heads, self.hidden_dim // self.num_heads
         rows = layout.dense_index  # node -> row of the (B * W) dense layout
@@ -68,7 +72,8 @@ class FoldedSelfAttention(nn.Module):
         scores = torch.bmm(query, key.transpose(1, 2))  # (H*B, W, W): q k^T + key padding bias
         weights = torch.ops.aten._softmax.out(scores, -1, False, out=scores)  # in place: nothing else reads scores
         out = torch.bmm(weights, value).view(heads, num_graphs * width, head_dim).index_select(1, rows)
-        return F.linear(out.transpose(0, 1).reshape(num_nodes, self.hidden_dim), self.out_weight, self.out_bias)
+        return F.linear(out.transpose(0, 1).reshape(num_nodes, self.hidden_dim), self.out_weight,
+                        self.out_bias), edge_feat
 
 
 def attention_workspace(layout: BatchLayout, heads: int, head_dim: int, dtype: torch.dtype) -> torch.Tensor:
@@ -79,13 +84,12 @@ def attention_workspace(layout: BatchLayout, heads: int, head_dim: int, dtype: t
     (:meth:`BatchLayout.key_bias`) for keys, so ``q_ext k_ext^T = q k^T + bias``. Each layer
     overwrites only the real rows' first ``d/H`` channels, after the previous layer is done with them.
     """
-    cache = layout._cache  # per batch: lives as long as the batch's forward
-    key = ("inference_attention_workspace", heads, head_dim, dtype)
-    if key not in cache:
+    def build() -> torch.Tensor:
         rows = layout.batch_size * layout.dense_width
         workspace = torch.zeros(3, heads, rows, head_dim + 1, dtype=dtype, device=layout.node_graph_id.device)
         workspace[0, :, :, head_dim] = 1.0
         bias = layout.key_bias(heads, dtype).view(layout.batch_size, heads, layout.dense_width)
         workspace[1, :, :, head_dim] = bias.transpose(0, 1).reshape(heads, rows)
-        cache[key] = workspace
-    return cache[key]
+        return workspace
+
+    return layout.cached(("inference_attention_workspace", heads, head_dim, dtype), build)

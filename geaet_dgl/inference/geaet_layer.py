@@ -25,10 +25,10 @@ from torch import nn
 from ..nn.batch_layout import BatchLayout, layout_of
 from ..nn.geaet_layer import GEAETLayer
 from .affine import batchnorm_affine, scale_rows
-from .attention import FoldedSelfAttention
-from .external import FoldedGEANet
+from .self_attention import FoldedSelfAttention
+from .external_attention import FoldedGEANet
 from .known import is_known
-from .mpnn import FoldedGatedGCN, activation_
+from .gated_gcn import FoldedGatedGCN, activation_
 
 _LAYER_ATTRIBUTES = ("hidden_dim", "use_ffn", "local_model", "global_model", "external_model", "local_out_act")  # None-valued
 _LAYER_CHILDREN = ("local_model", "global_model", "external_model", "local_out_act", "dropout_local", "norm1_local",
@@ -60,11 +60,9 @@ class FoldedGEAETLayer(nn.Module):
         self.local_model = self.local_out_act = None
         self.local_affine = self.local_norm = None
         if layer.local_model is not None:
-            folded = FoldedGatedGCN.fold(layer.local_model)
-            self.local_model = folded or layer.local_model
-            self.local_takes_layout = folded is not None
+            self.local_model = FoldedGatedGCN.fold(layer.local_model) or layer.local_model
             self.local_out_act = layer.local_out_act
-            self.local_residual = not getattr(layer.local_model, "applies_residual", False)
+            self.local_residual = not layer.local_model.applies_residual
             self.local_affine = self._fold_norm(layer.norm1_local, residual=self.local_residual)
             self.local_norm = None if self.local_affine is not None else layer.norm1_local
 
@@ -120,10 +118,8 @@ class FoldedGEAETLayer(nn.Module):
         h_in = node_feat
         parts: List[Tuple[torch.Tensor, Optional[torch.Tensor]]] = []  # (tensor, scale or None) to be summed
         if self.local_model is not None:
-            if self.local_takes_layout:
-                h_local, edge_feat = self.local_model(graph, h_in, edge_feat, pe_dist, edge_output, layout=layout)
-            else:
-                h_local, edge_feat = self.local_model(graph, h_in, edge_feat, pe_dist, edge_output)
+            h_local, edge_feat = self.local_model(graph, h_in, edge_feat, layout=layout, pe_dist=pe_dist,
+                                                  edge_output=edge_output)
             if self.local_residual and self.local_out_act is not None:
                 h_local = self.local_out_act(h_local)
             if self.local_affine is not None:
@@ -131,12 +127,12 @@ class FoldedGEAETLayer(nn.Module):
             else:
                 parts.append((self.local_norm(h_in + h_local if self.local_residual else h_local, layout), None))
         if self.global_model is not None:
-            h_global = self.global_model(graph, h_in, layout)
+            h_global, _ = self.global_model(graph, h_in, layout=layout, edge_output=False)
             parts.append((h_global, None) if self.global_norm is None
                          else (self.global_norm(h_in + h_global, layout), None))
         if self.external_model is not None:
-            h_ext, edge_feat = self.external_model(graph, h_in, edge_feat if edge_output else None,
-                                                   layout.num_nodes_per_graph, layout.num_edges_per_graph)
+            h_ext, edge_feat = self.external_model(graph, h_in, edge_feat if edge_output else None, layout=layout,
+                                                   edge_output=edge_output)
             parts.append((h_ext, None) if self.external_norm is None
                          else (self.external_norm(h_in + h_ext, layout), None))
         h = self._sum(h_in, parts)

@@ -19,12 +19,12 @@ from torch import nn
 
 from ..nn.batch_layout import BatchLayout
 from ..nn.gated_gcn import GatedGCNLayer
-from ..nn.scalar_mlp import _interval_tables
+from ..nn.scalar_mlp import relu_interval_tables
 from .affine import batchnorm_affine
 from .edges import edge_endpoints, gather_add
 from .known import is_known
 
-_GATED_GCN_ATTRIBUTES = ("equivstable_pe", "dropout", "residual", "out_feats")
+_GATED_GCN_ATTRIBUTES = ("equivstable_pe", "dropout", "residual", "applies_residual", "out_feats")
 _GATED_GCN_CHILDREN = ("A", "B", "C", "D", "E", "mlp_r_ij", "bn_node_x", "bn_edge_e", "act_x", "act_e")
 
 
@@ -51,7 +51,7 @@ class FoldedDistanceGate(nn.Module):
             with torch.no_grad():
                 w1, b1 = first.weight.reshape(-1), first.bias
                 w2 = second.weight.reshape(-1)
-                breakpoints, active = _interval_tables(w1, b1)
+                breakpoints, active = relu_interval_tables(w1, b1)
                 self.breakpoints = breakpoints.detach()
                 self.slope = (active @ (w2 * w1)).detach()
                 self.intercept = (active @ (w2 * b1) + second.bias).detach()
@@ -73,13 +73,11 @@ class FoldedGatedGCN(nn.Module):
     without running statistics, a subclass, an unknown option).
     """
 
-    applies_residual = True
-
     def __init__(self, layer: GatedGCNLayer, node_affine, edge_affine):
         super().__init__()
         d = layer.out_feats
         self.out_feats = d
-        self.residual = layer.residual
+        self.residual = self.applies_residual = layer.residual
         self.act_x, self.act_e = layer.act_x, layer.act_e
         node_scale, node_shift = node_affine
         with torch.no_grad():
@@ -100,9 +98,9 @@ class FoldedGatedGCN(nn.Module):
             return None
         return cls(layer, node_affine, edge_affine)
 
-    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: torch.Tensor,
-                pe_dist: Optional[torch.Tensor] = None, edge_output: bool = True,
-                layout: Optional[BatchLayout] = None) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: torch.Tensor, *,
+                layout: Optional[BatchLayout] = None, pe_dist: Optional[torch.Tensor] = None,
+                edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, d), (E, d) -> (N, d) nodes, (E, d) edges (None unless ``edge_output``), as the layer's eval forward."""
         d = self.out_feats
         src, dst = edge_endpoints(graph, layout) if layout is not None else graph.edges()

@@ -15,22 +15,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..nn.external_attention import GEANet, heads_as_one_linear
+from ..nn.batch_layout import BatchLayout
+from ..nn.external_attention import GEANet, double_normalize, heads_as_one_linear, segment_lengths
 from .affine import Affine, scale_rows
 from .known import is_known
 
 _GEANET_ATTRIBUTES = ("hidden_dim", "num_heads", "unit_size", "scope", "node_unit", "edge_unit", "shared_unit",
                       "one_product", "last_node_attention", "keep_attention")
 _GEANET_CHILDREN = ("node_U1", "node_U2", "edge_U1", "edge_U2", "share_U")
-
-
-def batch_double_normalize_(scores: torch.Tensor) -> torch.Tensor:
-    """(M, H, S) -> the same tensor, softmax over all M rows then each row normalised over S, in place."""
-    if scores.shape[0] == 0:
-        return scores
-    scores.sub_(scores.amax(dim=0, keepdim=True)).exp_()
-    scores.div_(scores.sum(dim=0, keepdim=True))
-    return scores.div_(scores.sum(dim=-1, keepdim=True))
 
 
 def _compose(outer: Tuple[torch.Tensor, torch.Tensor], inner: Optional[nn.Linear]) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -66,7 +58,7 @@ class _UnitMap:
 class FoldedGEANet(nn.Module):
     """Eval-mode :class:`~geaet_dgl.nn.external_attention.GEANet` with an optional affine map on its node output.
 
-    ``forward(graph, node_feat, edge_feat, num_nodes_per_graph, num_edges_per_graph)`` returns
+    ``forward(graph, node_feat, edge_feat, layout=...)`` returns
     ``(s * y + t, edge_out)`` for ``out_affine = (s, t)``, where GEANet returns ``(y, edge_out)``.
     The map is folded into the node value unit when that unit is one dense product; with many heads
     the module applies its (S, S) units per head (``one_product`` False: H times fewer FLOPs than
@@ -113,24 +105,17 @@ class FoldedGEANet(nn.Module):
 
     def _normalize(self, scores: torch.Tensor, seglen: Optional[torch.Tensor]) -> torch.Tensor:
         scores = scores.view(scores.shape[0], self.num_heads, self.unit_size)
-        if seglen is None:
-            attn = batch_double_normalize_(scores)
-        else:
-            attn = dgl.ops.segment_softmax(seglen, scores)
-            attn = attn.div_(attn.sum(dim=-1, keepdim=True))
-        return attn.view(scores.shape[0], self.hidden_dim)
+        return double_normalize(scores, seglen, in_place=True).view(scores.shape[0], self.hidden_dim)
 
-    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None,
-                num_nodes_per_graph: Optional[torch.Tensor] = None,
-                num_edges_per_graph: Optional[torch.Tensor] = None
-                ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
-        """(N, d), (E, d) or None -> (N, d), (E, d) or None."""
+    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None, *,
+                layout: Optional[BatchLayout] = None, pe_dist: Optional[torch.Tensor] = None,
+                edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """(N, d), (E, d) or None -> (N, d), (E, d) or None, as the module's eval forward."""
         if node_feat.shape[-1] != self.hidden_dim:
             raise ValueError(f"node_feat has width {node_feat.shape[-1]}, expected {self.hidden_dim}")
-        node_seglen = edge_seglen = None
-        if self.scope == "graph":
-            node_seglen = num_nodes_per_graph if num_nodes_per_graph is not None else graph.batch_num_nodes()
-            edge_seglen = num_edges_per_graph if num_edges_per_graph is not None else graph.batch_num_edges()
+        node_seglen, edge_seglen = segment_lengths(graph, layout, self.scope)
+        if not edge_output:
+            edge_feat = None
         if self.node_unit:
             node_out = self.node_value(self._normalize(self.node_key(node_feat), node_seglen))
             if self.out_affine is not None:

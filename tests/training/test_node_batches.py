@@ -1,0 +1,63 @@
+"""Batches cut from one graph: DGL's METIS clusters and random node sets, seeded, resumable, carrying the masks."""
+import dgl
+import pytest
+import torch
+
+from geaet_dgl.data import DataError
+from geaet_dgl.data.generated.node_graphs import planted_partition
+from geaet_dgl.data.node_graph import NodeGraph
+from geaet_dgl.training.node_batches import make_node_sampler, masked_rows
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    graph = planted_partition(240, 3, 0.06, 0.006, seed=3)
+    return NodeGraph(graph, "node-classification", 3, "sbm", cache_dir=tmp_path_factory.mktemp("cache"), stamp="1")
+
+
+def _epoch(sampler, batch_size, epoch, seed=0, start=0):
+    return [b.ndata[dgl.NID] for b in sampler.epoch_batches(batch_size, seed, epoch, start)]
+
+
+@pytest.mark.parametrize("kind", ["cluster", "random"])
+def test_each_epoch_covers_every_node_once_in_a_seeded_order(data, kind):
+    sampler = make_node_sampler(data, kind, num_parts=6)
+    epoch0 = _epoch(sampler, 2, 0)
+    assert len(epoch0) == 3 == sampler.steps_per_epoch(2)
+    assert torch.equal(torch.cat(epoch0).sort().values, torch.arange(240))  # a partition of the nodes
+    assert max(len(ids) for ids in epoch0) <= sampler.max_batch_nodes(2)
+    again = _epoch(make_node_sampler(data, kind, num_parts=6), 2, 0)
+    assert all(torch.equal(a, b) for a, b in zip(epoch0, again))  # same seed and epoch: same batches
+    assert not all(torch.equal(a, b) for a, b in zip(epoch0, _epoch(sampler, 2, 1)))  # next epoch: other order
+    tail = _epoch(sampler, 2, 0, start=1)  # resuming inside the epoch
+    assert len(tail) == 2 and all(torch.equal(a, b) for a, b in zip(epoch0[1:], tail))
+
+
+def test_batches_are_induced_subgraphs_with_their_nodes_data(data):
+    batch = next(iter(make_node_sampler(data, "cluster", num_parts=4).epoch_batches(1, 0, 0)))
+    ids = batch.ndata[dgl.NID]
+    for key in ("feat", "label", "train_mask", "val_mask", "test_mask"):
+        assert torch.equal(batch.ndata[key], data.graph.ndata[key][ids])
+    src, dst = batch.edges()
+    inside = torch.zeros(240, dtype=torch.bool)
+    inside[ids] = True
+    gs, gd = data.graph.edges()
+    assert batch.num_edges() == int((inside[gs] & inside[gd]).sum())  # every edge between its nodes
+    assert bool(data.graph.has_edges_between(ids[src], ids[dst]).all())
+    output = torch.randn(batch.num_nodes(), 3)
+    rows, labels = masked_rows(batch, output)
+    assert torch.equal(rows, output[batch.ndata["train_mask"]])
+    assert torch.equal(labels, data.graph.ndata["label"][ids][batch.ndata["train_mask"]])
+
+
+def test_metis_partition_is_cached_and_full_is_one_step(data):
+    make_node_sampler(data, "cluster", num_parts=5)
+    assert len(list(data.cache_dir.glob("sbm-metis-5-*.pkl"))) == 1
+    full = make_node_sampler(data, "full")
+    batches = full.epoch_batches(8, 0, 0)
+    assert batches.total == 1 and [g is data.graph for g in batches] == [True]
+    assert list(full.epoch_batches(8, 0, 0, start_step=1)) == []
+    with pytest.raises(DataError, match="data.num_parts=500 is more than the graph's 240 nodes"):
+        make_node_sampler(data, "random", num_parts=500)
+    with pytest.raises(ValueError, match="sampler='metis' is not one of full, cluster, random"):
+        make_node_sampler(data, "metis")

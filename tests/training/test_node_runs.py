@@ -1,0 +1,104 @@
+"""Training on one graph with node masks: samplers against full and logistic regression, masked loss,
+exact resume after SIGKILL, and eval / predict of the checkpoint on the whole graph."""
+import json
+import os
+import signal
+import subprocess
+
+import dgl
+import pytest
+import torch
+
+from geaet_dgl.data.generated.node_graphs import knn_graph, planted_partition, two_circles, with_masks
+from geaet_dgl.studies.node_samplers import compare_samplers
+from geaet_dgl.training import evaluate_checkpoint, load_checkpoint, make_run_config, resume, train
+from geaet_dgl.training.predict import predict_file, read_predictions
+
+from .test_trainer import _wait_for_checkpoint
+from .tiny import SUBPROCESS_ENV, strip_timing, subprocess_command
+
+#: A small GEAET (GatedGCN + GEANet, no self-attention): 5.7k parameters.
+SMALL = {"train.epochs": 12, "train.warmup_epochs": 0, "model.pe": "none", "model.attention": "none",
+         "train.batch_size": 4, "data.num_parts": 8, "model.num_layers": 2, "model.hidden_dim": 16,
+         "model.geanet.unit_size": 4, "train.lr": 0.02}
+
+
+def _save(graph, path):
+    dgl.save_graphs(str(path), [graph])
+    return path
+
+
+@pytest.mark.parametrize("kind", ["planted partition", "kNN graph of two circles"])
+def test_sampled_training_matches_full_and_beats_logistic_regression(tmp_path, kind):
+    if kind == "planted partition":  # the features hint at the block, the edges tell it
+        graph = planted_partition(300, 3, p_in=0.08, p_out=0.004, seed=0)
+    else:  # no line separates the circles
+        points, label = two_circles(300, noise=0.1, seed=0)
+        graph = with_masks(knn_graph(points, 8), points, label)
+    rows = compare_samplers(_save(graph, tmp_path / "g.bin"), tmp_path / "runs", SMALL)
+    full, baseline = rows["full"]["test_metric"], rows["logistic regression"]["test_metric"]
+    for sampler in ("cluster", "random"):
+        assert rows[sampler]["test_metric"] >= full - 0.01, rows
+    assert min(rows[s]["test_metric"] for s in ("full", "cluster", "random")) > baseline + 0.1, rows
+
+
+def test_loss_counts_only_the_training_nodes(tmp_path):
+    graph = planted_partition(200, 3, p_in=0.08, p_out=0.004, seed=1)
+    other = graph.clone()
+    outside = ~graph.ndata["train_mask"]
+    other.ndata["label"] = torch.where(outside, (graph.ndata["label"] + 1) % 3, graph.ndata["label"])
+    weights = []
+    for name, g in (("a", graph), ("b", other)):
+        run = make_run_config(str(_save(g, tmp_path / f"{name}.bin")),
+                              overrides={**SMALL, "train.epochs": 2, "data.sampler": "random"}, threads=1)
+        summary = train(run, tmp_path / name, progress=False)
+        weights.append((load_checkpoint(tmp_path / name / "last.pt")["model"], summary))
+    (first, summary_a), (second, summary_b) = weights
+    assert all(torch.equal(first[key], second[key]) for key in first)  # the other labels were never read
+    assert summary_a["train_metric"] == summary_b["train_metric"]
+    assert summary_a["test_metric"] != summary_b["test_metric"]  # but they are what val/test score against
+
+
+def test_sampled_run_resumes_exactly_after_sigkill(tmp_path):
+    path = _save(planted_partition(200, 3, p_in=0.08, p_out=0.004, seed=2), tmp_path / "g.bin")
+    settings = {**SMALL, "train.epochs": 6, "data.sampler": "random", "model.num_layers": 1}
+    reference = tmp_path / "uninterrupted"
+    run = make_run_config(str(path), overrides=settings, threads=1, checkpoint_every=1)
+    train(run, reference, progress=False)
+    killed = tmp_path / "killed"
+    args = ["train", "--dataset", path, "--out", killed, "--no-progress", "--checkpoint-every", 1, "--threads", 1]
+    for key, value in settings.items():
+        args += ["--set", f"{key}={value}"]
+    process = subprocess.Popen(subprocess_command(args), env={**os.environ, **SUBPROCESS_ENV},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    state = _wait_for_checkpoint(process, killed / "last.pt", min_global_step=5)
+    process.kill()
+    process.communicate()
+    assert process.returncode == -signal.SIGKILL and state["global_step"] < 12
+
+    resume(killed, progress=False)
+    a, b = load_checkpoint(reference / "last.pt"), load_checkpoint(killed / "last.pt")
+    assert a["global_step"] == b["global_step"] == 12
+    assert all(torch.equal(a["model"][key], b["model"][key]) for key in a["model"])
+    assert strip_timing(a["history"]) == strip_timing(b["history"])
+
+
+def test_eval_and_predict_score_every_node_with_the_whole_graph(tmp_path):
+    graph = planted_partition(200, 3, p_in=0.08, p_out=0.004, seed=3)
+    path = _save(graph, tmp_path / "g.bin")
+    run = make_run_config(str(path), overrides={**SMALL, "train.epochs": 3, "data.sampler": "cluster"}, threads=1)
+    summary = train(run, tmp_path / "run", progress=False)
+    result = evaluate_checkpoint(tmp_path / "run" / "best.pt", split="test", progress=False)
+    assert result["metric"] == summary["test_metric"] and result["metric_name"] == "accuracy"
+
+    info = predict_file(tmp_path / "run" / "best.pt", path, tmp_path / "all.csv", progress=False)
+    rows = read_predictions(tmp_path / "all.csv")
+    assert info["rows"] == len(rows) == 200 and [int(r["node"]) for r in rows] == list(range(200))
+    test_nodes = graph.ndata["test_mask"].nonzero().squeeze(1).tolist()
+    predict_file(tmp_path / "run" / "best.pt", path, tmp_path / "test.json", as_json=True, nodes="test",
+                 progress=False)
+    lines = [json.loads(line) for line in (tmp_path / "test.json").read_text().splitlines()]
+    assert [row["node"] for row in lines] == test_nodes
+    predicted = torch.tensor([row["predicted"] for row in lines])
+    accuracy = (predicted == graph.ndata["label"][test_nodes]).double().mean().item()
+    assert accuracy == pytest.approx(summary["test_metric"])
