@@ -1,33 +1,22 @@
-"""A small node task on one graph (planted partition) and a guard that no process or shared memory outlives a test."""
+"""A small node task on one graph (planted partition, 1000 nodes) and a guard that no process or shared memory outlives a test."""
 import json
 import os
 import signal
 
 import dgl
 import pytest
-import torch
+
+from geaet_dgl.data.generated.node_graphs import planted_partition
 
 #: Model and training settings of the distributed tests: small and fast, loss falling every epoch.
-SMALL_RUN = {"model.pe": "none", "model.num_layers": "2", "model.hidden_dim": "32", "model.geanet.unit_size": "8",
-             "model.attention": "none", "train.epochs": "8", "train.warmup_epochs": "0", "train.lr": "1e-2"}
+SMALL_RUN = {"model.pe": "none", "model.num_layers": "2", "model.hidden_dim": "32", "model.attention": "none",
+             "model.local_dropout": "0", "model.global_dropout": "0", "model.external_dropout": "0",
+             "model.ffn_dropout": "0", "train.epochs": "6", "train.warmup_epochs": "0", "train.lr": "3e-2"}
 
 
-def planted_graph(num_nodes: int = 1000, classes: int = 3, seed: int = 0) -> dgl.DGLGraph:
-    """Planted partition: same-class pairs always joined, other pairs 1 in 10; features = 2 * one-hot + N(0, 1)."""
-    gen = torch.Generator().manual_seed(seed)
-    label = torch.randint(0, classes, (num_nodes,), generator=gen)
-    src = torch.randint(0, num_nodes, (num_nodes * 6,), generator=gen)
-    dst = torch.randint(0, num_nodes, (num_nodes * 6,), generator=gen)
-    keep = (label[src] == label[dst]) | (torch.rand(len(src), generator=gen) < 0.1)
-    graph = dgl.to_bidirected(dgl.graph((src[keep], dst[keep]), num_nodes=num_nodes))
-    graph.ndata["feat"] = 2.0 * torch.nn.functional.one_hot(label, classes).float() + torch.randn(
-        num_nodes, classes, generator=gen)
-    graph.ndata["label"] = label
-    draw = torch.rand(num_nodes, generator=gen)
-    graph.ndata["train_mask"] = draw < 0.5
-    graph.ndata["val_mask"] = (draw >= 0.5) & (draw < 0.7)
-    graph.ndata["test_mask"] = draw >= 0.7
-    return graph
+def planted_graph(num_nodes: int = 1000, seed: int = 0) -> dgl.DGLGraph:
+    """3 planted blocks, 1000 nodes, about 8 neighbours each (7 in the own block); features alone: ~0.83 accuracy."""
+    return planted_partition(num_nodes, 3, p_in=0.02, p_out=0.002, signal=0.7, seed=seed)
 
 
 @pytest.fixture

@@ -29,8 +29,8 @@ def test_two_trainers_on_two_partitions_match_one_process(graph_file, tmp_path, 
     # one process: the single-graph trainer, random node batches of 500 (2 parts of the 1000 nodes, 1 per step)
     one = make_run_config(graph_file, None, dict(SMALL_RUN, **{"data.sampler": "random", "data.num_parts": "2",
                                                                "train.batch_size": "1"}), threads=1)
-    single = train(one, str(tmp_path / "one"), progress=False)
-    single_last = score_on_graph(str(tmp_path / "one" / "last.pt"), graph_file)
+    train(one, str(tmp_path / "one"), progress=False)
+    single = score_on_graph(str(tmp_path / "one" / "last.pt"), graph_file)
 
     two = str(tmp_path / "two")
     job_guard.append(two)
@@ -39,11 +39,11 @@ def test_two_trainers_on_two_partitions_match_one_process(graph_file, tmp_path, 
     assert summary["world_size"] == 2
     losses = summary["train_losses"]
     assert all(later < earlier for earlier, later in zip(losses, losses[1:])), losses
-    last = score_on_graph(os.path.join(two, "last.pt"), graph_file)
-    print("one process: best", single["test_metric"], "last", single_last, "| two trainers: best",
-          summary["full_graph_test_metric"], "last", last)
-    assert single["test_metric"] > 0.85  # it learned (features alone give about 0.8)
-    assert abs(summary["full_graph_test_metric"] - single["test_metric"]) <= 0.01
+    # both after the same 6 epochs, every node scored with the whole graph (as `geaet-dgl eval` does)
+    distributed = score_on_graph(os.path.join(two, "last.pt"), graph_file)
+    print("test accuracy: one process", single["test"], "two trainers", distributed["test"])
+    assert single["test"] > 0.88  # it learned (features alone give about 0.83)
+    assert distributed["test"] >= single["test"] - 0.01
     state = load_checkpoint(os.path.join(two, "best.pt"))
     assert state["ranks"]["world_size"] == 2
     assert not leftover_processes(two)
