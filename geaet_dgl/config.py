@@ -11,8 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional
 
-MPNN_CHOICES = ("gatedgcn", "gcn", "gin", "gine", "none")
-ATTENTION_CHOICES = ("transformer", "none")
+MPNN_CHOICES = ("gatedgcn", "gcn", "gin", "gine", "gat", "pna", "genconv", "none")
+ATTENTION_CHOICES = ("transformer", "performer", "none")
 PE_CHOICES = ("none", "eslappe", "lappe", "rwse")
 NORM_CHOICES = ("batch", "layer")
 SCOPE_CHOICES = ("graph", "batch")
@@ -79,6 +79,8 @@ class ModelConfig:
     num_layers: int = 5
     mpnn: str = "gatedgcn"
     attention: str = "transformer"
+    #: Performer only: count the padding keys of the reference's dense batch (see nn/performer.py).
+    performer_pad_keys: bool = False
     external: bool = True
     num_heads: int = 4
     geanet: GEANetConfig = field(default_factory=GEANetConfig)
@@ -115,7 +117,10 @@ class ModelConfig:
         _check_choice("activation", self.activation, ACTIVATION_CHOICES)
         if self.hidden_dim <= 0 or self.num_layers <= 0:
             raise ConfigError("hidden_dim and num_layers must be positive; fix the preset or --set value")
-        if self.attention != "none" and self.hidden_dim % self.num_heads:
+        if self.mpnn == "pna" and self.hidden_dim > 128:
+            raise ConfigError(f"mpnn=pna takes edge features of width min(128, hidden_dim) (the reference's "
+                              f"edge_dim), so hidden_dim={self.hidden_dim} must be at most 128")
+        if (self.attention != "none" or self.mpnn == "gat") and self.hidden_dim % self.num_heads:
             raise ConfigError(
                 f"num_heads={self.num_heads} does not divide hidden_dim={self.hidden_dim}; "
                 "choose a head count that divides the width"

@@ -281,6 +281,23 @@ _PRESETS["geaet"] = Preset(
 )
 
 
+_PRESETS["geaet-node"] = Preset(
+    name="geaet-node",
+    dataset="file",
+    model=ModelConfig(
+        node_in_feats=1, edge_in_feats=1, out_feats=2, node_encoder="linear", edge_encoder="constant",
+        pe="none", hidden_dim=64, num_layers=3, mpnn="gatedgcn", attention="none", num_heads=4,
+        geanet=GEANetConfig(num_heads=4, scope="graph"), local_dropout=0.1, external_dropout=0.1,
+        ffn_dropout=0.1, norm="batch", head="node", head_layers=2,
+    ),
+    train=TrainConfig(batch_size=4, lr=5e-3, weight_decay=1e-5, epochs=100, warmup_epochs=0,
+                      loss="cross_entropy", metric="accuracy"),
+    note="ours, for one graph with node masks: GatedGCN + GEANet (no dense attention: batches of thousands of "
+         "nodes), 3 layers of width 64, no positional encoding; batch = 4 parts (--sampler); widths, loss from "
+         "the data",
+)
+
+
 def preset_names() -> List[str]:
     return list(_PRESETS)
 

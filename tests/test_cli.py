@@ -6,7 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 import cli
-from geaet_dgl.training import evaluate_checkpoint, load_checkpoint
+from geaet_dgl.inference import evaluate_checkpoint
+from geaet_dgl.training import load_checkpoint
 from tests.training.tiny import cli_args, one_thread
 
 
@@ -80,7 +81,8 @@ def test_presets_json_lists_six_presets_matching_the_paper():
         assert row["params"] == row["paper_params"], row
     # Presets the paper gives no table column for are marked so (no paper count).
     assert {row["name"] for row in rows} - {row["name"] for row in paper} == {"cluster", "zinc", "tree",
-                                                                              "peptides-func", "pcqm-contact", "geaet"}
+                                                                              "peptides-func", "pcqm-contact", "geaet",
+                                                                              "geaet-node"}
 
 
 def test_config_typo_gives_one_line_error():

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 import cli
 from geaet_dgl.data.superpixels.cifar10 import load_cifar10
-from geaet_dgl.training import evaluate_checkpoint
+from geaet_dgl.inference import evaluate_checkpoint
 from tests.data.fixtures_cifar10 import quadrant_images, write_cifar_batches
 from tests.test_cli_datasets import TINY
 from tests.training.tiny import one_thread

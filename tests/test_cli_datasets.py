@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 import cli
-from geaet_dgl.training import evaluate_checkpoint
+from geaet_dgl.inference import evaluate_checkpoint
 from tests.data.fixtures_dgl import write_sbm_fixture, write_zinc_fixture
 from tests.training.tiny import one_thread
 

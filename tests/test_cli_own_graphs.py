@@ -9,8 +9,9 @@ from click.testing import CliRunner
 import cli
 from geaet_dgl.data import load_dataset
 from geaet_dgl.data.graph_files import split_indices
-from geaet_dgl.training import evaluate_checkpoint
-from geaet_dgl.training.predict import load_trained_model, model_outputs, prepare_graphs, read_predictions
+from geaet_dgl.inference import evaluate_checkpoint
+from geaet_dgl.inference import open_trained_run
+from geaet_dgl.inference.predict import model_outputs, prepare_graphs, read_predictions
 from tests.own_graph_files import make_graphs, tiny_args, write_task_file
 from tests.training.tiny import cli_args, one_thread
 
@@ -111,7 +112,7 @@ def test_json_lines_hold_the_same_predictions(runs, tmp_path):
 
 
 def _outputs(run_dir, graphs, path, batch_size=None):
-    run, model = load_trained_model(run_dir / "best.pt")
+    run, model, _ = open_trained_run(run_dir / "best.pt")
     graphs = [g.clone() for g in graphs]
     prepare_graphs(graphs, path, run)
     return torch.stack([o.reshape(-1) for o in model_outputs(model, graphs, batch_size or run.train.batch_size)])

@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 import cli
-from geaet_dgl.training import evaluate_checkpoint
+from geaet_dgl.inference import evaluate_checkpoint
 from tests.data.fixtures_pcqm_contact import write_pcqm_contact_fixture
 from tests.test_cli_datasets import TINY
 from tests.training.tiny import one_thread

@@ -32,7 +32,7 @@ from .options import data_source_options, device_option, gather_data, handle_err
 def eval_command(checkpoint: str, split: str, as_json: bool, data: Dict[str, Any], device: str, workers: int,
                  no_fold: bool, threads: Optional[int]) -> None:
     """Recompute a checkpoint's metric on one split (the run's data limits unless given)."""
-    from geaet_dgl.training import evaluate_checkpoint
+    from geaet_dgl.inference import evaluate_checkpoint
 
     result = evaluate_checkpoint(checkpoint, split, data, device=device, workers=workers, progress=not as_json,
                                  fold=not no_fold, threads=threads)

@@ -14,20 +14,29 @@ from .options import device_option, handle_errors
 @click.option("--out", required=True, type=click.Path(dir_okay=False), metavar="PATH",
               help="Where the predictions go (CSV: one row per graph, or per node for node-level models).")
 @click.option("--json", "as_json", is_flag=True, help="Write JSON lines instead of CSV.")
+@click.option("--nodes", type=click.Choice(["train", "val", "test"]),
+              help="One graph with node masks: only the rows of the nodes in that mask (default every node).")
 @device_option("predict")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
 @handle_errors
-def predict(checkpoint: str, graphs_path: str, out: str, as_json: bool, device: str, progress: bool) -> None:
+def predict(checkpoint: str, graphs_path: str, out: str, as_json: bool, nodes: str, device: str,
+            progress: bool) -> None:
     """Predict new graphs with a trained checkpoint: class and probabilities, or regressed values.
 
     Graphs are batched as the run evaluated (its train.batch_size, reported); with GEANet in batch scope a
-    graph's output depends on its batch-mates, in graph scope (preset geaet) it does not.
+    graph's output depends on its batch-mates, in graph scope (preset geaet) it does not. A node-level model on
+    a file of one graph scores every node with the whole graph as context (layer by layer when it is large).
     """
-    from geaet_dgl.training.predict import predict_file
+    from geaet_dgl.inference import predict_file
 
-    result = predict_file(checkpoint, graphs_path, out, as_json=as_json, device=device, progress=progress)
+    result = predict_file(checkpoint, graphs_path, out, as_json=as_json, device=device, progress=progress,
+                          nodes=nodes)
     per = "node" if result["level"] == "node" else "graph"
     scope = {"batch": "GEANet batch scope: outputs depend on batch-mates",
              "graph": "GEANet graph scope: each graph independent"}.get(result["scope"], "no GEANet")
+    if result["whole_graph"]:
+        click.echo(f"wrote {result['rows']} rows (one per node, {result['kind']}) to {result['out']}; every node "
+                   "scored with its whole graph as context")
+        return
     click.echo(f"wrote {result['rows']} rows (one per {per}, {result['graphs']} graphs, {result['kind']}) to "
                f"{result['out']}; batches of {result['batch_size']} graphs as the run trained ({scope})")

@@ -20,7 +20,8 @@ from .options import (ListOptionCommand, data_source_options, gather_data, given
               help="A reference/GraphGPS config (e.g. GEAET's configs/GEAET/mnist.yaml) instead of --preset; "
                    "--dataset then only replaces its data set (e.g. synthetic). See docs/reference-interop.md.")
 @click.option("--epochs", type=click.IntRange(min=1), help="Number of epochs (train.epochs).")
-@click.option("--batch-size", type=click.IntRange(min=1), help="Graphs per batch (train.batch_size).")
+@click.option("--batch-size", type=click.IntRange(min=1), help="Graphs per batch (train.batch_size); on one graph "
+                                                                "with node masks, parts per step (--sampler).")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), help="Base learning rate (train.lr).")
 @click.option("--seed", type=int, help="Seed of initialisation, batch order and dropout (train.seed).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), help="Where to train (default cpu).")
@@ -49,8 +50,13 @@ from .options import (ListOptionCommand, data_source_options, gather_data, given
 @click.option("--data-file", type=click.Path(dir_okay=False), metavar="PATH",
               help="Train on your own graphs: a dgl.save_graphs file (same as --dataset PATH.bin); see "
                    "docs/your-own-graphs.md.")
-@click.option("--task", type=click.Choice(["graph-classification", "graph-regression", "node-classification"]),
+@click.option("--task", type=click.Choice(["graph-classification", "graph-regression", "node-classification",
+                                          "node-regression"]),
               help="Graph files: the task (default: inferred from the labels).")
+@click.option("--sampler", type=click.Choice(["full", "cluster", "random"]),
+              help="One graph with node masks: train on the full graph every step (default), on --batch-size of "
+                   "data.num_parts METIS partitions (cluster), or of data.num_parts random node sets (random); "
+                   "set K with --set data.num_parts=K (default: parts of about 1,000 nodes).")
 @click.option("--split-file", type=click.Path(dir_okay=False), metavar="PATH",
               help="Graph files: JSON or NPZ with train/val/test lists of graph indices.")
 @click.option("--split", "split_fractions", type=click.FloatRange(min=0, min_open=True), nargs=3, default=None,
@@ -78,10 +84,11 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
           progress: bool, nproc: Optional[int], sync_bn: bool, seeds: Tuple[int, ...], task: Optional[str],
           split_file: Optional[str], split_fractions: Optional[Tuple[float, ...]], tensorboard: bool,
           partitions: Optional[str], ip_config: Optional[str], machine: Optional[int],
-          threads: Optional[int]) -> None:
+          threads: Optional[int], sampler: Optional[str]) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
 
-    Your own graphs: --dataset PATH.bin (a dgl.save_graphs file), preset `geaet` unless --preset.
+    Your own graphs: --dataset PATH.bin (a dgl.save_graphs file), preset `geaet` unless --preset; one graph
+    with train/val/test node masks: preset `geaet-node`, --sampler to cut it into batches.
 
     With --seeds K [K ...]: one run per seed in OUT/seed<k>, and their mean ± std in OUT/aggregate.md.
 
@@ -90,14 +97,13 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
     from geaet_dgl import training
     from geaet_dgl.config import settings_with_options
     from geaet_dgl.studies.seeds import check_seeds_options
-    from geaet_dgl.training import launcher
-
     from geaet_dgl.distgraph import launch as dist_launch
+    from geaet_dgl.training import launcher
 
     launcher.check_nproc(nproc)
     check_seeds_options(seeds, nproc=nproc, seed=seed, resume=resume_dir is not None)
     dist_launch.check_partition_options(partitions, ip_config, machine, dataset=dataset, config=config,
-                                        data_file=data.get("data_file"), seeds=seeds)
+                                        data_file=data.get("data_file"), seeds=seeds, sampler=sampler)
     if resume_dir is not None and dist_launch.partitioned_run(resume_dir) is not None:
         launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
         _print_partitioned(dist_launch.resume_partitioned(resume_dir), resume_dir)
@@ -117,7 +123,8 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
     training.run_config.check_run_source(dataset, data.get("data_file"), config, preset)
     overrides = settings_with_options(parse_settings(settings), epochs=epochs, batch_size=batch_size, lr=lr,
                                       seed=seed)
-    data.update(given(task=task, split_file=split_file, split=list(split_fractions) if split_fractions else None))
+    data.update(given(task=task, split_file=split_file, split=list(split_fractions) if split_fractions else None,
+                      sampler=sampler))
     run_settings = dict(device=device or "cpu", workers=workers or 0, checkpoint_every=checkpoint_every or 0,
                         threads=threads, sync_bn=sync_bn, tensorboard=tensorboard)
     if config is not None:

@@ -40,14 +40,14 @@ RUN_MARKER = "partitions.json"
 
 def check_partition_options(partitions: Optional[str], ip_config: Optional[str], machine: Optional[int], *,
                             dataset: Optional[str] = None, config: Optional[str] = None,
-                            data_file: Optional[str] = None, seeds: Any = ()) -> None:
+                            data_file: Optional[str] = None, seeds: Any = (), sampler: Optional[str] = None) -> None:
     """Refuse option combinations ``train --partitions`` cannot take (:class:`OptionConflict`)."""
     if partitions is None:
         if ip_config is not None or machine is not None:
             raise OptionConflict("--ip-config and --machine go with --partitions DIR/NAME.json")
         return
     clash = [flag for flag, value in (("--dataset", dataset), ("--config", config), ("--data-file", data_file),
-                                      ("--seeds", seeds)) if value]
+                                      ("--seeds", seeds), ("--sampler", sampler)) if value]
     if clash:
         raise OptionConflict(f"--partitions trains on the graph the partitions were cut from; drop {', '.join(clash)}")
     if (ip_config is None) != (machine is None):

@@ -5,7 +5,16 @@
 rounding) with fewer kernels: no dropout, no BatchNorm passes, activations and residuals in
 place, weights pre-concatenated. The training code is untouched; modules the folding does
 not know run their own eval forward.
-"""
-from .geaet import FoldedGEAET, fold_for_inference
 
-__all__ = ["FoldedGEAET", "fold_for_inference"]
+Scoring a trained run lives here too: :func:`open_trained_run` (checkpoint -> run configuration
+-> model -> weights -> eval mode, in :mod:`.trained_run`), :func:`evaluate` and
+:func:`evaluate_checkpoint` (:mod:`.evaluation`, what ``geaet-dgl eval`` and every training epoch
+run) and :func:`predict_file` (:mod:`.predict`, ``geaet-dgl predict``).
+"""
+from .evaluation import evaluate, evaluate_checkpoint
+from .geaet import FoldedGEAET, fold_for_inference
+from .predict import predict_file
+from .trained_run import TrainedRun, open_trained_run
+
+__all__ = ["FoldedGEAET", "fold_for_inference", "TrainedRun", "open_trained_run", "evaluate", "evaluate_checkpoint",
+           "predict_file"]

@@ -28,9 +28,9 @@ import torch
 
 from ..atomic import atomic_write
 from ..config import ModelConfig
+from ..inference import open_trained_run
 from ..models import build_model
-from ..training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from ..training.run_config import RunConfig
+from ..training.checkpoint import CheckpointError, save_checkpoint
 from ..training.run_dir import BEST, prepare_new_run_dir, write_config, write_json
 from ..training.schedule import build_optimizer, build_scheduler
 from .reference_config import reference_run_config
@@ -189,11 +189,8 @@ def export_reference(checkpoint: "os.PathLike | str", out: Optional["os.PathLike
     reference's ``load_ckpt`` reads, ``epoch`` the checkpoint's last finished
     epoch). Returns ``{"path", "epoch", "params"}``.
     """
-    state = load_checkpoint(checkpoint)
-    run = RunConfig.from_dict(state["run_config"])
+    run, model, state = open_trained_run(checkpoint)
     exportable(run.model)
-    model = build_model(run.model)
-    check_weights_fit(model, state["model"], f"checkpoint {os.fspath(checkpoint)}")
     epoch = max(int(state["epoch"]) - 1, 0) if state.get("step", 0) == 0 else int(state["epoch"])
     path = Path(out) if out is not None else Path(checkpoint).resolve().parent / "reference" / "ckpt" / f"{epoch}.ckpt"
     theirs = {**ours_to_reference(dict(state["model"]), run.model), **_input_statistics(run.data.dataset)}

@@ -157,8 +157,9 @@ NO_EFFECT_KEYS = {
 NO_EFFECT_PREFIXES = ("gt.bigbird.", "graphormer.", "posenc_SignNet.", "posenc_HKdiagSE.", "posenc_ElstaticSE.",
                       "posenc_GraphormerBias.")
 
-_LOCAL = {"CustomGatedGCN": "gatedgcn", "GCN": "gcn", "GIN": "gin", "GINE": "gine", "None": "none"}
-_GLOBAL = {"Transformer": "transformer", "None": "none"}
+_LOCAL = {"CustomGatedGCN": "gatedgcn", "GCN": "gcn", "GIN": "gin", "GINE": "gine", "GAT": "gat", "PNA": "pna",
+          "GENConv": "genconv", "None": "none"}
+_GLOBAL = {"Transformer": "transformer", "Performer": "performer", "None": "none"}
 _EXTERNAL = {"GEANet": True, "None": False}
 _HEADS = {"default": "graph", "graph": "graph", "mlp_graph": "mlp_graph", "inductive_node": "node"}
 _POOLING = {"mean": "mean", "add": "sum", "max": "max"}
@@ -363,6 +364,7 @@ def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
                                         "or None")
     config.mpnn, config.attention, config.external = (_LOCAL[layer_type[0]], _GLOBAL[layer_type[1]],
                                                       _EXTERNAL[layer_type[2]])
+    config.performer_pad_keys = config.attention == "performer"  # the reference pads graphs to a dense batch
     config.hidden_dim, config.num_layers, config.num_heads = get("gt.dim_hidden"), get("gt.layers"), get("gt.n_heads")
     if get("gnn.dim_inner") != config.hidden_dim:
         raise get.fail("gnn.dim_inner", f"must equal gt.dim_hidden={config.hidden_dim} (the reference refuses "

@@ -32,8 +32,10 @@ def build_layer(config: ModelConfig) -> GEAETLayer:
     """
     g = config.geanet
     local = build_mpnn(config.mpnn, config.hidden_dim, config.ffn_dropout, config.activation,
-                       equivstable_pe=config.pe == "eslappe" and config.mpnn in MPNNS_READING_ESLAPPE)
-    attention = build_attention(config.attention, config.hidden_dim, config.num_heads, config.attn_dropout)
+                       equivstable_pe=config.pe == "eslappe" and config.mpnn in MPNNS_READING_ESLAPPE,
+                       num_heads=config.num_heads)
+    attention = build_attention(config.attention, config.hidden_dim, config.num_heads, config.attn_dropout,
+                                performer_pad_keys=config.performer_pad_keys)
     external = None
     if config.external:
         external = build_geanet(g.variant, config.hidden_dim, g.num_heads, g.unit_size, node_unit=g.node_unit,

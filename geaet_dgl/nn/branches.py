@@ -22,23 +22,29 @@ from torch import nn
 
 from .external_attention import GEANET_VARIANTS, build_geanet
 from .gated_gcn import GatedGCNLayer
+from .gat import GATLayer
 from .gcn import GCNLayer
+from .gen_conv import GENConvLayer
 from .gin import GINELayer, GINLayer
+from .performer import PerformerAttention
+from .pna import PNALayer
 from .self_attention import GraphSelfAttention
 
-MPNNS = ("gatedgcn", "gcn", "gin", "gine", "none")
-ATTENTIONS = ("transformer", "none")
+MPNNS = ("gatedgcn", "gcn", "gin", "gine", "gat", "pna", "genconv", "none")
+ATTENTIONS = ("transformer", "performer", "none")
 
 __all__ = ["MPNNS", "ATTENTIONS", "GEANET_VARIANTS", "build_mpnn", "build_attention", "build_geanet"]
 
 
 def build_mpnn(name: str, hidden_dim: int, dropout: float = 0.0, activation: str = "relu",
-               equivstable_pe: bool = False) -> Optional[nn.Module]:
+               equivstable_pe: bool = False, num_heads: int = 4) -> Optional[nn.Module]:
     """The local message-passing branch called ``name`` (None for 'none'), (N, d) -> (N, d).
 
     ``dropout`` is GatedGCN's internal dropout (the reference gives it the FFN dropout);
     ``equivstable_pe`` gates GatedGCN's messages with the EquivStableLapPE distances. The other
-    MPNNs take no positional encoding: asking for it with them raises.
+    MPNNs take no positional encoding: asking for it with them raises. As the reference builds
+    them: GAT is PyG's ``GATConv(d, d // H, H, edge_dim=d)`` with ``H = num_heads``, PNA
+    ``PNAConv`` with edge width ``min(128, d)``, GENConv ``GENConv(d, d)``.
     """
     if name == "gatedgcn":
         return GatedGCNLayer(hidden_dim, hidden_dim, dropout=dropout, residual=True,
@@ -53,13 +59,26 @@ def build_mpnn(name: str, hidden_dim: int, dropout: float = 0.0, activation: str
         return GINLayer(hidden_dim, hidden_dim, activation)
     if name == "gine":
         return GINELayer(hidden_dim, hidden_dim, activation)
+    if name == "gat":
+        return GATLayer(hidden_dim, hidden_dim, num_heads, edge_feats=hidden_dim)
+    if name == "pna":
+        return PNALayer(hidden_dim, hidden_dim, edge_feats=min(128, hidden_dim))
+    if name == "genconv":
+        return GENConvLayer(hidden_dim)
     return None
 
 
-def build_attention(name: str, hidden_dim: int, num_heads: int, attn_dropout: float = 0.0) -> Optional[nn.Module]:
-    """The global attention branch called ``name`` (None for 'none'), (N, d) -> (N, d) per graph."""
+def build_attention(name: str, hidden_dim: int, num_heads: int, attn_dropout: float = 0.0,
+                    performer_pad_keys: bool = False) -> Optional[nn.Module]:
+    """The global attention branch called ``name`` (None for 'none'), (N, d) -> (N, d) per graph.
+
+    ``performer``: performer_pytorch's ``SelfAttention(d, H, dropout=attn_dropout)`` as the reference
+    builds it (:class:`~.performer.PerformerAttention`); ``performer_pad_keys`` counts its padding keys.
+    """
     if name == "transformer":
         return GraphSelfAttention(hidden_dim, num_heads, attn_dropout)
+    if name == "performer":
+        return PerformerAttention(hidden_dim, num_heads, attn_dropout, pad_keys=performer_pad_keys)
     if name == "none":
         return None
     raise ValueError(f"attention={name!r} is not one of {', '.join(ATTENTIONS)}")

@@ -42,9 +42,9 @@ import dgl
 import torch
 
 from ..atomic import atomic_write
-from ..models import build_model
-from ..training import CheckpointError, load_checkpoint, load_splits
-from ..training.run_config import RunConfig, check_data_fits
+from ..inference import open_trained_run
+from ..training import CheckpointError, load_splits
+from ..training.run_config import check_data_fits
 
 log = logging.getLogger(__name__)
 
@@ -102,21 +102,12 @@ def attention_maps(checkpoint: PathLike, graphs: Sequence[int], split: str = "te
     graphs = [int(g) for g in graphs]
     if not graphs or min(graphs) < 0:
         raise CheckpointError("give at least one graph index, each >= 0")
-    state = load_checkpoint(checkpoint)
-    saved = RunConfig.from_dict(state["run_config"])
     options = dict(data or {})
-    if options.get("dataset", saved.data.dataset) != "synthetic" and f"limit_{split}" not in options:
-        options[f"limit_{split}"] = max(graphs) + 1  # a prefix of the split is the same graphs
-        for other in ("train", "val", "test"):
-            if other != split:
-                options.setdefault(f"limit_{other}", 1)
-    run = dataclasses.replace(saved, data=dataclasses.replace(saved.data, **options), device="cpu").validate()
-    model = build_model(run.model)
-    try:
-        model.load_state_dict(state["model"])
-    except RuntimeError as exc:
-        raise CheckpointError(f"checkpoint {checkpoint}: weights do not fit its model configuration ({exc})") from exc
-    model.eval()
+    run, model, _ = open_trained_run(checkpoint, options, device="cpu")
+    if run.data.dataset != "synthetic" and f"limit_{split}" not in options:
+        limits = {f"limit_{name}": max(graphs) + 1 if name == split else 1  # a prefix of the split: same graphs
+                  for name in ("train", "val", "test") if name == split or f"limit_{name}" not in options}
+        run = dataclasses.replace(run, data=dataclasses.replace(run.data, **limits)).validate()
     splits = load_splits(run.data, run.model, progress=progress)
     check_data_fits(run.model, splits)
     dataset = getattr(splits, split)

@@ -5,7 +5,6 @@ The loop is :mod:`.trainer` (``train`` / ``resume``); :mod:`.launcher` runs it i
 helpers the trainer uses. Imports run one way: launcher -> trainer -> distributed.
 """
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from .evaluation import evaluate, evaluate_checkpoint
 from .losses import LOSSES, get_loss
 from .metrics import METRICS, MetricAccumulator, get_metric
 from .run_config import DataOptions, RunConfig, check_data_fits, load_splits, make_run_config
@@ -14,7 +13,7 @@ from .schedule import build_optimizer, build_scheduler, clip_gradients, cosine_w
 from .trainer import NonFiniteLossError, Trainer, TrainingInterrupted, resume, train
 
 __all__ = [
-    "CheckpointError", "load_checkpoint", "save_checkpoint", "evaluate", "evaluate_checkpoint", "LOSSES",
+    "CheckpointError", "load_checkpoint", "save_checkpoint", "LOSSES",
     "get_loss", "METRICS", "MetricAccumulator", "get_metric", "DataOptions", "RunConfig", "check_data_fits",
     "load_splits", "make_run_config", "RunDirError", "default_run_dir", "build_optimizer", "build_scheduler",
     "clip_gradients", "cosine_with_warmup_factor", "NonFiniteLossError", "Trainer", "TrainingInterrupted",

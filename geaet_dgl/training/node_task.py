@@ -8,7 +8,8 @@ checkpoints, exact resume and signals, with
   each a graph on which the model runs unchanged; the loss and the training
   metric read only the batch's nodes in ``train_mask`` (a batch without any
   is skipped, its step still counted);
-* validation and test scored on the whole graph (:func:`evaluate_node_splits`,
+* validation and test scored on the whole graph
+  (:func:`~geaet_dgl.inference.evaluation.evaluate_node_splits`,
   :func:`~geaet_dgl.inference.layerwise.full_graph_forward`): every node
   sees its whole graph, whatever the batches were, and one pass scores both.
 
@@ -30,16 +31,15 @@ accuracies of ``cluster`` and ``random`` against ``full``
 from __future__ import annotations
 
 import logging
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, Optional, Tuple
 
 import torch
 from torch import nn
 
 from ..config import ConfigError, ModelConfig
 from ..data.node_graph import MASKS, NodeGraph
-from ..inference.layerwise import available_bytes, full_graph_forward, inference_bytes
+from ..inference.layerwise import available_bytes, inference_bytes
 from ..nn.self_attention import MAX_DENSE_NODES
-from .metrics import MetricAccumulator
 from .node_batches import make_node_sampler
 
 log = logging.getLogger(__name__)
@@ -74,29 +74,6 @@ def check_batches_fit(model: ModelConfig, sampler, batch_size: int, device: torc
             f"a full-graph training step on {graph.num_nodes():,} nodes and {graph.num_edges():,} edges needs about "
             f"{need / GIB:.1f} GiB, but {have / GIB:.1f} GiB are free; train on sampled batches: --sampler cluster "
             "--set data.num_parts=K (METIS parts, --batch-size of them per step) or --sampler random")
-
-
-@torch.no_grad()
-def evaluate_node_splits(model: nn.Module, data: NodeGraph, loss_fn, metric: str, device: torch.device,
-                         splits: Sequence[str] = ("val", "test"), chunk_nodes: Optional[int] = None
-                         ) -> Dict[str, Dict[str, float]]:
-    """Score ``model`` on the whole graph once; -> ``{split: {"loss", "metric", ...}}`` over each split's mask.
-
-    ``chunk_nodes`` forces layer-wise inference (see
-    :func:`~geaet_dgl.inference.layerwise.full_graph_forward`); by default
-    one pass when it fits in memory.
-    """
-    model.eval()
-    graph = data.graph.to(device)
-    output = full_graph_forward(model, graph, chunk_nodes=chunk_nodes)
-    results = {}
-    for split in splits:
-        mask = graph.ndata[MASKS[split]]
-        rows, labels = output[mask], graph.ndata["label"][mask]
-        accumulator = MetricAccumulator(metric)
-        accumulator.update(rows, labels, loss_fn(rows, labels).item(), 1)
-        results[split] = accumulator.compute()
-    return results
 
 
 class NodeTask:
@@ -135,5 +112,7 @@ class NodeTask:
 
     def score_splits(self, model: nn.Module, loss_fn) -> Tuple[Dict[str, float], Dict[str, float]]:
         """Validation and test results from one full-graph pass."""
+        from ..inference.evaluation import evaluate_node_splits  # imported late, as the trainer's evaluate
+
         results = evaluate_node_splits(model, self.data, loss_fn, self.run.train.metric, self.device)
         return results["val"], results["test"]

@@ -29,6 +29,8 @@ DEVICE_CHOICES = ("cpu", "cuda")
 
 #: Datasets without a preset of their own train with this preset by default.
 DEFAULT_PRESETS = {"synthetic": "mnist", GRAPH_FILE: "geaet"}
+#: The default preset of a graph file holding one graph with node masks.
+NODE_GRAPH_PRESET = "geaet-node"
 
 
 @dataclass
@@ -241,6 +243,8 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
         data[key[len("data."):]] = _parse_literal(overrides.pop(key))
     dataset = _graph_file_options(dataset, data)
     preset_name = preset or DEFAULT_PRESETS.get(dataset, dataset)
+    if preset is None and dataset == GRAPH_FILE and data.get("data_file") and is_node_graph_file(data["data_file"]):
+        preset_name = NODE_GRAPH_PRESET
     options = from_dict(DataOptions, {"dataset": dataset, **data}, where="data.")
     overrides = {**_data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
     resolved = apply_overrides(get_preset(preset_name), overrides)

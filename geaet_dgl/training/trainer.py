@@ -49,7 +49,6 @@ from .checkpoint import (capture_rng_state, check_belongs_to_run, check_model_co
 from .curves import plot_curves
 from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, convert_sync_batchnorm, rank_seed,
                           wrap_model)
-from .evaluation import evaluate
 from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
 from .node_task import NodeTask
@@ -220,6 +219,10 @@ class Trainer:
         """The validation and test results (loss, metric, ...) of the current weights."""
         if self.node_task is not None:
             return self.node_task.score_splits(self.model, self.loss_fn)
+        # Scoring (inference/) is built on this package's batching, metrics and checkpoints; imported here,
+        # when training/ has loaded, so that either package may be imported first.
+        from ..inference.evaluation import evaluate
+
         cfg = self.run.train
         val = evaluate(self.model, self.splits.val, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
                        self.run.workers, dist=self.dist)

@@ -8,7 +8,8 @@ from click.testing import CliRunner
 import cli
 from geaet_dgl.data import synthetic_splits
 from geaet_dgl.models import build_model
-from geaet_dgl.training import evaluate, evaluate_checkpoint, load_checkpoint, make_run_config, train
+from geaet_dgl.inference import evaluate, evaluate_checkpoint
+from geaet_dgl.training import load_checkpoint, make_run_config, train
 from geaet_dgl.training.losses import get_loss
 from tests.training.tiny import TINY_DATA, TINY_MODEL, TINY_TRAIN, one_thread
 

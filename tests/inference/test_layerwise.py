@@ -85,7 +85,7 @@ def test_double_normalize_with_the_whole_sets_column_lse_equals_the_whole_set():
     whole = double_normalize(scores, None)
     lse = column_logsumexp(scores[i:i + 7] for i in range(0, 30, 7))
     assert torch.allclose(lse, torch.logsumexp(scores, 0))
-    assert torch.allclose(double_normalize(scores[7:14], None, lse), whole[7:14], atol=1e-14)
+    assert torch.allclose(double_normalize(scores[7:14], None, column_lse=lse), whole[7:14], atol=1e-14)
 
 
 def test_dense_attention_refuses_graphs_above_its_size():

@@ -250,7 +250,7 @@ def test_absent_keys_take_the_reference_defaults(tmp_path):
 
 @pytest.mark.parametrize("edit, key", [
     (lambda t: t["optim"].update(optimizer="adam"), "optim.optimizer='adam'"),
-    (lambda t: t["gt"].update(layer_type="CustomGatedGCN+Performer+GEANet"), "gt.layer_type="),
+    (lambda t: t["gt"].update(layer_type="CustomGatedGCN+BigBird+GEANet"), "gt.layer_type="),
     (lambda t: t["gt"].update(layer_norm=True), "gt.batch_norm=True"),
     (lambda t: t["train"].update(eval_period=5), "train.eval_period=5"),
     (lambda t: t["dataset"].update(node_encoder_bn=True), "dataset.node_encoder_bn=True"),
@@ -288,3 +288,15 @@ def test_mapped_model_runs_like_the_preset(tmp_path):
         torch.manual_seed(0)
         outputs.append(build_model(config).eval()(g))
     assert torch.equal(outputs[0], outputs[1])
+
+
+@pytest.mark.parametrize("layer_type, mpnn, attention", [
+    ("GAT+Performer+GEANet", "gat", "performer"), ("PNA+Transformer+GEANet", "pna", "transformer"),
+    ("GENConv+None+GEANet", "genconv", "none"), ("CustomGatedGCN+Performer+GEANet", "gatedgcn", "performer"),
+])
+def test_the_reference_layer_menu_reads(tmp_path, layer_type, mpnn, attention):
+    tree = yaml.safe_load(REFERENCE_YAML["mnist"])
+    tree["gt"]["layer_type"] = layer_type
+    model = read_reference_config(_write(tmp_path, yaml.safe_dump(tree))).preset.model
+    assert (model.mpnn, model.attention, model.external) == (mpnn, attention, True)
+    assert model.performer_pad_keys == (attention == "performer")  # the reference's dense padding

@@ -20,7 +20,8 @@ import torch
 
 from geaet_dgl.config import ConfigError
 from geaet_dgl.data import collate_for
-from geaet_dgl.training import (Trainer, TrainingInterrupted, evaluate_checkpoint, load_checkpoint, load_splits,
+from geaet_dgl.inference import evaluate_checkpoint
+from geaet_dgl.training import (Trainer, TrainingInterrupted, load_checkpoint, load_splits,
                                 make_run_config, resume, train)
 from geaet_dgl.training import distributed, launcher
 from geaet_dgl.training.batching import EpochBatchSampler, ShardedEpochBatchSampler, make_epoch_loader, move_batch

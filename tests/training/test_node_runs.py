@@ -8,11 +8,14 @@ import subprocess
 import dgl
 import pytest
 import torch
+from click.testing import CliRunner
+
+import cli
 
 from geaet_dgl.data.generated.node_graphs import knn_graph, planted_partition, two_circles, with_masks
 from geaet_dgl.studies.node_samplers import compare_samplers
-from geaet_dgl.training import evaluate_checkpoint, load_checkpoint, make_run_config, resume, train
-from geaet_dgl.training.predict import predict_file, read_predictions
+from geaet_dgl.training import load_checkpoint, make_run_config, resume, train
+from geaet_dgl.inference.predict import read_predictions
 
 from .test_trainer import _wait_for_checkpoint
 from .tiny import SUBPROCESS_ENV, strip_timing, subprocess_command
@@ -83,22 +86,44 @@ def test_sampled_run_resumes_exactly_after_sigkill(tmp_path):
     assert strip_timing(a["history"]) == strip_timing(b["history"])
 
 
-def test_eval_and_predict_score_every_node_with_the_whole_graph(tmp_path):
+def _cli(*args):
+    result = CliRunner().invoke(cli.main, [str(a) for a in args])
+    return result
+
+
+def test_cli_train_eval_predict_on_one_graph(tmp_path):
     graph = planted_partition(200, 3, p_in=0.08, p_out=0.004, seed=3)
     path = _save(graph, tmp_path / "g.bin")
-    run = make_run_config(str(path), overrides={**SMALL, "train.epochs": 3, "data.sampler": "cluster"}, threads=1)
-    summary = train(run, tmp_path / "run", progress=False)
-    result = evaluate_checkpoint(tmp_path / "run" / "best.pt", split="test", progress=False)
+    run_dir = tmp_path / "run"
+    settings = [a for key, value in SMALL.items() if key != "train.epochs" for a in ("--set", f"{key}={value}")]
+    trained = _cli("train", "--dataset", path, "--sampler", "cluster", "--epochs", 3, "--out", run_dir,
+                   "--no-progress", "--threads", 1, *settings)
+    assert trained.exit_code == 0, trained.output
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["preset"] == "geaet-node" and config["data"]["sampler"] == "cluster"
+    summary = json.loads((run_dir / "summary.json").read_text())
+
+    scored = _cli("eval", "--checkpoint", run_dir / "best.pt", "--split", "test", "--json")
+    assert scored.exit_code == 0, scored.output
+    result = json.loads(scored.stdout.strip().splitlines()[-1])
     assert result["metric"] == summary["test_metric"] and result["metric_name"] == "accuracy"
 
-    info = predict_file(tmp_path / "run" / "best.pt", path, tmp_path / "all.csv", progress=False)
-    rows = read_predictions(tmp_path / "all.csv")
-    assert info["rows"] == len(rows) == 200 and [int(r["node"]) for r in rows] == list(range(200))
+    everything = _cli("predict", "--checkpoint", run_dir / "best.pt", "--graphs", path, "--out", tmp_path / "a.csv")
+    assert everything.exit_code == 0 and "every node scored with its whole graph" in everything.stdout
+    rows = read_predictions(tmp_path / "a.csv")
+    assert [int(r["node"]) for r in rows] == list(range(200))
     test_nodes = graph.ndata["test_mask"].nonzero().squeeze(1).tolist()
-    predict_file(tmp_path / "run" / "best.pt", path, tmp_path / "test.json", as_json=True, nodes="test",
-                 progress=False)
-    lines = [json.loads(line) for line in (tmp_path / "test.json").read_text().splitlines()]
+    only_test = _cli("predict", "--checkpoint", run_dir / "best.pt", "--graphs", path, "--out", tmp_path / "t.json",
+                     "--json", "--nodes", "test")
+    assert only_test.exit_code == 0, only_test.output
+    lines = [json.loads(line) for line in (tmp_path / "t.json").read_text().splitlines()]
     assert [row["node"] for row in lines] == test_nodes
     predicted = torch.tensor([row["predicted"] for row in lines])
     accuracy = (predicted == graph.ndata["label"][test_nodes]).double().mean().item()
     assert accuracy == pytest.approx(summary["test_metric"])
+
+    graph.ndata["val_mask"] = graph.ndata["val_mask"] | graph.ndata["test_mask"]
+    bad = _cli("train", "--dataset", _save(graph, tmp_path / "bad.bin"), "--out", tmp_path / "bad")
+    lines = bad.stderr.strip().splitlines()
+    assert bad.exit_code != 0 and len(lines) == 1
+    assert lines[0].startswith("error: ") and "is in both val_mask and test_mask" in lines[0]

@@ -1,30 +1,29 @@
 """Evaluation: one pass over a split, and re-scoring a saved checkpoint.
 
 Evaluation batches are the split in order, ``train.batch_size`` graphs each,
-exactly as during training, so a checkpoint re-scored later reproduces the
-metric the run recorded (the batch-wide GEANet softmax depends on the batch).
+exactly as during training (the trainer scores every epoch with :func:`evaluate`),
+so a checkpoint re-scored later reproduces the metric the run recorded (the
+batch-wide GEANet softmax depends on the batch).
 """
 from __future__ import annotations
 
-import dataclasses
 import os
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from ..data import collate_for
-from ..data.node_graph import NodeGraph
-from ..inference import fold_for_inference
-from ..models import build_model
+from ..data.node_graph import MASKS, NodeGraph
 from ..threads import apply_threads
-from .batching import EpochBatchSampler, make_epoch_loader, move_batch
-from .checkpoint import load_checkpoint, load_own_weights
-from .losses import get_loss
-from .metrics import MetricAccumulator
-from .node_task import evaluate_node_splits
-from .run_config import RunConfig, check_data_fits, load_splits
+from ..training.batching import EpochBatchSampler, make_epoch_loader, move_batch
+from ..training.losses import get_loss
+from ..training.metrics import MetricAccumulator
+from ..training.run_config import check_data_fits, load_splits
+from .geaet import fold_for_inference
+from .layerwise import full_graph_forward
+from .trained_run import open_trained_run
 
 SPLITS = ("train", "val", "test")
 
@@ -35,9 +34,9 @@ def evaluate(model: nn.Module, dataset: Dataset, loss_fn: Callable, metric: str,
              ) -> Dict[str, float]:
     """Score ``model`` (in eval mode) on ``dataset``: -> {"loss": mean loss, "metric": value}.
 
-    With ``dist`` (a :class:`~.distributed.DistContext` of several ranks) rank
+    With ``dist`` (a :class:`~geaet_dgl.training.distributed.DistContext` of several ranks) rank
     ``r`` scores batches ``r, r + N, ...`` of the same batches, and every rank
-    returns the value one process would compute (see ``distributed.py``).
+    returns the value one process would compute (see ``training/distributed.py``).
     With ``fold`` (the default) the batches go through
     :func:`~geaet_dgl.inference.fold_for_inference` of the model's current weights (rebuilt on
     every call, so never stale): the same outputs up to float rounding, faster.
@@ -77,6 +76,29 @@ def _evaluate_sharded(model, dataset, loss_fn, metric, batch_size, device, worke
     return accumulator.compute()
 
 
+@torch.no_grad()
+def evaluate_node_splits(model: nn.Module, data: NodeGraph, loss_fn, metric: str, device: torch.device,
+                         splits: Sequence[str] = ("val", "test"), chunk_nodes: Optional[int] = None
+                         ) -> Dict[str, Dict[str, float]]:
+    """Score ``model`` on the whole graph once; -> ``{split: {"loss", "metric", ...}}`` over each split's mask.
+
+    ``chunk_nodes`` forces layer-wise inference (see
+    :func:`~.layerwise.full_graph_forward`); by default one pass when it fits
+    in memory.
+    """
+    model.eval()
+    graph = data.graph.to(device)
+    output = full_graph_forward(model, graph, chunk_nodes=chunk_nodes)
+    results = {}
+    for split in splits:
+        mask = graph.ndata[MASKS[split]]
+        rows, labels = output[mask], graph.ndata["label"][mask]
+        accumulator = MetricAccumulator(metric)
+        accumulator.update(rows, labels, loss_fn(rows, labels).item(), 1)
+        results[split] = accumulator.compute()
+    return results
+
+
 def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Optional[Mapping[str, Any]] = None,
                         device: str = "cpu", workers: int = 0, progress: bool = True, fold: bool = True,
                         threads: Optional[int] = None) -> Dict[str, Any]:
@@ -106,12 +128,7 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     if split not in SPLITS:
         raise ValueError(f"split={split!r} is not one of {', '.join(SPLITS)}")
     threads = apply_threads(threads)
-    state = load_checkpoint(path)
-    saved = RunConfig.from_dict(state["run_config"])
-    run = dataclasses.replace(saved, data=dataclasses.replace(saved.data, **dict(data or {})),
-                              device=device, workers=workers, threads=threads).validate()
-    model = build_model(run.model)
-    load_own_weights(model, state, path)
+    run, model, _ = open_trained_run(path, data, device=device, workers=workers, threads=threads)
     torch_device = torch.device(run.device)
     splits = load_splits(run.data, run.model, progress=progress)
     check_data_fits(run.model, splits)

@@ -44,11 +44,10 @@ from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
 from ..data.node_graph import MASKS
 from ..data.pe_cache import attach_pe, compute_split_pe
 from ..data.registry import laplacian_norm_of
-from ..inference import fold_for_inference
-from ..inference.layerwise import full_graph_forward
-from ..models import build_model
-from .checkpoint import load_checkpoint, load_own_weights
-from .run_config import RunConfig, data_pe_sizes
+from ..training.run_config import RunConfig, data_pe_sizes
+from .geaet import fold_for_inference
+from .layerwise import full_graph_forward
+from .trained_run import open_trained_run
 
 log = logging.getLogger(__name__)
 
@@ -89,15 +88,6 @@ def feature_spec(model: ModelConfig) -> FeatureSpec:
         return FeatureSpec(model.node_in_feats, node_vocab, 0, None)
     edge_vocab = tuple(model.edge_vocab_sizes) if model.edge_encoder == "embedding" else None
     return FeatureSpec(model.node_in_feats, node_vocab, model.edge_in_feats, edge_vocab)
-
-
-def load_trained_model(path: PathLike) -> tuple:
-    """-> (RunConfig, GEAET in eval mode with the checkpoint's weights)."""
-    state = load_checkpoint(path)
-    run = RunConfig.from_dict(state["run_config"])
-    model = build_model(run.model)
-    load_own_weights(model, state, path)
-    return run, model.eval()
 
 
 def prepare_graphs(graphs: List[dgl.DGLGraph], path: PathLike, run: RunConfig, checkpoint: PathLike = "",
@@ -185,16 +175,16 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
     """Predict every graph of ``graphs_path`` with ``checkpoint``; write the rows to ``out``.
 
     A node-level model on a file of one graph scores every node with the
-    whole graph as context (:func:`~geaet_dgl.inference.layerwise.full_graph_forward`);
+    whole graph as context (:func:`~.layerwise.full_graph_forward`);
     ``nodes`` ('train', 'val' or 'test') keeps only the rows of the nodes in
     that mask of the graph (``ndata['<nodes>_mask']``).
 
     Returns
     -------
     dict
-        ``{"rows", "graphs", "level", "kind", "batch_size", "scope", "out"}``.
+        ``{"rows", "graphs", "level", "kind", "batch_size", "scope", "out", "whole_graph"}``.
     """
-    run, model = load_trained_model(checkpoint)
+    run, model, _ = open_trained_run(checkpoint)
     kind = output_kind(run)
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("device=cuda but no CUDA device is available; use --device cpu")
@@ -202,10 +192,14 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
     keep = None if nodes is None else node_selection(graphs, graphs_path, nodes, kind.level)
     prepare_graphs(graphs, graphs_path, run, checkpoint, progress=progress)
     batch_size, scope = run.train.batch_size, run.model.geanet.scope
+    whole_graph = kind.level == "node" and len(graphs) == 1
     uses_batch = run.model.external and scope == "batch"
-    log.info("predicting %d graphs in batches of %d (the run's train.batch_size)%s", len(graphs), batch_size,
-             "; GEANet scope=batch: a graph's output depends on the graphs batched with it" if uses_batch
-             else "; each graph is predicted independently of the others")
+    if whole_graph:
+        log.info("scoring the %d nodes of one graph, each with the whole graph as context", graphs[0].num_nodes())
+    else:
+        log.info("predicting %d graphs in batches of %d (the run's train.batch_size)%s", len(graphs), batch_size,
+                 "; GEANet scope=batch: a graph's output depends on the graphs batched with it" if uses_batch
+                 else "; each graph is predicted independently of the others")
     rows = prediction_rows(model_outputs(model, graphs, batch_size, device), kind)
     if keep is not None:
         rows = [row for row in rows if keep[row["node"]]]
@@ -216,7 +210,8 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
         else:
             handle.write(_csv_text(rows, kind))
     return {"rows": len(rows), "graphs": len(graphs), "level": kind.level, "kind": kind.kind,
-            "batch_size": batch_size, "scope": scope if run.model.external else None, "out": os.fspath(out)}
+            "batch_size": batch_size, "scope": scope if run.model.external else None, "out": os.fspath(out),
+            "whole_graph": whole_graph}
 
 
 def node_selection(graphs: List[dgl.DGLGraph], path: PathLike, nodes: str, level: str) -> torch.Tensor:
@@ -245,5 +240,5 @@ def read_predictions(path: PathLike) -> List[Dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-__all__ = ["OutputKind", "output_kind", "feature_spec", "load_trained_model", "prepare_graphs", "model_outputs",
+__all__ = ["OutputKind", "output_kind", "feature_spec", "prepare_graphs", "model_outputs",
            "prediction_rows", "predict_file", "node_selection", "read_predictions"]

@@ -1,0 +1,160 @@
+"""Performer self-attention (FAVOR+, Choromanski et al. 2021) within each graph, linear in the nodes.
+
+The function of ``performer_pytorch.SelfAttention(dim, heads, dropout, causal=False)`` as the
+reference builds it (heads of width ``head_dim = 64`` whatever ``dim``, ``M = int(64 ln 64) = 266``
+random features, no q/k/v biases). Per head, with :math:`P \\in R^{M \\times C}` the random
+projection and :math:`c = C^{-1/4}`:
+
+.. math::
+    \\phi(u) = M^{-1/2}\\big(\\exp(c\\,P u - \\tfrac{c^2}{2}\\lVert u \\rVert^2 - s) + 10^{-4}\\big), \\\\
+    x_i' = W_o \\Big\\Vert_h \\frac{\\phi(q_i)^T \\sum_{j \\in G} \\phi(k_j) v_j^T}
+                                  {\\phi(q_i)^T \\sum_{j \\in G} \\phi(k_j)} + b_o,
+
+the sums over the nodes of node i's graph G: per graph, one (H, M, n) x (H, n, C + 1) product gives
+:math:`\\sum_j \\phi(k_j) [v_j^T, 1]` (the context and the key sum together) and one
+(H, n, M) x (H, M, C + 1) product reads it back for the graph's queries; the graphs are
+contiguous slices of the batch, so nothing is padded and the cost is linear in the nodes. The stabiliser
+:math:`s` is, as in performer_pytorch, the row maximum of :math:`c P q_i` for queries and the
+maximum over the graph's keys and features of :math:`c P k_j` for keys (without gradient).
+
+``pad_keys=True`` reproduces one more detail of the reference: it runs on graphs padded to the
+batch's largest graph and masks the padded values but not the padded keys, whose features
+:math:`\\phi(0)` enter the denominator (and the stabiliser). That makes a graph's output depend
+on its batch-mates, so it is off by default and on for reference configurations.
+
+The projection is a buffer (``fast_attention.projection_matrix``, the reference's name): saved with
+the weights. performer_pytorch redraws it only through its ``Performer`` wrapper's
+``ProjectionUpdater``, which the reference's layer does not use: there it stays as drawn at
+construction, and so here (:meth:`redraw_projection` draws a new one on request).
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional, Tuple
+
+import dgl
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .batch_layout import BatchLayout, layout_of
+
+KERNEL_EPS = 1e-4
+
+
+def orthogonal_gaussian_projection(num_features: int, dim: int, generator: Optional[torch.Tensor] = None
+                                   ) -> torch.Tensor:
+    """(num_features, dim): stacked random orthogonal blocks, row ``r`` scaled to the norm of a Gaussian vector.
+
+    The FAVOR+ projection (performer_pytorch's ``gaussian_orthogonal_random_matrix``, scaling 0):
+    blocks are ``Q^T`` of the QR decomposition of a (dim, dim) Gaussian matrix.
+    """
+    blocks, rows = [], 0
+    while rows < num_features:
+        q, _ = torch.linalg.qr(torch.randn(dim, dim, generator=generator), mode="reduced")
+        take = min(dim, num_features - rows)
+        blocks.append(q.t()[:take])
+        rows += take
+    norms = torch.randn(num_features, dim, generator=generator).norm(dim=1)
+    return norms.unsqueeze(-1) * torch.cat(blocks)
+
+
+class FeatureMap(nn.Module):
+    """The positive random features :math:`\\phi` of FAVOR+; holds the (M, C) projection buffer."""
+
+    def __init__(self, head_dim: int, num_features: Optional[int] = None):
+        super().__init__()
+        self.head_dim = head_dim
+        self.num_features = num_features if num_features is not None else int(head_dim * math.log(head_dim))
+        self.register_buffer("projection_matrix", orthogonal_gaussian_projection(self.num_features, head_dim))
+
+    @torch.no_grad()
+    def redraw_projection(self) -> None:
+        self.projection_matrix.copy_(orthogonal_gaussian_projection(self.num_features, self.head_dim))
+
+    def logits(self, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(..., C) -> ``c P x`` (..., M) and ``c^2 |x|^2 / 2`` (..., 1)."""
+        scale = self.head_dim ** -0.25
+        projected = F.linear(x * scale, self.projection_matrix.to(x.dtype))
+        return projected, (x * x).sum(-1, keepdim=True) * (scale * scale / 2.0)
+
+    def features(self, projected: torch.Tensor, half_norm: torch.Tensor, stabiliser: torch.Tensor) -> torch.Tensor:
+        return (torch.exp(projected - half_norm - stabiliser) + KERNEL_EPS) * self.num_features ** -0.5
+
+
+class PerformerAttention(nn.Module):
+    """FAVOR+ linear attention among the nodes of each graph: (N, d) -> (N, d).
+
+    Parameters
+    ----------
+    hidden_dim : int, ``d``.
+    num_heads : int, ``H``.
+    dropout : float, dropout on the output (performer_pytorch's ``dropout``).
+    head_dim : int, ``C``; 64 as performer_pytorch's default (the reference's), whatever ``d``.
+    num_features : int, ``M``; ``int(C ln C)`` when None.
+    pad_keys : bool, count the reference's padding keys (module docstring).
+
+    Parameter names are performer_pytorch's (``to_q``, ``to_k``, ``to_v``, ``to_out``,
+    ``fast_attention.projection_matrix``).
+
+    Example
+    -------
+    >>> g = dgl.batch([dgl.rand_graph(5, 10), dgl.rand_graph(3, 4)])
+    >>> x, _ = PerformerAttention(16, 4)(g, torch.randn(8, 16))
+    >>> x.shape
+    torch.Size([8, 16])
+    """
+
+    def __init__(self, hidden_dim: int, num_heads: int, dropout: float = 0.0, head_dim: int = 64,
+                 num_features: Optional[int] = None, pad_keys: bool = False):
+        super().__init__()
+        if hidden_dim % num_heads:
+            raise ValueError(f"num_heads={num_heads} must divide hidden_dim={hidden_dim}")
+        self.num_heads, self.head_dim, self.dropout, self.pad_keys = num_heads, head_dim, dropout, pad_keys
+        inner = num_heads * head_dim
+        self.fast_attention = FeatureMap(head_dim, num_features)
+        self.to_q = nn.Linear(hidden_dim, inner, bias=False)
+        self.to_k = nn.Linear(hidden_dim, inner, bias=False)
+        self.to_v = nn.Linear(hidden_dim, inner, bias=False)
+        self.to_out = nn.Linear(inner, hidden_dim)
+
+    def reset_parameters(self) -> None:
+        for linear in (self.to_q, self.to_k, self.to_v, self.to_out):
+            linear.reset_parameters()
+
+    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None, *,
+                layout: Optional[BatchLayout] = None, pe_dist: Optional[torch.Tensor] = None,
+                edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """(N, d) -> (N, d); ``edge_feat`` passes through (``pe_dist``, ``edge_output`` unused)."""
+        layout = layout_of(graph, layout)
+        rows, heads, width = node_feat.shape[0], self.num_heads, self.head_dim
+        sizes = layout.cached("num_nodes_list", layout.num_nodes_per_graph.tolist)
+        q, k, v = (lin(node_feat).view(rows, heads, width) for lin in (self.to_q, self.to_k, self.to_v))
+        phi = self.fast_attention
+        q_logits, q_norm = phi.logits(q)
+        q_feat = phi.features(q_logits, q_norm, q_logits.amax(-1, keepdim=True).detach())  # (N, H, M)
+        k_logits, k_norm = phi.logits(k)
+        seglen = layout.num_nodes_per_graph
+        k_max = dgl.ops.segment_reduce(seglen, k_logits.amax(-1).detach(), "max")  # (B, H)
+        padded = None
+        if self.pad_keys:
+            padded = (layout.max_nodes - seglen).to(k_logits.dtype)  # padding keys per graph
+            k_max = torch.where(padded.unsqueeze(-1) > 0, k_max.clamp(min=0.0), k_max)
+        k_feat = phi.features(k_logits, k_norm, k_max.index_select(0, layout.node_graph_id).unsqueeze(-1))
+        # Values with a column of ones: phi(k)^T [v, 1] holds the context and the key sum of a graph together.
+        values = torch.cat([v, v.new_ones(rows, heads, 1)], dim=-1).transpose(0, 1)  # (H, N, C + 1)
+        keys, queries = k_feat.permute(1, 2, 0), q_feat.transpose(0, 1)  # (H, M, N), (H, N, M)
+        pad_feat = None
+        if padded is not None:  # each padding key has logits 0 and norm 0: phi = (exp(-s) + eps) / sqrt(M)
+            zeros = torch.zeros_like(k_max)
+            pad_feat = padded.unsqueeze(-1) * phi.features(zeros, zeros, k_max)  # (B, H): their sum, per feature
+        parts = []
+        for b, (key, value, query) in enumerate(zip(keys.split(sizes, 2), values.split(sizes, 1),
+                                                    queries.split(sizes, 1))):
+            context = torch.bmm(key, value)  # (H, M, C + 1): sum_j phi(k_j) [v_j, 1]
+            if pad_feat is not None:
+                context = torch.cat([context[..., :width], context[..., width:] + pad_feat[b].view(heads, 1, 1)], -1)
+            parts.append(torch.bmm(query, context))  # (H, n_b, C + 1)
+        out = torch.cat(parts, dim=1) if parts else values.new_zeros(heads, 0, width + 1)
+        out = (out[..., :width] / out[..., width:]).transpose(0, 1).reshape(rows, heads * width)
+        return F.dropout(self.to_out(out), self.dropout, self.training), edge_feat

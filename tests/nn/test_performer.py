@@ -1,0 +1,73 @@
+"""PerformerAttention against a dense per-graph float64 FAVOR+ computation, and the layer checks."""
+import dgl
+import pytest
+import torch
+
+from geaet_dgl.nn.performer import PerformerAttention, orthogonal_gaussian_projection
+from tests.conftest import random_graph, with_features
+from tests.nn.layer_checks import (assert_batched_equals_single, assert_gradients, assert_permutation_equivariant,
+                                   assert_save_load)
+
+D, H = 8, 2
+
+
+def dense_favor(att, x, pad_to=None):
+    """One graph's (n, d) nodes, dense, padded with ``pad_to - n`` zero rows whose values are masked (pad_keys)."""
+    n = x.shape[0]
+    if pad_to is not None:
+        x = torch.cat([x, x.new_zeros(pad_to - n, x.shape[1])])
+    C, P = att.head_dim, att.fast_attention.projection_matrix.double()
+    M, c = P.shape[0], C ** -0.25
+    q, k, v = (lin(x).view(-1, H, C).transpose(0, 1) for lin in (att.to_q, att.to_k, att.to_v))  # (H, n', C)
+    v = v.clone()
+    v[:, n:] = 0.0
+
+    def phi(u, per_row):
+        logits = (c * u) @ P.T
+        half = (u * u).sum(-1, keepdim=True) * c * c / 2
+        stab = logits.amax(-1, keepdim=True) if per_row else logits.amax(dim=(-1, -2), keepdim=True)
+        return (torch.exp(logits - half - stab) + 1e-4) / M ** 0.5
+
+    qf, kf = phi(q, True), phi(k, False)
+    out = (qf @ (kf.transpose(1, 2) @ v)) / (qf @ kf.sum(1).unsqueeze(-1))
+    return att.to_out(out.transpose(0, 1).reshape(-1, H * C))[:n]
+
+
+@pytest.mark.parametrize("pad_keys", [False, True])
+def test_matches_dense_per_graph(graph_case, pad_keys):
+    _, graphs = graph_case
+    graphs = with_features(graphs, D)
+    torch.manual_seed(0)
+    att = PerformerAttention(D, H, head_dim=4, pad_keys=pad_keys).double()
+    bg = dgl.batch(graphs)
+    out, _ = att(bg, bg.ndata["h"].double())
+    width = max(g.num_nodes() for g in graphs) if pad_keys else None
+    expected = torch.cat([dense_favor(att, g.ndata["h"].double(), width) for g in graphs])
+    torch.testing.assert_close(out, expected)
+
+
+def test_reference_defaults_and_projection_buffer():
+    att = PerformerAttention(16, 4)
+    assert att.to_q.weight.shape == (256, 16) and att.to_q.bias is None  # heads of width 64 whatever d
+    assert att.fast_attention.projection_matrix.shape == (266, 64)  # int(64 ln 64) features
+    assert "fast_attention.projection_matrix" in att.state_dict()
+    before = att.fast_attention.projection_matrix.clone()
+    att.train()
+    att(dgl.rand_graph(5, 10), torch.randn(5, 16))
+    assert torch.equal(before, att.fast_attention.projection_matrix)  # never redrawn by itself, as the reference
+    att.fast_attention.redraw_projection()
+    assert not torch.equal(before, att.fast_attention.projection_matrix)
+    block = orthogonal_gaussian_projection(8, 8, torch.Generator().manual_seed(0))
+    gram = block @ block.T
+    torch.testing.assert_close(gram - torch.diag(torch.diag(gram)), torch.zeros(8, 8), atol=1e-5, rtol=0)
+
+
+def test_gradients_save_load_permutation_and_batching():
+    graphs = with_features([random_graph(7, 20, 1), random_graph(4, 6, 2), dgl.graph(([], []), num_nodes=1)], D)
+    bg = dgl.batch(graphs)
+    torch.manual_seed(0)
+    att = PerformerAttention(D, H, head_dim=4)
+    assert_gradients(att, bg, bg.ndata["h"], bg.edata["h"])
+    assert_save_load(att, PerformerAttention(D, H, head_dim=4), bg, bg.ndata["h"], bg.edata["h"])
+    assert_permutation_equivariant(att, bg, bg.ndata["h"], bg.edata["h"])
+    assert_batched_equals_single(att, graphs, D)
