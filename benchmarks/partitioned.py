@@ -26,7 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-MODEL = ["--set", "model.pe=none", "--set", "model.attention=none", "--set", "train.warmup_epochs=0"]
+MODEL = ["--preset", "geaet-node"]
 
 
 def _cli(*args: str, threads: int) -> None:

@@ -11,8 +11,9 @@ from .options import handle_errors
 @click.option("--parts", type=click.IntRange(min=1), required=True, help="Number of partitions (one per machine).")
 @click.option("--out", required=True, type=click.Path(file_okay=False), metavar="DIR",
               help="Folder for DGL's NAME.json and part0/ ... part{N-1}/.")
-@click.option("--lap-k", type=click.IntRange(min=0), default=8, show_default=True,
-              help="Laplacian eigenvectors stored per node (model.pe eslappe/lappe with pe_k=K; 0: none).")
+@click.option("--lap-k", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Laplacian eigenvectors stored per node, for model.pe eslappe/lappe with pe_k=K (the geaet-node "
+                   "preset reads none).")
 @click.option("--rwse-k", type=click.IntRange(min=0), default=0, show_default=True,
               help="Random-walk steps stored per node (model.pe=rwse with pe_k=K; 0: none).")
 @handle_errors

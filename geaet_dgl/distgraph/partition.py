@@ -78,7 +78,7 @@ def load_single_graph(path: str, lap_k: int = 0, rwse_k: int = 0) -> NodeGraph:
     return load_node_graph(path, pe_k=lap_k, rwse_k=rwse_k or None, progress=False)
 
 
-def partition_file(path: str, parts: int, out_dir: str, *, lap_k: int = 8, rwse_k: int = 0,
+def partition_file(path: str, parts: int, out_dir: str, *, lap_k: int = 0, rwse_k: int = 0,
                    name: Optional[str] = None) -> PartitionReport:
     """Partition the single graph of ``path`` into ``parts`` parts under ``out_dir`` (see the module docstring)."""
     if parts < 1:
