@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import pickle
 import sys
 
 JOB_ENV = "GEAET_DGL_JOB"
@@ -49,17 +48,6 @@ def run_trainer(job: dict) -> None:
     dgl.distributed.exit_client()
 
 
-def save_exception(folder: str, name: str, exc: BaseException) -> None:
-    """``folder/name.pkl``: ``exc`` pickled (as a RuntimeError with its text if it does not pickle)."""
-    try:
-        payload = pickle.dumps(exc)
-        pickle.loads(payload)
-    except Exception:
-        payload = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))
-    with open(os.path.join(folder, f"{name}.pkl"), "wb") as handle:
-        handle.write(payload)
-
-
 def main() -> None:
     from .engine import simulate_machine
 
@@ -72,6 +60,8 @@ def main() -> None:
     try:
         run_trainer(job)
     except BaseException as exc:
+        from ..training.launcher import save_exception
+
         save_exception(job["errors_dir"], f"trainer-{os.getpid()}", exc)
         import traceback
 
