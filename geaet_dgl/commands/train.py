@@ -160,6 +160,7 @@ def _train_partitions(partitions: str, preset: Optional[str], overrides: Dict[st
 
 def _print_partitioned(summary: Optional[Dict[str, Any]], run_dir: str) -> None:
     if summary is None:  # machines other than trainer 0's
+        click.echo("this machine's server and trainers finished; trainer 0's machine wrote the run directory")
         return
     print_summary(summary, run_dir)
     click.echo(f"best.pt on the whole graph: val {summary['metric_name']} {summary['full_graph_val_metric']:.6f}, "
