@@ -15,7 +15,7 @@ resident memory of every process (``VmHWM``; the one-process run's from
 ``getrusage``) and the whole-graph test accuracy of ``last.pt``. Run from the
 repository root::
 
-    python benchmarks/partitioned.py --nodes 20000 --epochs 3 --out /tmp/partitioned
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/partitioned.py --nodes 10000 --epochs 2 --out /tmp/partitioned
 """
 import argparse
 import json
