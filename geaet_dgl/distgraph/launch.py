@@ -130,16 +130,18 @@ def train_partitioned(run: RunConfig, run_dir: str, partitions: str, nproc: int,
         if not 0 <= machine < len(hosts):
             raise ConfigError(f"--machine {machine} is not a line of {ip_config} (0..{len(hosts) - 1})")
         machines, total, master = [machine], nproc * len(hosts), (hosts[0][0], hosts[0][1] + 100)
-    if resume:
-        saved = load_checkpoint(os.path.join(run_dir, files.LAST)).get("ranks", {}).get("world_size", 1)
+    last = os.path.join(run_dir, files.LAST)
+    if resume and os.path.isfile(last):  # on trainer 0's machine
+        saved = load_checkpoint(last).get("ranks", {}).get("world_size", 1)
         if saved != total:
             raise ConfigError(f"this run was trained by {saved} trainers; resume it with as many (--nproc)")
-    else:
+    run.world_size = total
+    if not resume:
         files.prepare_new_run_dir(run_dir, overwrite)
         files.write_json(os.path.join(run_dir, RUN_MARKER), {"partitions": os.path.abspath(partitions),
                                                              "nproc": nproc, "machine": machine,
                                                              "ip_config": ip_config and os.path.abspath(ip_config)})
-    run.world_size = total
+        files.write_config(run_dir, run.to_dict())  # every machine: what --resume reads
     job_dir = tempfile.mkdtemp(prefix="geaet-dgl-job-")
     token = f"gd{secrets.token_hex(4)}"
     try:

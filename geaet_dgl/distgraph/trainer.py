@@ -113,8 +113,9 @@ def train_on_source(run: RunConfig, run_dir: str, source: "DistSource", context:
     optimizer = build_optimizer(model.parameters(), run.train.lr, run.train.weight_decay, run.train.clip_grad_norm)
     scheduler = build_scheduler(optimizer, run.train.warmup_epochs, run.train.epochs)
     start, best, history = 0, None, []
-    if resume:
-        state = load_checkpoint(os.path.join(run_dir, files.LAST))
+    if resume:  # trainer 0's last.pt, sent to every trainer (the other machines need no copy)
+        state = context.broadcast_object(load_checkpoint(os.path.join(run_dir, files.LAST)) if context.is_main
+                                         else None)
         check_resume_world_size(state, context)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
