@@ -10,6 +10,7 @@ on error and on Ctrl-C / SIGTERM (:func:`run_job`'s ``finally``).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import pickle
 import signal
@@ -20,6 +21,8 @@ from typing import Dict, List, Optional, Tuple
 
 from ..config import ConfigError
 from .engine import remove_shared_memory
+
+log = logging.getLogger(__name__)
 
 
 class DistributedJobError(ConfigError):
@@ -43,6 +46,7 @@ class LocalJob:
         self.trainers: List[Tuple[str, subprocess.Popen]] = []
         #: Peak resident memory (MiB) seen of each process, from /proc/PID/status VmHWM while it ran.
         self.peak_mib: Dict[str, float] = {}
+        self._relayed: Dict[str, int] = {}
         os.makedirs(log_dir, exist_ok=True)
 
     def start(self, name: str, env: Dict[str, str], server: bool) -> subprocess.Popen:
@@ -67,6 +71,8 @@ class LocalJob:
         """Return when every trainer ended with 0 and the servers shut down; raise at the first failure."""
         while True:
             self._sample_memory()
+            for name, _ in self.trainers:
+                self.relay(name)
             for name, process in self.servers + self.trainers:
                 code = process.poll()
                 if code not in (None, 0):
@@ -81,6 +87,20 @@ class LocalJob:
         while any(p.poll() is None for _, p in self.servers) and time.monotonic() < deadline:
             self._sample_memory()
             time.sleep(poll_s)
+
+    def relay(self, name: str, prefix: str = "epoch ") -> None:
+        """Log the new lines of ``name``'s log that start with ``prefix`` (DGL trainer 0 writes its epochs)."""
+        try:
+            with open(os.path.join(self.log_dir, f"{name}.log"), "rb") as handle:
+                handle.seek(self._relayed.get(name, 0))
+                data = handle.read()
+        except OSError:
+            return
+        complete = data[:data.rfind(b"\n") + 1]
+        self._relayed[name] = self._relayed.get(name, 0) + len(complete)
+        for line in complete.decode(errors="replace").splitlines():
+            if line.startswith(prefix):
+                log.info("%s", line)
 
     def _sample_memory(self) -> None:
         for name, process in self.servers + self.trainers:

@@ -139,9 +139,9 @@ def train_on_source(run: RunConfig, run_dir: str, source: "DistSource", context:
             output = net(graph)
             target = graph.ndata["label"]
             if mask.any():
-                loss = loss_fn(output[mask], target[mask]) * (float(mask.sum()) * context.world_size / total)
-                train_acc.update(output[mask], target[mask], float(loss_fn(output[mask], target[mask])),
-                                 num_graphs=0)
+                mean = loss_fn(output[mask], target[mask])
+                loss = mean * (float(mask.sum()) * context.world_size / total)
+                train_acc.update(output[mask], target[mask], float(mean), num_graphs=0)
             else:  # no training node here this step: a zero loss keeps the DDP step in time
                 loss = output.sum() * 0.0
             optimizer.zero_grad(set_to_none=True)
@@ -151,7 +151,7 @@ def train_on_source(run: RunConfig, run_dir: str, source: "DistSource", context:
         scheduler.step()
         scores = _evaluate(net, source, nodes, num_batches, run, epoch, context, loss_fn)
         train = context.merge_accumulators(train_acc).compute()
-        row = {"epoch": epoch, "train_loss": train["loss"], "train_metric": train["metric"],
+        row = {"epoch": epoch + 1, "train_loss": train["loss"], "train_metric": train["metric"],
                **{f"{split}_{key}": value for split, result in scores.items() for key, value in result.items()},
                "lr": optimizer.param_groups[0]["lr"], "seconds": time.perf_counter() - began}
         seconds = context.max_floats([row["seconds"]], device)[0]
@@ -159,10 +159,11 @@ def train_on_source(run: RunConfig, run_dir: str, source: "DistSource", context:
         history.append(row)
         improved = is_improvement(run.train.metric, row["val_metric"], None if best is None else best["val_metric"])
         if improved:
-            best = {"epoch": epoch, "val_metric": row["val_metric"], "test_metric": row["test_metric"]}
+            best = {"epoch": epoch + 1, "val_metric": row["val_metric"], "test_metric": row["test_metric"]}
         if context.is_main:
-            log.info("epoch %d: train loss %.4f, val %s %.4f, test %.4f (%.1f s)", epoch, row["train_loss"],
-                     run.train.metric, row["val_metric"], row["test_metric"], seconds)
+            log.info("epoch %d/%d: train loss %.4f | val %s %.4f | test %.4f (batches) | %.1f s", epoch + 1,
+                     run.train.epochs, row["train_loss"], run.train.metric, row["val_metric"], row["test_metric"],
+                     seconds)
             files.write_metrics(run_dir, history)
             kwargs = dict(run_config=run.to_dict(), model=model, optimizer=optimizer, scheduler=scheduler,
                           epoch=epoch + 1, step=0, global_step=(epoch + 1) * num_batches, best=best,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 import os
 import sys
 
@@ -35,6 +36,8 @@ def run_trainer(job: dict) -> None:
 
     dgl.distributed.initialize(job["ip_config"])
     rank, world_size = role.get_trainer_rank(), int(job["num_trainers"])
+    if rank == 0:  # its epoch lines, relayed by the launcher (:meth:`.processes.LocalJob.relay`)
+        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
     host, port = job["master"]
     dist.init_process_group("gloo", init_method=f"tcp://{host}:{port}", rank=rank, world_size=world_size,
                             timeout=datetime.timedelta(seconds=float(job.get("timeout_s", 600))))
