@@ -149,11 +149,13 @@ def train_on_source(run: RunConfig, run_dir: str, source: "DistSource", context:
             clip_gradients(model.parameters(), run.train.clip_grad_norm)
             optimizer.step()
         scheduler.step()
+        train_seconds = context.max_floats([time.perf_counter() - began], device)[0]
         scores = _evaluate(net, source, nodes, num_batches, run, epoch, context, loss_fn)
         train = context.merge_accumulators(train_acc).compute()
         row = {"epoch": epoch + 1, "train_loss": train["loss"], "train_metric": train["metric"],
                **{f"{split}_{key}": value for split, result in scores.items() for key, value in result.items()},
-               "lr": optimizer.param_groups[0]["lr"], "seconds": time.perf_counter() - began}
+               "lr": optimizer.param_groups[0]["lr"], "train_seconds": train_seconds,
+               "seconds": time.perf_counter() - began}
         seconds = context.max_floats([row["seconds"]], device)[0]
         row["seconds"] = seconds
         history.append(row)
@@ -178,6 +180,7 @@ def train_on_source(run: RunConfig, run_dir: str, source: "DistSource", context:
                "test_metric": best["test_metric"], "metric_name": run.train.metric,
                "params": sum(p.numel() for p in model.parameters()), "world_size": context.world_size,
                "seconds_per_epoch": sum(r["seconds"] for r in history) / max(len(history), 1),
+               "train_seconds_per_epoch": sum(r["train_seconds"] for r in history) / max(len(history), 1),
                "train_losses": [r["train_loss"] for r in history]}
     files.write_json(os.path.join(run_dir, files.SUMMARY), summary)
     return summary
