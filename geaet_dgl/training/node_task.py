@@ -40,7 +40,7 @@ from ..config import ConfigError, ModelConfig
 from ..data.node_graph import MASKS, NodeGraph
 from ..inference.layerwise import available_bytes, inference_bytes
 from ..nn.self_attention import MAX_DENSE_NODES
-from .node_batches import make_node_sampler
+from .node_batches import make_node_sampler, masked_rows
 
 log = logging.getLogger(__name__)
 
@@ -103,12 +103,11 @@ class NodeTask:
     def forward_batch(self, model: nn.Module, batch) -> Optional[Tuple[torch.Tensor, torch.Tensor, int]]:
         """(outputs, labels, count) of the batch's training nodes; None when it has none."""
         graph = batch.to(self.device)
-        mask = graph.ndata[MASKS["train"]]
-        count = int(mask.sum())
+        count = int(graph.ndata[MASKS["train"]].sum())
         if count == 0:
             return None
-        output = model(graph)
-        return output[mask], graph.ndata["label"][mask], count
+        output, labels = masked_rows(graph, model(graph), "train")
+        return output, labels, count
 
     def score_splits(self, model: nn.Module, loss_fn) -> Tuple[Dict[str, float], Dict[str, float]]:
         """Validation and test results from one full-graph pass."""

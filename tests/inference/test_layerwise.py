@@ -22,6 +22,9 @@ CASES = [  # mpnn, attention, norm, GEANet edge unit, GEANet variant, positional
     ("gcn", "transformer", "layer", False, "paper", "lappe"),
     ("gine", "transformer", "batch", True, "paper", "eslappe"),
     ("gin", "none", "batch", False, "reference", "rwse"),
+    ("gat", "performer", "batch", True, "reference", "none"),
+    ("pna", "performer", "layer", False, "reference", "none"),
+    ("genconv", "none", "batch", True, "paper", "none"),
 ]
 
 

@@ -127,3 +127,29 @@ def test_cli_train_eval_predict_on_one_graph(tmp_path):
     lines = bad.stderr.strip().splitlines()
     assert bad.exit_code != 0 and len(lines) == 1
     assert lines[0].startswith("error: ") and "is in both val_mask and test_mask" in lines[0]
+
+
+def test_float_labels_train_a_node_regression(tmp_path):
+    graph = planted_partition(150, 3, p_in=0.08, p_out=0.004, seed=4)
+    graph.ndata["label"] = graph.ndata["label"].float() * 2.0 - 1.0  # a float target per node
+    run = make_run_config(str(_save(graph, tmp_path / "r.bin")), overrides={**SMALL, "train.epochs": 2}, threads=1)
+    assert (run.data.task, run.train.loss, run.train.metric, run.model.out_feats) == \
+        ("node-regression", "l1", "mae", 1)
+    summary = train(run, tmp_path / "run", progress=False)
+    assert summary["metric_name"] == "mae" and 0 <= summary["test_metric"] < 2
+
+
+def test_predict_nodes_needs_a_mask_of_one_graph(tmp_path):
+    from geaet_dgl.config import ConfigError
+    from geaet_dgl.data import DataError
+    from geaet_dgl.inference.predict import node_selection
+
+    graph = planted_partition(30, 3, p_in=0.2, p_out=0.02, seed=5)
+    assert torch.equal(node_selection([graph], "g.bin", "val", "node"), graph.ndata["val_mask"])
+    with pytest.raises(ConfigError, match="this checkpoint predicts whole graphs; drop --nodes"):
+        node_selection([graph], "g.bin", "val", "graph")
+    with pytest.raises(DataError, match="g.bin holds 2 graphs; --nodes reads the node masks of a file with one"):
+        node_selection([graph, graph], "g.bin", "val", "node")
+    graph.ndata.pop("test_mask")
+    with pytest.raises(DataError, match=r"the graph has no ndata\['test_mask'\]; --nodes test keeps"):
+        node_selection([graph], "g.bin", "test", "node")
