@@ -31,7 +31,7 @@ def main(argv=None):
     from geaet_dgl.benchmarking.against_pyg import reference_forward
     from geaet_dgl.benchmarking.inputs import check_supported, prebuilt_batches
     from geaet_dgl.benchmarking.parity import paired_models
-    from geaet_dgl.benchmarking.reference import to_pyg_batch
+    from geaet_dgl.interop.pyg_export import to_pyg_batch
     from geaet_dgl.benchmarking.timing import set_threads
     from geaet_dgl.inference import fold_for_inference
 

@@ -41,6 +41,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="folder for the graph files, runs and tables")
     parser.add_argument("--graphs", nargs="+", default=["sbm", "mnist-knn"], choices=["sbm", "mnist-knn"])
+    parser.add_argument("--samplers", nargs="+", default=["full", "cluster", "random"],
+                        choices=["full", "cluster", "random"])
     parser.add_argument("--mnist", default="/work/shared/data/mnist", help="folder with MNIST's IDX files")
     parser.add_argument("--images", type=int, default=10000)
     parser.add_argument("--knn", type=int, default=10)
@@ -71,7 +73,8 @@ def main(argv=None) -> int:
                      f"train/val/test {args.train}/{args.val}/{graph.num_nodes() - args.train - args.val}")
         path = os.path.join(args.out, f"{name}.bin")
         dgl.save_graphs(path, [graph])
-        rows = compare_samplers(path, os.path.join(args.out, name), overrides, threads=args.threads)
+        rows = compare_samplers(path, os.path.join(args.out, name), overrides, samplers=args.samplers,
+                                threads=args.threads)
         table = f"{title}\n\n{format_rows(rows)}"
         print(table, flush=True)
         tables.append(table)

@@ -16,8 +16,8 @@ def main(argv=None):
     p = add_common(argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter))
     p.add_argument("--max-nodes", type=float, default=1e6, help="largest graph (default 1e6)")
     p.add_argument("--sizes", type=float, nargs="+", default=[1e3, 1e4, 1e5, 1e6], help="node counts")
-    p.add_argument("--components", nargs="+", default=["geanet", "geaet_layer"],
-                   choices=["geanet", "geaet_layer"])
+    p.add_argument("--components", nargs="+", default=["geanet", "geaet_layer", "performer", "transformer"],
+                   choices=["geanet", "geaet_layer", "performer", "transformer"])
     p.add_argument("--repeats", type=int, default=3, help="at least this many timed calls per phase")
     p.add_argument("--min-time", type=float, default=1.0,
                    help="keep timing small graphs until this many seconds are timed (default 1)")

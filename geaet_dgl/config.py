@@ -331,7 +331,7 @@ def apply_overrides(preset: Preset, overrides: Dict[str, str]) -> Preset:
             node = node[p]
         if parts[-1] not in node:
             raise ConfigError(f"unknown setting {path!r}; valid keys here: {', '.join(sorted(node))}")
-        node[parts[-1]] = _parse_literal(raw)
+        node[parts[-1]] = parse_setting_value(raw)
     _paper_variant_scope(data["model"], overrides)
     model = from_dict(ModelConfig, data["model"], where="model.").validate()
     train = from_dict(TrainConfig, data["train"], where="train.").validate()
@@ -367,7 +367,8 @@ def _is_model_key(key: str) -> bool:
     return key in {f.name for f in fields(ModelConfig)}
 
 
-def _parse_literal(raw: Any) -> Any:
+def parse_setting_value(raw: Any) -> Any:
+    """A ``--set`` value as YAML would read it: ``true``/``false``, ``null``, an int, a float, else the string."""
     if not isinstance(raw, str):
         return raw
     low = raw.lower()

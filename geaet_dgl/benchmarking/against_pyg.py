@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 import torch
 
 from ..inference import fold_for_inference
-from .inputs import UnsupportedPreset, check_supported, loss_function, prebuilt_batches
+from .inputs import check_reference_preset, loss_function, prebuilt_batches
 from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
 from .timing import environment, set_threads, summarize, time_call
 
@@ -79,12 +79,9 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
     reported as ``fold_max_abs_diff`` and must also stay within ``parity_tolerance``.
     """
     from .parity import check_parity, paired_models
-    from .reference import REFERENCE_CONFIGS, to_pyg_batch
+    from ..interop.pyg_export import to_pyg_batch
 
-    key = check_supported(preset)
-    if key not in REFERENCE_CONFIGS:
-        raise UnsupportedPreset(f"no reference mapping for preset {preset!r}; available: "
-                                f"{', '.join(REFERENCE_CONFIGS)}")
+    key = check_reference_preset(preset)
     set_threads(threads)
     cpu = torch.device("cpu")
 

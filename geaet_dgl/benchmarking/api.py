@@ -64,7 +64,7 @@ def run_benchmark(
     num_batches: int = 2,
     seed: int = 0,
     scaling_sizes: Sequence[int] = DEFAULT_SIZES,
-    scaling_components: Sequence[str] = ("geanet", "geaet_layer"),
+    scaling_components: Sequence[str] = ("geanet", "geaet_layer", "performer", "transformer"),
     scaling_repeats: int = 3,
     scaling_min_time_s: float = 1.0,
     force: bool = False,

@@ -116,7 +116,7 @@ def measure_breakdown(preset: str = "mnist", batch_size: int = 16, device: str =
             raise ValueError("the reference comparison runs on CPU only; use device='cpu'")
         from .against_pyg import reference_forward
         from .parity import paired_models
-        from .reference import to_pyg_batch
+        from ..interop.pyg_export import to_pyg_batch
 
         reference, ours = paired_models(ref_dir, key, seed=seed)
         ref_batches = [(to_pyg_batch(g, y), y) for g, y in batches]

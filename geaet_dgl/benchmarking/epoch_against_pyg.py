@@ -34,7 +34,7 @@ import torch
 
 from ..data import GraphDataset, collate_for
 from ..presets import get_preset
-from .inputs import UnsupportedPreset, check_supported, synthetic_graphs
+from .inputs import UnsupportedPreset, check_reference_preset, check_supported, synthetic_graphs
 from .throughput import make_clipper, make_optimizer, train_step_fn
 from .timing import environment, set_threads, time_call
 
@@ -134,8 +134,7 @@ class OurEpochs:
     def train_pass(self, epoch: int) -> int:
         trainer = self.trainer
         trainer.epoch, trainer.step, trainer.progress_state = epoch, 0, None
-        # The trainer's own loop (the private method is the pass alone: no evaluation, schedule step or saving).
-        self.last["train"], graphs, _ = trainer._train_steps()
+        self.last["train"], graphs, _ = trainer.train_rest_of_epoch()  # the trainer's own loop, the pass alone
         return graphs
 
     def eval_pass(self) -> int:
@@ -350,12 +349,9 @@ def compare_epochs(ref_dir: str, preset: str = "mnist", batch_sizes: Sequence[in
     """
     from .against_pyg import PARITY_TOLERANCE, ParityError
     from .parity import check_parity, paired_models
-    from .reference import REFERENCE_CONFIGS, to_pyg_data_list
+    from ..interop.pyg_export import to_pyg_data_list
 
-    key = check_supported(preset)
-    if key not in REFERENCE_CONFIGS:
-        raise UnsupportedPreset(f"no reference mapping for preset {preset!r}; available: "
-                                f"{', '.join(REFERENCE_CONFIGS)}")
+    key = check_reference_preset(preset)
     if getattr(get_preset(key).model, "head", "") in ("node", "link"):
         raise UnsupportedPreset(f"preset {preset!r} is not graph-level; the epoch comparison runs graph-level "
                                 "presets (mnist, cifar10)")

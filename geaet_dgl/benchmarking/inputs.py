@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from ..data import GraphDataset, collate_for, synthetic_mnist_like
+from ..interop.reference_config import REFERENCE_PRESETS
 from ..presets import get_preset
 
 
@@ -57,6 +58,15 @@ def check_supported(preset: str) -> str:
             f"preset {preset!r} has no synthetic graph generator for benchmarking; supported presets: "
             f"{', '.join(SUPPORTED_PRESETS)}"
         )
+    return key
+
+
+def check_reference_preset(preset: str) -> str:
+    """:func:`check_supported`, and the reference has a configuration of it (``REFERENCE_PRESETS``)."""
+    key = check_supported(preset)
+    if key not in REFERENCE_PRESETS:
+        raise UnsupportedPreset(f"no reference mapping for preset {preset!r}; available: "
+                                f"{', '.join(REFERENCE_PRESETS)}")
     return key
 
 

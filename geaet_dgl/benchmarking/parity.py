@@ -10,7 +10,9 @@ import torch
 
 from ..models import build_model
 from ..presets import get_preset
-from .reference import load_reference_model, reference_to_ours, to_pyg_batch, zero_dropout
+from ..interop.pyg_export import to_pyg_batch
+from ..interop.reference_model import load_reference_model, zero_dropout
+from ..interop.reference_names import reference_to_ours
 
 
 @dataclass

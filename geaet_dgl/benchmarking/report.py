@@ -122,6 +122,8 @@ def scaling_table(scaling: Dict[str, object]) -> str:
             f"{_exp(entry.get('exponent_forward_backward' + sfx))};"
             for label, sfx in (("medians", ""), ("minima", "_from_min"), ("medians N>=1e4", "_large"),
                                ("minima N>=1e4", "_from_min_large")))
+        fit += (f"\nexponent of the peak memory vs N+E: {_exp(entry.get('exponent_peak_memory'))}, "
+                f"N>=1e4 {_exp(entry.get('exponent_peak_memory_large'))}")
         skipped = "".join(f"\n  skipped N={s['num_nodes']}: {s['reason']}" for s in entry.get("skipped", []))
         blocks.append(f"{name}: {entry['description']}\n{table}\n{fit}{skipped}")
     return "\n\n".join(blocks)

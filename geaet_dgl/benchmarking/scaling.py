@@ -11,7 +11,13 @@ scope 'batch' as in the preset):
 * ``geaet_layer``: :class:`~geaet_dgl.nn.GEAETLayer` with GatedGCN + GEANet +
   FFN and BatchNorm, **without the self-attention branch** (``attention='none'``:
   full attention on one N-node graph is O(N^2) and cannot run at 1M nodes) and
-  without the ESLapPE gate.
+  without the ESLapPE gate;
+* ``performer``: the Performer global attention alone
+  (:class:`~geaet_dgl.nn.performer.PerformerAttention`, d=40, H=4, heads of width 64,
+  266 random features, as the reference builds it): linear in N;
+* ``transformer``: the full self-attention alone
+  (:class:`~geaet_dgl.nn.GraphSelfAttention`, d=40, H=4): quadratic in N, so its
+  memory is predicted quadratically and the large sizes are skipped.
 
 Each size of each component runs in a fresh process (peak RSS per point); a
 size whose predicted peak memory (the last point's peak above the bare
@@ -38,7 +44,13 @@ COMPONENTS = {
     "geanet": "GEANet (node + edge units, H=4, S=10, d=40, scope=batch)",
     "geaet_layer": "GEAET layer, MNIST widths (GatedGCN + GEANet + FFN, BatchNorm), attention='none' "
                    "(full self-attention is O(N^2) on one graph), no ESLapPE gate",
+    "performer": "Performer attention alone (d=40, H=4, head width 64, 266 features; the reference's "
+                 "performer_pytorch.SelfAttention)",
+    "transformer": "full self-attention alone (d=40, H=4), O(N^2)",
 }
+
+#: How a component's memory grows with the graph, for skipping sizes that would not fit.
+MEMORY_EXPONENT = {"transformer": 2.0}
 
 
 def knn_edges(points: np.ndarray, k: int, workers: int = 1) -> Tuple[np.ndarray, np.ndarray]:
@@ -92,6 +104,14 @@ def build_component(component: str, hidden_dim: int = 40, num_heads: int = 4, un
     if component == "geanet":
         module = GEANet(hidden_dim, num_heads, unit_size, node_unit=True, edge_unit=True, scope="batch")
         return module, lambda m, g, x, e: m(g, x, e)
+    if component == "performer":
+        from ..nn.performer import PerformerAttention
+
+        return PerformerAttention(hidden_dim, num_heads), lambda m, g, x, e: m(g, x, e)
+    if component == "transformer":
+        from ..nn import GraphSelfAttention
+
+        return GraphSelfAttention(hidden_dim, num_heads), lambda m, g, x, e: m(g, x, e)
     if component == "geaet_layer":
         mpnn = build_mpnn("gatedgcn", hidden_dim)
         module = GEAETLayer(hidden_dim, mpnn, None, GEANet(hidden_dim, num_heads, unit_size, scope="batch"), norm="batch")
@@ -185,13 +205,25 @@ def _fits(points: List[Dict[str, object]], key: str) -> Dict[str, Optional[float
     return out
 
 
+def _memory_fit(points: List[Dict[str, object]]) -> Dict[str, Optional[float]]:
+    """Exponent of the peak memory above the bare interpreter (``peak_rss_mib - start_rss_mib``) in N+E,
+    over all sizes and over sizes >= 1e4 (``_large``)."""
+    out: Dict[str, Optional[float]] = {}
+    usable = [p for p in points if "peak_rss_mib" in p and p["peak_rss_mib"] > p.get("start_rss_mib", 0.0)]
+    for suffix, subset in (("", usable), ("_large", [p for p in usable if p["num_nodes"] >= FIT_LARGE_MIN_NODES])):
+        out[f"exponent_peak_memory{suffix}"] = (
+            fit_power_law([p["size"] for p in subset], [p["peak_rss_mib"] - p.get("start_rss_mib", 0.0)
+                                                        for p in subset])[0] if len(subset) >= 2 else None)
+    return out
+
+
 def _available_mib() -> float:
     import psutil
 
     return psutil.virtual_memory().available / 2**20
 
 
-def run_scaling(components: Sequence[str] = ("geanet", "geaet_layer"), sizes: Sequence[int] = DEFAULT_SIZES,
+def run_scaling(components: Sequence[str] = tuple(COMPONENTS), sizes: Sequence[int] = DEFAULT_SIZES,
                 max_nodes: int = 10**6, k: int = 8, repeats: int = 3, warmup: int = 1, threads: int = 2,
                 device: str = "cpu", seed: int = 0, backward: bool = True, isolate: bool = True,
                 memory_fraction: float = 0.7, min_time_s: float = 1.0,
@@ -224,7 +256,7 @@ def run_scaling(components: Sequence[str] = ("geanet", "geaet_layer"), sizes: Se
         for n in chosen:
             if isolate and points and "peak_rss_mib" in points[-1]:
                 last = points[-1]
-                growth = (n + k * n) / float(last["size"])
+                growth = ((n + k * n) / float(last["size"])) ** MEMORY_EXPONENT.get(component, 1.0)
                 fixed = last.get("start_rss_mib", 0.0)  # interpreter + libraries, independent of the size
                 predicted = fixed + (last["peak_rss_mib"] - fixed) * growth
                 budget = memory_fraction * _available_mib()
@@ -246,6 +278,7 @@ def run_scaling(components: Sequence[str] = ("geanet", "geaet_layer"), sizes: Se
                          f"{fb}, peak RSS {point['peak_rss_mib']:.0f} MiB")
         entry: Dict[str, object] = {"description": COMPONENTS[component], "points": points, "skipped": skipped}
         entry.update(_fits(points, "forward"))
+        entry.update(_memory_fit(points))
         if backward:
             entry.update(_fits(points, "forward_backward"))
         out["components"][component] = entry

@@ -6,7 +6,8 @@ from typing import Any, Dict, Optional
 
 import click
 
-from .options import data_source_options, device_option, gather_data, handle_errors, limit_options, threads_option
+from .options import (allow_changed_data_option, data_source_options, device_option, gather_data, handle_errors,
+                      limit_options, threads_option)
 
 
 @click.command(name="eval")
@@ -27,15 +28,16 @@ from .options import data_source_options, device_option, gather_data, handle_err
               help="Score with the model as trained instead of its folded inference copy (BatchNorms folded "
                    "into linear maps: same outputs up to float rounding, faster; what training scores with).")
 @threads_option
+@allow_changed_data_option
 @handle_errors
 @gather_data
 def eval_command(checkpoint: str, split: str, as_json: bool, data: Dict[str, Any], device: str, workers: int,
-                 no_fold: bool, threads: Optional[int]) -> None:
+                 no_fold: bool, threads: Optional[int], allow_changed_data: bool) -> None:
     """Recompute a checkpoint's metric on one split (the run's data limits unless given)."""
     from geaet_dgl.inference import evaluate_checkpoint
 
     result = evaluate_checkpoint(checkpoint, split, data, device=device, workers=workers, progress=not as_json,
-                                 fold=not no_fold, threads=threads)
+                                 fold=not no_fold, threads=threads, allow_changed_data=allow_changed_data)
     if as_json:
         click.echo(json.dumps({key: result[key] for key in ("split", "metric_name", "metric")}))
     else:

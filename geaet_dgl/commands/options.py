@@ -28,7 +28,7 @@ def _user_errors() -> Tuple[type, ...]:
     from geaet_dgl.training import CheckpointError, RunDirError
     from geaet_dgl.benchmarking.against_pyg import ParityError
     from geaet_dgl.benchmarking.inputs import UnsupportedPreset
-    from geaet_dgl.benchmarking.reference import ReferenceUnavailable
+    from geaet_dgl.interop.reference_model import ReferenceUnavailable
     from geaet_dgl.interop.reference_run import CompareError
 
     return (ConfigError, DataError, CheckpointError, RunDirError, ParityError, UnsupportedPreset,
@@ -182,6 +182,13 @@ def threads_option(command: Callable) -> Callable:
                         help="CPU threads (torch, DGL, BLAS, worker processes); default: the cores this process "
                              "may use. On a machine shared with other busy processes, fewer is faster (see "
                              "docs/performance.md).")(command)
+
+
+def allow_changed_data_option(command: Callable) -> Callable:
+    return click.option("--allow-changed-data", is_flag=True,
+                        help="Go on although the run's data changed since it was trained (a graph file edited, "
+                             "processed files rebuilt): use the run's own split and log what changed, instead of "
+                             "refusing.")(command)
 
 
 def seeds_option(command: Callable) -> Callable:

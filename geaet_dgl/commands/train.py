@@ -5,8 +5,8 @@ from typing import Any, Dict, Optional, Tuple
 
 import click
 
-from .options import (ListOptionCommand, data_source_options, gather_data, given, given_on_command_line,
-                      handle_errors, limit_options, parse_settings, seeds_option, threads_option)
+from .options import (ListOptionCommand, allow_changed_data_option, data_source_options, gather_data, given,
+                      given_on_command_line, handle_errors, limit_options, parse_settings, seeds_option, threads_option)
 
 
 @click.command(cls=ListOptionCommand)
@@ -74,6 +74,7 @@ from .options import (ListOptionCommand, data_source_options, gather_data, given
 @click.option("--machine", type=click.IntRange(min=0), default=None,
               help="With --ip-config: this machine's line of ip.txt, counting from 0.")
 @threads_option
+@allow_changed_data_option
 @handle_errors
 @gather_data
 @click.pass_context
@@ -84,7 +85,7 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
           progress: bool, nproc: Optional[int], sync_bn: bool, seeds: Tuple[int, ...], task: Optional[str],
           split_file: Optional[str], split_fractions: Optional[Tuple[float, ...]], tensorboard: bool,
           partitions: Optional[str], ip_config: Optional[str], machine: Optional[int],
-          threads: Optional[int], sampler: Optional[str]) -> None:
+          threads: Optional[int], allow_changed_data: bool, sampler: Optional[str]) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
 
     Your own graphs: --dataset PATH.bin (a dgl.save_graphs file), preset `geaet` unless --preset; one graph
@@ -115,11 +116,16 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
         return
     if resume_dir is not None:
         launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
-        summary = launcher.resume_job(resume_dir, nproc=nproc, device=device, workers=workers,
-                                      progress=progress, threads=threads)
+        summary = launcher.resume_job(resume_dir, nproc=nproc, device=device, workers=workers, progress=progress,
+                                      threads=threads, allow_changed_data=allow_changed_data)
         if summary is not None:  # None on the ranks other than 0 under torchrun
             print_summary(summary, resume_dir)
         return
+    if allow_changed_data:
+        from geaet_dgl.config import OptionConflict
+
+        raise OptionConflict("--allow-changed-data only concerns --resume (and eval); a new run reads its data as "
+                             "it is now: drop it")
     training.run_config.check_run_source(dataset, data.get("data_file"), config, preset)
     overrides = settings_with_options(parse_settings(settings), epochs=epochs, batch_size=batch_size, lr=lr,
                                       seed=seed)

@@ -95,6 +95,9 @@ class DatasetSplits:
         E.g. ``"mnist"``.
     source : str
         Human-readable provenance (published pickles, local build, synthetic).
+    input_transform : dict, optional
+        What the loader did to the stored features (see
+        :mod:`.input_transform`); recorded by a run, re-applied by ``predict``.
     """
 
     train: GraphDataset
@@ -103,8 +106,10 @@ class DatasetSplits:
     num_classes: int
     name: str
     source: str = ""
+    input_transform: Optional[dict] = None
 
-    def _example(self) -> dgl.DGLGraph:
+    def first_graph(self) -> dgl.DGLGraph:
+        """The first graph of the first split that has one: what every graph's feature widths are read from."""
         for split in (self.train, self.val, self.test):
             if len(split):
                 return split.graphs[0]
@@ -113,17 +118,17 @@ class DatasetSplits:
     @property
     def node_feat_dim(self) -> int:
         """Width of ``ndata['feat']``."""
-        return int(self._example().ndata["feat"].shape[1])
+        return int(self.first_graph().ndata["feat"].shape[1])
 
     @property
     def edge_feat_dim(self) -> int:
         """Width of ``edata['feat']``."""
-        return int(self._example().edata["feat"].shape[1])
+        return int(self.first_graph().edata["feat"].shape[1])
 
     @property
     def pe_dim(self) -> int:
         """Width of ``ndata['lap_pe']`` (0 if absent)."""
-        g = self._example()
+        g = self.first_graph()
         return int(g.ndata["lap_pe"].shape[1]) if "lap_pe" in g.ndata else 0
 
     def sizes(self) -> dict:

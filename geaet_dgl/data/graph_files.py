@@ -49,7 +49,8 @@ import torch
 
 from .dataset import DatasetSplits, GraphDataset
 from .errors import DataError
-from .pe_cache import attach_pe, cached_split_pe
+from .identity import check_unchanged, file_identity, identity_changes
+from .pe_cache import attach_pe, cached_split_pe, writable_cache_dir
 from .validation import validate_splits
 
 PathLike = Union[str, os.PathLike]
@@ -220,6 +221,31 @@ def conform_graphs(graphs: Sequence[dgl.DGLGraph], path: PathLike, spec: Feature
                                            source)
         else:
             g.edata["feat"] = torch.zeros(g.num_edges(), 1)
+    check_same_fields(graphs, path)
+
+
+def check_same_fields(graphs: Sequence[dgl.DGLGraph], path: PathLike) -> None:
+    """Raise a one-line DataError unless every graph has graph 0's node and edge fields, each with graph 0's
+    shape per row and type (DGL batches only such graphs: otherwise training would stop at the first mixed batch)."""
+    path = os.fspath(path)
+    for field in ("ndata", "edata"):
+        first = None
+        for index, g in enumerate(graphs):
+            frame = getattr(g, field)
+            schema = {key: (tuple(value.shape[1:]), value.dtype) for key, value in frame.items()}
+            if first is None:
+                first = schema
+                continue
+            for key in sorted(set(schema) | set(first)):
+                if key not in first or key not in schema:
+                    has, lacks = (index, 0) if key in schema else (0, index)
+                    raise DataError(f"{path}: graph {has} has {field}[{key!r}] but graph {lacks} has not; store "
+                                    f"{field}[{key!r}] on every graph or on none (DGL batches only graphs with the "
+                                    "same fields)")
+                if schema[key] != first[key]:
+                    raise DataError(f"{path}: graph {index} has {field}[{key!r}] of row shape {schema[key][0]} and "
+                                    f"type {schema[key][1]} but graph 0 {first[key][0]} and {first[key][1]}; give "
+                                    "the field one shape and type on every graph")
 
 
 def _conform_one(frame, path: str, index: int, unit: str, width: int, vocab: Optional[Sequence[int]],
@@ -268,7 +294,9 @@ def infer_task(graphs: Sequence[dgl.DGLGraph], labels: Dict[str, torch.Tensor], 
     else ``ndata['label']`` on the graphs -> 'node-classification'."""
     path = os.fspath(path)
     if LABEL_KEY in labels:
-        return "graph-classification" if _feature_kind(labels[LABEL_KEY]) == "int" else "graph-regression"
+        values = labels[LABEL_KEY]
+        return "graph-classification" if values.dtype == torch.bool or _feature_kind(values) == "int" \
+            else "graph-regression"
     if any(LABEL_KEY in g.ndata for g in graphs):
         return "node-classification"
     found = f" (it has {', '.join(repr(k) for k in labels)})" if labels else ""
@@ -371,6 +399,19 @@ def split_indices(num_graphs: int, path: PathLike, split_file: Optional[PathLike
     return {name: sorted(indices) for name, indices in cuts.items()}
 
 
+def recorded_split(indices: Dict[str, List[int]], num_graphs: int, path: PathLike) -> Dict[str, List[int]]:
+    """A run's recorded split, checked against the file as it is now (every index still a graph of it)."""
+    if not isinstance(indices, dict) or any(not isinstance(indices.get(name), list) for name in SPLITS):
+        raise DataError(f"the run's recorded split of {os.fspath(path)} is damaged (data.split_indices must map "
+                        "train/val/test to index lists); use another checkpoint of the run")
+    for name in SPLITS:
+        outside = [i for i in indices[name] if not isinstance(i, int) or not 0 <= i < num_graphs]
+        if outside:
+            raise DataError(f"the run's {name} split names graph {outside[0]} but {os.fspath(path)} now holds "
+                            f"{num_graphs} graphs; restore the file the run was trained on")
+    return {name: list(indices[name]) for name in SPLITS}
+
+
 def split_fractions(fractions: Union[None, str, Sequence[float]]) -> Tuple[float, float, float]:
     """``(train, val, test)`` fractions: default 0.8/0.1/0.1; text such as ``"0.7,0.2,0.1"`` (``--set``) is parsed.
 
@@ -461,7 +502,8 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
                     split: Optional[Sequence[float]] = None, split_seed: int = 0, pe_k: int = 0,
                     limit_train: Optional[int] = None, limit_val: Optional[int] = None,
                     limit_test: Optional[int] = None, progress: bool = True, *, rwse_k: Optional[int] = None,
-                    laplacian_norm: str = "sym") -> DatasetSplits:
+                    laplacian_norm: str = "sym", identity: Optional[Dict] = None,
+                    indices: Optional[Dict[str, List[int]]] = None, allow_changed: bool = False) -> DatasetSplits:
     """A graph file as train / val / test splits, with positional encodings cached beside it.
 
     Parameters
@@ -474,10 +516,16 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
         See :func:`split_indices`.
     pe_k, rwse_k, laplacian_norm
         Encodings to attach (``ndata['lap_pe']``/``['lap_eigval']``, ``['rwse']``),
-        cached in ``geaet_cache/`` beside the file, keyed by the file's size
-        and mtime and by each split's indices.
+        cached in ``geaet_cache/`` beside the file (a folder that cannot be
+        written: ``$GEAET_DGL_CACHE`` or ``~/.cache/geaet-dgl``), keyed by the
+        file's size and mtime and by each split's indices.
     limit_train, limit_val, limit_test : int, optional
         Keep the first N graphs of a split.
+    identity, indices : dict, optional
+        A run's record of the file (:func:`~.identity.file_identity`) and of
+        its split (``{'train': [...], 'val': [...], 'test': [...]}``): the
+        split is then taken from ``indices``, and a file whose identity
+        differs is refused (DataError) unless ``allow_changed``.
 
     Returns
     -------
@@ -491,7 +539,13 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
     spec = infer_feature_spec(graphs, path)
     conform_graphs(graphs, path, spec)
     targets, outputs = graph_file_labels(graphs, labels, path, task)
-    chosen = split_indices(len(graphs), path, split_file, split, split_seed)
+    if identity is not None:
+        check_unchanged(f"graph file {path}", identity_changes(identity, file_identity(path, len(graphs))),
+                        allow_changed, "restore the file the run was trained on")
+    if indices is not None:
+        chosen = recorded_split(indices, len(graphs), path)
+    else:
+        chosen = split_indices(len(graphs), path, split_file, split, split_seed)
     limits = {"train": limit_train, "val": limit_val, "test": limit_test}
     node_offsets = None
     if task == "node-classification":
@@ -499,12 +553,16 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
     stat = path.stat()
     stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
     stem = re.sub(r"[^A-Za-z0-9.-]+", "-", path.stem)
+    cache_dir = path.parent / "geaet_cache"
+    if pe_k or rwse_k is not None:  # beside the file, or (a read-only folder) in the user's cache
+        where = hashlib.sha1(os.fspath(path.resolve()).encode()).hexdigest()[:10]
+        cache_dir = writable_cache_dir(cache_dir, f"{stem}-{where}")
     datasets = {}
     for name in SPLITS:
         indices = chosen[name][:limits[name]] if limits[name] is not None else chosen[name]
         split_graphs = [graphs[i] for i in indices]
         digest = hashlib.sha1(json.dumps(chosen[name]).encode()).hexdigest()[:12]
-        pe = cached_split_pe(split_graphs, path.parent / "geaet_cache", tag=f"{stem}-{name}-{digest}", k=pe_k,
+        pe = cached_split_pe(split_graphs, cache_dir, tag=f"{stem}-{name}-{digest}", k=pe_k,
                              norm=laplacian_norm, rwse_k=rwse_k, stamp=stamp, progress=progress)
         attach_pe(split_graphs, pe)
         if node_offsets is None:

@@ -34,17 +34,20 @@ Example
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
 from typing import Dict, Optional, Sequence, Union
 
 import dgl
+import numpy as np
 import torch
 
 from .errors import DataError
 from .graph_files import GraphFileInfo, conform_graphs, infer_feature_spec, read_graph_file
-from .pe_cache import attach_pe, cached_split_pe
+from .identity import check_unchanged, file_identity, identity_changes
+from .pe_cache import attach_pe, cached_split_pe, writable_cache_dir
 
 PathLike = Union[str, os.PathLike]
 
@@ -83,6 +86,8 @@ class NodeGraph:
     """
 
     level = "transductive"
+    #: What the loader did to the stored features (:mod:`.input_transform`): nothing.
+    input_transform = None
 
     def __init__(self, graph: dgl.DGLGraph, task: str, num_classes: int, name: str, source: str = "",
                  cache_dir: Optional[PathLike] = None, stamp: str = ""):
@@ -127,8 +132,23 @@ class NodeGraph:
     def pe_dim(self) -> int:
         return int(self.graph.ndata["lap_pe"].shape[1]) if "lap_pe" in self.graph.ndata else 0
 
-    def _example(self) -> dgl.DGLGraph:  # what DatasetSplits offers for the model-fit checks
+    def first_graph(self) -> dgl.DGLGraph:
+        """The graph (what :meth:`DatasetSplits.first_graph` offers for the model-fit checks)."""
         return self.graph
+
+    def split_fingerprints(self, limits: Optional[Dict[str, Optional[int]]] = None) -> Dict[str, Dict]:
+        """Per split ``{"graphs": its node count, "limit": --limit-<split>, "sha256": ...}`` over the graph's size,
+        the split's node ids and their labels (the record a run keeps, see :mod:`.identity`)."""
+        limits = dict(limits or {})
+        result = {}
+        for split in MASKS:
+            digest = hashlib.sha256()
+            digest.update(np.array([self.graph.num_nodes(), self.graph.num_edges()], dtype=np.int64).tobytes())
+            nodes, labels = self.nodes(split), self.labels(split).detach().cpu().contiguous()
+            digest.update(nodes.numpy().tobytes())
+            digest.update(str(labels.dtype).encode() + str(tuple(labels.shape)).encode() + labels.numpy().tobytes())
+            result[split] = {"graphs": len(nodes), "limit": limits.get(split), "sha256": digest.hexdigest()[:32]}
+        return result
 
     def __repr__(self) -> str:
         return (f"NodeGraph({self.name!r}, {self.task}, {self.graph.num_nodes()} nodes, "
@@ -261,7 +281,8 @@ def inspect_node_graph(path: PathLike, task: Optional[str] = None) -> GraphFileI
 def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int = 0, rwse_k: Optional[int] = None,
                     laplacian_norm: str = "sym", limit_train: Optional[int] = None, limit_val: Optional[int] = None,
                     limit_test: Optional[int] = None, progress: bool = True, split_file: Optional[PathLike] = None,
-                    split: Optional[Sequence[float]] = None, split_seed: int = 0) -> NodeGraph:
+                    split: Optional[Sequence[float]] = None, split_seed: int = 0, *, identity: Optional[Dict] = None,
+                    indices: Optional[Dict] = None, allow_changed: bool = False) -> NodeGraph:
     """A one-graph file with node masks as a :class:`NodeGraph`, positional encodings cached beside it.
 
     Parameters
@@ -277,17 +298,27 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
         Keep the first N nodes of a mask (the graph itself stays whole).
     split_file, split, split_seed
         Refused: the masks are the split.
+    identity : dict, optional
+        A run's record of the file (:func:`~.identity.file_identity`): a file
+        whose identity differs is refused (DataError) unless ``allow_changed``.
+    indices : dict, optional
+        Unused (graph files' recorded split; the masks are this one's).
     """
     path = Path(data_file)
     if split_file is not None or split is not None:
         raise DataError(f"{path} carries its own node masks, which are the split; drop --split / --split-file "
                         "(or remove the masks from the graph)")
     graph, _, task, outputs = _read(path, task)
+    if identity is not None:
+        check_unchanged(f"graph file {path}", identity_changes(identity, file_identity(path, 1)), allow_changed,
+                        "restore the file the run was trained on")
     limit_masks(graph, {"train": limit_train, "val": limit_val, "test": limit_test})
     stat = path.stat()
     stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
-    pe = cached_split_pe([graph], path.parent / "geaet_cache", tag=f"{cache_tag(path)}-graph", k=pe_k,
-                         norm=laplacian_norm, rwse_k=rwse_k, stamp=stamp, progress=progress)
+    where = hashlib.sha1(os.fspath(path.resolve()).encode()).hexdigest()[:10]
+    cache_dir = writable_cache_dir(path.parent / "geaet_cache", f"{cache_tag(path)}-{where}")  # PE, METIS parts
+    pe = cached_split_pe([graph], cache_dir, tag=f"{cache_tag(path)}-graph", k=pe_k, norm=laplacian_norm,
+                         rwse_k=rwse_k, stamp=stamp, progress=progress)
     attach_pe([graph], pe)
     return NodeGraph(graph, task, outputs, name=path.name, source=f"graph file {path} ({task}, node masks)",
-                     cache_dir=path.parent / "geaet_cache", stamp=stamp)
+                     cache_dir=cache_dir, stamp=stamp)

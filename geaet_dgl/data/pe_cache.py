@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
@@ -28,6 +29,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..atomic import atomic_write
+from .errors import DataError
 from .positional_encoding import laplacian_pe_from_edges, random_walk_se_from_edges
 
 log = logging.getLogger(__name__)
@@ -35,6 +37,10 @@ log = logging.getLogger(__name__)
 PathLike = Union[str, os.PathLike]
 CACHE_FORMAT = 1
 CACHE_PREFIX = "geaet_pe_"
+#: Where caches go when the folder beside the data cannot be written (default ~/.cache/geaet-dgl).
+CACHE_ENV = "GEAET_DGL_CACHE"
+#: float64 N x N matrices alive at once in a dense encoding (adjacency, Laplacian, eigenvectors, LAPACK work).
+DENSE_MATRICES = 4
 
 
 @dataclass
@@ -92,6 +98,61 @@ def graph_counts(graphs: Sequence[dgl.DGLGraph]):
     return nodes, edges
 
 
+def user_cache_dir() -> Path:
+    """``$GEAET_DGL_CACHE``, else ``$XDG_CACHE_HOME/geaet-dgl``, else ``~/.cache/geaet-dgl``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "geaet-dgl"
+
+
+def writable_cache_dir(preferred: PathLike, key: str) -> Path:
+    """``preferred`` if it can be created and written, else ``user_cache_dir() / key`` (logged).
+
+    Raises a one-line DataError if neither can be written.
+    """
+    preferred = Path(preferred)
+    fallback = user_cache_dir() / key
+    for candidate in (preferred, fallback):
+        try:
+            candidate.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=candidate):
+                pass
+        except OSError:
+            continue
+        if candidate != preferred:
+            log.warning("cannot write the encoding cache to %s; using %s (set %s=DIR to choose)", preferred,
+                        candidate, CACHE_ENV)
+        return candidate
+    raise DataError(f"cannot write the encoding cache to {preferred} (read-only?) nor to {fallback}; set "
+                    f"{CACHE_ENV}=DIR to a writable folder")
+
+
+def free_memory_bytes() -> Optional[int]:
+    """Memory the system can still give (Linux ``MemAvailable``); ``None`` where unknown."""
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_dense_fits(num_nodes: int, index: int) -> None:
+    """Raise a one-line DataError if a dense (N, N) encoding of graph ``index`` cannot fit in free memory."""
+    need = DENSE_MATRICES * 8 * num_nodes * num_nodes
+    free = free_memory_bytes()
+    if free is not None and need > free:
+        raise DataError(_too_large(num_nodes, index, need, free))
+
+
+def _too_large(num_nodes: int, index: int, need: int, free: Optional[int]) -> str:
+    have = f", more than the {free / 2**30:.1f} GiB free" if free is not None else ""
+    return (f"graph {index} has {num_nodes} nodes: its dense positional encoding (N x N eigen-decomposition / random "
+            f"walk) needs about {need / 2**30:.1f} GiB{have}; set model.pe=none for graphs this large, or split them")
+
+
 def compute_split_pe(
     graphs: Sequence[dgl.DGLGraph], k: int, norm: str = "sym", rwse_k: Optional[int] = None, progress: bool = True
 ) -> SplitPE:
@@ -115,13 +176,20 @@ def compute_split_pe(
     vecs: List[np.ndarray] = []
     vals: List[np.ndarray] = []
     walks: List[np.ndarray] = []
-    for g in tqdm(graphs, desc=f"Laplacian PE k={k} ({norm})", disable=not progress, unit="graph"):
+    for index, g in enumerate(tqdm(graphs, desc=f"Laplacian PE k={k} ({norm})", disable=not progress,
+                                   unit="graph")):
         src, dst = (t.numpy() for t in g.edges())
-        v, lam = laplacian_pe_from_edges(src, dst, g.num_nodes(), k, norm)
+        if k or rwse_k is not None:
+            check_dense_fits(g.num_nodes(), index)
+        try:
+            v, lam = laplacian_pe_from_edges(src, dst, g.num_nodes(), k, norm)
+            if rwse_k is not None:
+                walks.append(random_walk_se_from_edges(src, dst, g.num_nodes(), rwse_k))
+        except MemoryError as exc:
+            raise DataError(_too_large(g.num_nodes(), index, DENSE_MATRICES * 8 * g.num_nodes() ** 2,
+                                       free_memory_bytes())) from exc
         vecs.append(v)
         vals.append(lam)
-        if rwse_k is not None:
-            walks.append(random_walk_se_from_edges(src, dst, g.num_nodes(), rwse_k))
     num_nodes, num_edges = graph_counts(graphs)
     return SplitPE(
         lap_pe=torch.from_numpy(np.concatenate(vecs) if vecs else np.zeros((0, k), np.float32)),

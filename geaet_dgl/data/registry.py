@@ -15,6 +15,7 @@ from .node_graph import is_node_graph_file, load_node_graph
 from .lrgb.pcqm_contact import NUM_GRAPHS as NUM_PCQM_CONTACT, PCQM_CONTACT_SIZES, load_pcqm_contact, pcqm_contact_present
 from .lrgb.peptides import NUM_PEPTIDES, PEPTIDES_SIZES, load_peptides, peptides_present
 from .lrgb.voc_coco import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_present
+from .lrgb.voc_coco import input_transform as voc_coco_transform
 from .molecules.zinc import ZINC_SIZES, load_zinc, zinc_present
 from .superpixels.cifar10 import load_cifar10
 from .superpixels.dgl_files import CIFAR10_SPEC, superpixels_present
@@ -150,6 +151,13 @@ LAPLACIAN_NORM: Dict[str, str] = {"peptides-func": "none", "peptides-struct": "n
 def laplacian_norm_of(name: str) -> str:
     """The Laplacian normalisation of ``name``'s default PE: ``'none'`` (L = D - A) or ``'sym'``."""
     return LAPLACIAN_NORM.get(name.lower(), "sym")
+
+
+def input_transform_of(name: str) -> Optional[dict]:
+    """The input transform ``name``'s loader applies (see :mod:`.input_transform`): runs that predate its record
+    (``data.input_transform``) were trained with it."""
+    key = name.lower()
+    return voc_coco_transform(SUPERPIXEL_TASKS[key]) if key in SUPERPIXEL_TASKS else None
 
 
 @dataclass(frozen=True)

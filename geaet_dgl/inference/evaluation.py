@@ -101,7 +101,7 @@ def evaluate_node_splits(model: nn.Module, data: NodeGraph, loss_fn, metric: str
 
 def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Optional[Mapping[str, Any]] = None,
                         device: str = "cpu", workers: int = 0, progress: bool = True, fold: bool = True,
-                        threads: Optional[int] = None) -> Dict[str, Any]:
+                        threads: Optional[int] = None, allow_changed_data: bool = False) -> Dict[str, Any]:
     """Rebuild the model and its data from a checkpoint alone and score one split.
 
     Parameters
@@ -118,6 +118,9 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     threads : int, optional
         CPU threads (see :mod:`geaet_dgl.threads`); ``None``: the cores this
         process may use.
+    allow_changed_data : bool
+        Score data that changed since the run was trained (with the run's own
+        split of a graph file) instead of refusing it.
 
     Returns
     -------
@@ -130,7 +133,7 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     threads = apply_threads(threads)
     run, model, _ = open_trained_run(path, data, device=device, workers=workers, threads=threads)
     torch_device = torch.device(run.device)
-    splits = load_splits(run.data, run.model, progress=progress)
+    splits = load_splits(run.data, run.model, progress=progress, allow_changed_data=allow_changed_data)
     check_data_fits(run.model, splits)
     if isinstance(splits, NodeGraph):  # one graph with node masks: scored on the whole graph
         result = evaluate_node_splits(model.to(torch_device), splits, get_loss(run.train.loss), run.train.metric,

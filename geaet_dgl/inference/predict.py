@@ -43,7 +43,8 @@ from ..data.errors import DataError
 from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
 from ..data.node_graph import MASKS
 from ..data.pe_cache import attach_pe, compute_split_pe
-from ..data.registry import laplacian_norm_of
+from ..data.input_transform import apply_input_transform
+from ..data.registry import input_transform_of, laplacian_norm_of
 from ..training.run_config import RunConfig, data_pe_sizes
 from .geaet import fold_for_inference
 from .layerwise import full_graph_forward
@@ -92,9 +93,12 @@ def feature_spec(model: ModelConfig) -> FeatureSpec:
 
 def prepare_graphs(graphs: List[dgl.DGLGraph], path: PathLike, run: RunConfig, checkpoint: PathLike = "",
                    progress: bool = False) -> None:
-    """Check ``graphs`` against the run's model and attach the positional encodings it reads (in place)."""
+    """Check ``graphs`` against the run's model, transform their features as the run's loader did
+    (``data.input_transform``, e.g. VOC/COCO's standardisation) and attach the positional encodings it reads
+    (in place). The graphs' features are those the dataset's files store."""
     trained_on = f"as checkpoint {os.fspath(checkpoint)} was trained" if checkpoint else ""
     conform_graphs(graphs, path, feature_spec(run.model), trained_on=trained_on)
+    apply_input_transform(graphs, run.data.input_transform or input_transform_of(run.data.dataset))
     pe_k, rwse_k = data_pe_sizes(run.model)
     norm = run.data.laplacian_norm or laplacian_norm_of(run.data.dataset)
     attach_pe(graphs, compute_split_pe(graphs, pe_k, norm, rwse_k, progress=progress and bool(pe_k or rwse_k)))

@@ -1,15 +1,21 @@
-"""Interoperability with the PyG reference (icm1018/GEAET, on GraphGPS / graphgym).
+"""Interoperability with the PyG reference (icm1018/GEAET, on GraphGPS / graphgym): everything that talks to it.
 
-- :mod:`.reference_config`: read the reference's YAML configuration files into our dataclasses.
+- :mod:`.reference_config`: read the reference's YAML configuration files into our dataclasses; its
+  ``REFERENCE_PRESETS`` is the one table of our presets -> the reference's configuration files.
 - :mod:`.reference_checkpoint`: turn the reference's ``ckpt/<epoch>.ckpt`` into our run directory and back
   (parameter names in :mod:`.reference_names`).
 - :mod:`.compare`: ``geaet-dgl compare``, accuracy side by side: :mod:`.pyg_export` writes our graphs as the
   raw files PyG's ``GNNBenchmarkDataset`` reads, :mod:`.reference_dump` (run with the reference's Python)
   and :mod:`.graph_check` check both sides hold the same graphs, :mod:`.reference_run` runs the reference's
   own ``main.py`` and reads its stats, :mod:`.compare_report` aggregates over seeds and plots.
+- :mod:`.pyg_export`: our DGL graphs as PyG data: the raw files above, and the ``Data`` / ``Batch``
+  objects (:func:`~.pyg_export.to_pyg_batch`) that the in-process comparisons feed the reference.
+- :mod:`.reference_model`: the reference's network built in this process from the user's checkout
+  (parity checks and ``benchmark --against-pyg``, in :mod:`geaet_dgl.benchmarking`).
 
-Nothing here imports the reference: its files are read as plain YAML and plain ``torch.save`` data, and
-its code runs only as a subprocess from the user's checkout and Python.
+Only :mod:`.reference_model` imports the reference (and PyG with it, as do the ``to_pyg_*`` functions when
+called); everything else reads its files as plain YAML and plain ``torch.save`` data, and runs its code
+only as a subprocess from the user's checkout and Python.
 """
 from .reference_config import ReferenceConfig, read_reference_config, reference_run_config
 

@@ -33,11 +33,13 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 import torch
 
 from .. import __version__
+from ..config import settings_with_options
 from ..studies.seeds import run_seed
 from ..training import RunConfig, load_splits, make_run_config
 from ..training import run_dir as files
 from ..presets import get_preset
 from . import compare_report, graph_check, pyg_export, reference_run
+from .reference_config import REFERENCE_PRESETS
 from .reference_run import Budget, CompareError
 
 log = logging.getLogger(__name__)
@@ -64,17 +66,10 @@ def our_run_config(dataset: str, epochs: Optional[int] = None, batch_size: Optio
                    lr: Optional[float] = None, warmup_epochs: Optional[int] = None,
                    data: Optional[Mapping[str, Any]] = None, device: str = "cpu") -> RunConfig:
     """Our run of the comparison: the dataset's preset with the budget given (see :func:`scaled_warmup`)."""
-    if dataset not in reference_run.REFERENCE_CONFIG_FILES:
-        raise CompareError(f"compare supports --dataset {' or '.join(reference_run.REFERENCE_CONFIG_FILES)}, "
-                           f"not {dataset!r}")
+    if dataset not in pyg_export.PYG_NAMES:  # the datasets whose graphs the reference can read from us
+        raise CompareError(f"compare supports --dataset {' or '.join(pyg_export.PYG_NAMES)}, not {dataset!r}")
     preset = get_preset(dataset)
-    overrides: Dict[str, Any] = {}
-    if epochs is not None:
-        overrides["train.epochs"] = epochs
-    if batch_size is not None:
-        overrides["train.batch_size"] = batch_size
-    if lr is not None:
-        overrides["train.lr"] = lr
+    overrides: Dict[str, Any] = settings_with_options({}, epochs=epochs, batch_size=batch_size, lr=lr)
     if warmup_epochs is None and epochs is not None:
         warmup_epochs = scaled_warmup(preset.train.warmup_epochs, preset.train.epochs, epochs)
     if warmup_epochs is not None:
@@ -90,7 +85,7 @@ def budget_of(run: RunConfig) -> Budget:
 
 def check_reference(ref_dir: PathLike, python: PathLike, dataset: str) -> str:
     """The reference's config file for ``dataset``; a one-line error if the checkout or Python is missing."""
-    config_file = reference_run.REFERENCE_CONFIG_FILES[dataset]
+    config_file = REFERENCE_PRESETS[dataset].config_file
     for name in ("main.py", config_file):
         if not (Path(ref_dir) / name).is_file():
             raise CompareError(f"{ref_dir} is not a checkout of icm1018/GEAET ({name} missing); pass its folder "

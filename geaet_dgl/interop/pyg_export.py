@@ -1,4 +1,8 @@
-"""Write our DGL superpixel graphs as the raw files of PyG's ``GNNBenchmarkDataset``.
+"""Our DGL graphs in PyG's forms: the raw files of ``GNNBenchmarkDataset``, and ``Data`` / ``Batch`` objects.
+
+The in-process comparisons (parity, ``benchmark --against-pyg``) feed the reference
+:func:`to_pyg_batch` / :func:`to_pyg_data_list` (PyG imported when called); the rest of
+this module writes files for ``compare``.
 
 The reference (icm1018/GEAET) loads MNIST and CIFAR10 through
 ``torch_geometric.datasets.GNNBenchmarkDataset(root, name, split)``: it reads
@@ -7,7 +11,7 @@ The reference (icm1018/GEAET) loads MNIST and CIFAR10 through
 and processes it into ``root/<NAME>/processed/``. Writing that raw file from the
 very graphs we train on (same ``--limit-*`` subset, same order) lets PyG's own
 processing and the reference's own transforms (``cat(x, pos)``, its Laplacian
-PE) run on exactly our data. Only torch is used here; PyG is never imported.
+PE) run on exactly our data. Only torch is used for the files; PyG is never imported for them.
 
 Per graph (N nodes, E edges, F = ``ndata['feat']`` width):
 
@@ -33,6 +37,7 @@ import shutil
 from pathlib import Path
 from typing import Dict, List, Union
 
+import dgl
 import torch
 
 from ..atomic import atomic_write
@@ -54,6 +59,12 @@ def raw_path(root: PathLike, name: str) -> Path:
     return Path(root) / GNN_BENCHMARK_FOLDER / name / "raw" / f"{name}_v2.pt"
 
 
+def edge_index(graph: dgl.DGLGraph) -> torch.Tensor:
+    """PyG's ``edge_index`` of a DGL graph: (2, E) int64, sources then destinations, in DGL's edge order."""
+    src, dst = graph.edges()
+    return torch.stack([src, dst]).to(torch.int64)
+
+
 def graph_record(graph, label: torch.Tensor) -> Dict[str, torch.Tensor]:
     """One DGL superpixel graph -> the dict PyG builds a ``Data`` from (see the module docstring)."""
     feat = graph.ndata["feat"]
@@ -64,10 +75,9 @@ def graph_record(graph, label: torch.Tensor) -> Dict[str, torch.Tensor]:
     if efeat.ndim != 2 or efeat.shape[1] != 1:
         raise DataError(f"edata['feat'] has shape {tuple(efeat.shape)}; GNNBenchmarkDataset stores one weight "
                         "per edge, (E, 1)")
-    src, dst = graph.edges()
     return {
         "x": feat[:, :-2].to(torch.float32).clone(),
-        "edge_index": torch.stack([src, dst]).to(torch.int64),
+        "edge_index": edge_index(graph),
         "edge_attr": efeat[:, 0].to(torch.float32).clone(),
         "y": torch.as_tensor(label, dtype=torch.int64).reshape(1),
         "pos": feat[:, -2:].to(torch.float32).clone(),
@@ -127,3 +137,42 @@ def write_gnn_benchmark(splits: DatasetSplits, root: PathLike, name: str) -> Pat
         json.dump({"sha256": digest, "sizes": sizes, "dataset": splits.name, "source": splits.source}, handle,
                   indent=2)
     return path
+
+
+def _pyg_data(graph: dgl.DGLGraph, label: torch.Tensor):
+    """One DGL graph and its label(s) -> a PyG ``Data`` with the fields the reference reads."""
+    from torch_geometric.data import Data  # imported here: only the in-process comparisons need PyG
+
+    fields = dict(x=graph.ndata["feat"], edge_index=edge_index(graph), edge_attr=graph.edata["feat"], y=label)
+    if "lap_pe" in graph.ndata:
+        fields.update(EigVecs=graph.ndata["lap_pe"],
+                      EigVals=graph.ndata.get("lap_eigval", torch.zeros_like(graph.ndata["lap_pe"])).unsqueeze(-1))
+    if "rwse" in graph.ndata:
+        fields["pestat_RWSE"] = graph.ndata["rwse"]
+    return Data(**fields)
+
+
+def to_pyg_batch(graph: dgl.DGLGraph, labels: torch.Tensor):
+    """A batched DGL graph -> the equivalent PyG ``Batch``.
+
+    Carries ``x``/``edge_attr`` from ``feat``, Laplacian PE as ``EigVecs``/``EigVals`` and RWSE as
+    ``pestat_RWSE`` when present, and ``y``: one label per graph, or per node when ``labels`` has one
+    entry per node (node-level tasks).
+    """
+    from torch_geometric.data import Batch
+
+    node_level = labels.shape[0] == graph.num_nodes() and labels.shape[0] != graph.batch_size
+    offsets = torch.cat([torch.zeros(1, dtype=torch.long), graph.batch_num_nodes().cumsum(0)]).tolist()
+    items = [_pyg_data(g, labels[offsets[i]:offsets[i + 1]] if node_level else labels[i:i + 1])
+             for i, g in enumerate(dgl.unbatch(graph))]
+    return Batch.from_data_list(items)
+
+
+def to_pyg_data_list(dataset) -> list:
+    """A graph- or node-level :class:`~geaet_dgl.data.GraphDataset` -> a list of PyG ``Data``, one per graph,
+    with the fields of :func:`to_pyg_batch` (``y``: ``(1,)`` or ``(1, T)`` per graph, ``(N_i,)`` per node),
+    ready for the reference's ``DataLoader``."""
+    level = getattr(dataset, "level", "graph")
+    if level not in ("graph", "node"):
+        raise ValueError(f"the reference reads graph- or node-level datasets, not level={level!r}")
+    return [_pyg_data(g, y if level == "node" else torch.as_tensor(y).unsqueeze(0)) for g, y in dataset]

@@ -178,6 +178,12 @@ def exportable(config: ModelConfig) -> None:
         problems.append("model.geanet.node_unit=false (the reference always has the node unit)")
     if config.external and geanet.shared_unit and not geanet.edge_unit:
         problems.append("model.geanet.shared_unit without edge_unit (the reference builds share_U only with it)")
+    if config.attention == "performer" and not config.performer_pad_keys:
+        problems.append("model.performer_pad_keys=false (the reference's Performer counts the padding keys of its "
+                        "dense batch)")
+    if config.pe == "eslappe" and config.mpnn in ("gat", "pna", "genconv"):
+        problems.append(f"model.pe=eslappe with mpnn={config.mpnn} (the reference passes the PE to GAT, PNA and "
+                        "GENConv as a fourth argument, which they refuse)")
     if problems:
         raise CheckpointError(f"cannot export to the reference: {'; '.join(problems)}")
 

@@ -41,6 +41,25 @@ from ..threads import default_threads
 
 log = logging.getLogger(__name__)
 
+@dataclass(frozen=True)
+class ReferencePreset:
+    """The reference's configuration file (relative to its checkout) of one of our presets, and the input
+    and output widths its ``main.py`` derives from the dataset (graphgym's ``cfg.share.dim_in`` / ``dim_out``)."""
+
+    config_file: str
+    dim_in: int
+    dim_out: int
+
+
+#: Our preset -> the reference's configuration of the same network: the one table that parity, timing
+#: (``benchmark --against-pyg``) and ``compare`` read.
+REFERENCE_PRESETS = {
+    "mnist": ReferencePreset("configs/GEAET/mnist.yaml", 3, 10),
+    "cifar10": ReferencePreset("configs/GEAET/CIFAR10.yaml", 5, 10),
+    "pattern": ReferencePreset("configs/GEAET/pattern.yaml", 3, 1),  # graphgym: one logit for a binary task
+    "peptides-struct": ReferencePreset("configs/GEAET/peptides-struct.yaml", 9, 11),
+}
+
 #: OGB's AtomEncoder / BondEncoder vocabularies (``ogb.utils.features.get_atom_feature_dims``).
 OGB_ATOM_VOCAB = [119, 5, 12, 12, 10, 6, 6, 2, 2]
 OGB_BOND_VOCAB = [5, 6, 2]

@@ -27,8 +27,6 @@ from ..atomic import atomic_write
 
 PathLike = Union[str, os.PathLike]
 
-#: Our dataset -> the reference's configuration file (relative to REF_DIR).
-REFERENCE_CONFIG_FILES = {"mnist": "configs/GEAET/mnist.yaml", "cifar10": "configs/GEAET/CIFAR10.yaml"}
 #: Our metric name -> the key of the reference's stats.json.
 REFERENCE_METRIC_KEYS = {"accuracy": "accuracy"}
 COMMAND_FILE = "command.json"

@@ -13,6 +13,7 @@ from ..nn.batch_layout import BatchLayout
 from ..nn.gated_gcn import pe_square_distance
 from ..nn.branches import build_attention, build_geanet, build_mpnn
 from ..nn.geaet_layer import GEAETLayer
+from ..nn.pna import PNALayer, degree_histogram
 from .encoders import build_encoder
 from .heads import GraphHead, LinkHead, NodeHead, RootHead
 from .positional import EquivStableLapPEEncoder, LapPEDeepSetEncoder, RWSEEncoder
@@ -133,6 +134,16 @@ class GEAET(nn.Module):
             # The last layer's edge output feeds nothing: skip computing it.
             h, e = layer(graph, h, e, pe_dist, layout, edge_output=i < last)
         return self.head(h, layout)
+
+
+def set_degree_statistics(model: nn.Module, graphs) -> None:
+    """Give every PNA layer of ``model`` the in-degree histogram of ``graphs`` (the training split), as the
+    reference builds PNA from ``gt.pna_degrees``; nothing to do without PNA layers."""
+    layers = [m for m in model.modules() if isinstance(m, PNALayer)]
+    if layers:
+        histogram = degree_histogram(graphs)
+        for layer in layers:
+            layer.set_degree_histogram(histogram)
 
 
 def _require(graph: dgl.DGLGraph, key: str) -> torch.Tensor:

@@ -79,7 +79,10 @@ class FeatureMap(nn.Module):
         return projected, (x * x).sum(-1, keepdim=True) * (scale * scale / 2.0)
 
     def features(self, projected: torch.Tensor, half_norm: torch.Tensor, stabiliser: torch.Tensor) -> torch.Tensor:
-        return (torch.exp(projected - half_norm - stabiliser) + KERNEL_EPS) * self.num_features ** -0.5
+        """``M^-1/2 (exp(projected - half_norm - stabiliser) + eps)`` in three passes over the (..., M) tensor:
+        the scale enters the exponent as ``-log sqrt(M)``, the small (..., 1) terms are summed first."""
+        shift = half_norm + stabiliser + 0.5 * math.log(self.num_features)
+        return torch.sub(projected, shift).exp_().add(KERNEL_EPS * self.num_features ** -0.5)
 
 
 class PerformerAttention(nn.Module):

@@ -29,11 +29,17 @@ class _DegreeStatistics(nn.Module):
 
     def __init__(self, degree_histogram: Optional[Sequence[int]]):
         super().__init__()
-        hist = torch.as_tensor(list(degree_histogram) if degree_histogram is not None else [1], dtype=torch.float64)
+        self.register_buffer("avg_deg_lin", torch.zeros(1))
+        self.register_buffer("avg_deg_log", torch.zeros(1))
+        self.set_histogram(degree_histogram if degree_histogram is not None else [1])
+
+    @torch.no_grad()
+    def set_histogram(self, degree_histogram: Sequence[int]) -> None:
+        hist = torch.as_tensor(list(degree_histogram), dtype=torch.float64)
         degrees = torch.arange(hist.numel(), dtype=torch.float64)
         total = float(hist.sum()) or 1.0
-        self.register_buffer("avg_deg_lin", torch.tensor([float((degrees * hist).sum()) / total]))
-        self.register_buffer("avg_deg_log", torch.tensor([float(((degrees + 1).log() * hist).sum()) / total]))
+        self.avg_deg_lin.fill_(float((degrees * hist).sum()) / total)
+        self.avg_deg_log.fill_(float(((degrees + 1).log() * hist).sum()) / total)
 
 
 def degree_histogram(graphs) -> list:
@@ -76,6 +82,10 @@ class PNALayer(nn.Module):
         self.pre_nns = nn.ModuleList([nn.Sequential(nn.Linear(3 * in_feats, in_feats))])
         self.post_nns = nn.ModuleList([nn.Sequential(nn.Linear((len(AGGREGATORS) + 1) * in_feats, out_feats))])
         self.lin = nn.Linear(out_feats, out_feats)
+
+    def set_degree_histogram(self, degree_histogram: Sequence[int]) -> None:
+        """Keep the averages of this histogram (the training split's, :func:`degree_histogram`)."""
+        self.aggr_module.set_histogram(degree_histogram)
 
     def reset_parameters(self) -> None:
         for module in (self.edge_encoder, self.pre_nns[0][0], self.post_nns[0][0], self.lin):

@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from .. import training
 from ..config import OptionConflict
+from ..data.identity import identity_changes
 from ..training import run_dir as files
 from .aggregate import aggregate_markdown, aggregate_summaries
 
@@ -27,8 +28,8 @@ PathLike = Union[str, os.PathLike]
 AGGREGATE_MD = "aggregate.md"
 AGGREGATE_JSON = "aggregate.json"
 
-#: RunConfig fields that may differ between the saved run and a rerun (where it runs, not what).
-_EXECUTION_FIELDS = ("device", "workers", "checkpoint_every")
+#: RunConfig fields that may differ between the saved run and a rerun (where and how fast it runs, not what).
+_EXECUTION_FIELDS = ("device", "workers", "checkpoint_every", "threads")
 
 
 def check_seeds_options(seeds: Sequence[int], *, nproc: Optional[int], seed: Optional[int], resume: bool) -> None:
@@ -63,7 +64,8 @@ def run_seed(run: "training.RunConfig", run_dir: PathLike, overwrite: bool = Fal
                 return summary
         if (run_dir / files.LAST).is_file():
             log.info("seed %s: resuming %s", run.train.seed, run_dir)
-            return training.resume(run_dir, device=run.device, workers=run.workers, progress=progress)
+            return training.resume(run_dir, device=run.device, workers=run.workers, progress=progress,
+                                   threads=run.threads)
         overwrite = True  # started but never checkpointed: nothing to keep
     log.info("seed %s: training in %s", run.train.seed, run_dir)
     return training.train(run, run_dir, overwrite=overwrite, progress=progress)
@@ -73,8 +75,20 @@ def _check_same_config(run: "training.RunConfig", run_dir: Path) -> None:
     path = run_dir / files.CONFIG_JSON
     if not path.is_file():
         return
-    saved = json.loads(path.read_text())
-    wanted = json.loads(json.dumps(run.to_dict()))  # tuples -> lists, as in the saved JSON
+    try:
+        saved = training.normalised_run_dict(json.loads(path.read_text()))  # older layouts: new fields as defaults
+    except (ValueError, training.ConfigError) as exc:
+        raise files.RunDirError(f"{path} cannot be read ({exc}); choose another --out, or pass --overwrite to "
+                                "replace the run") from exc
+    wanted = training.normalised_run_dict(run.to_dict())
+    recorded, found = (saved.get("data") or {}).get("file_identity"), wanted["data"].get("file_identity")
+    if recorded and found and recorded != found:
+        changes = identity_changes(recorded, found)
+        raise files.RunDirError(
+            f"{run.data.data_file} changed since {run_dir} was trained ({'; '.join(changes)}); the seeds of one "
+            "study must see the same graphs: restore the file, or start a new study with another --out")
+    for config in (saved, wanted):  # checked against the data itself when the seed's run reads it
+        (config.get("data") or {}).pop("fingerprint", None)
     differ = sorted(key for key in wanted if key not in _EXECUTION_FIELDS and saved.get(key) != wanted[key])
     if differ:
         detail = []

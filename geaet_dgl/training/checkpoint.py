@@ -7,7 +7,9 @@ only, so it loads with ``weights_only=True`` (opening one never runs code):
 ``format_version``        :data:`FORMAT_VERSION` of the writer
 ``package_version``       ``geaet_dgl.__version__`` of the writer
 ``run_config``            the full resolved run configuration (``model``,
-                          ``train``, ``data``, ... as nested dicts)
+                          ``train``, ``data``, ... as nested dicts, with its
+                          ``config_version``; :func:`load_checkpoint` returns
+                          it in this version's layout)
 ``model``                 model ``state_dict``
 ``optimizer``             optimiser ``state_dict``
 ``scheduler``             learning-rate scheduler ``state_dict``
@@ -40,6 +42,8 @@ import torch
 
 from .. import __version__
 from ..atomic import atomic_write
+from ..config import ConfigError
+from .run_config import normalised_run_dict
 
 FORMAT_VERSION = 1
 
@@ -151,9 +155,19 @@ def load_checkpoint(path: "os.PathLike | str", expect_model: Optional[Dict[str, 
     missing = [key for key in REQUIRED_KEYS if key not in state]
     if missing:
         raise CheckpointError(f"checkpoint {path} lacks {', '.join(missing)}; it is damaged or not from geaet-dgl")
+    state["run_config"] = _current_layout(state["run_config"], path)
     if expect_model is not None:
         check_model_config(state, expect_model, where=f"checkpoint {path}")
     return state
+
+
+def _current_layout(run_config: Any, path: str) -> Dict[str, Any]:
+    """The checkpoint's run configuration in this version's layout (fields added since read as defaults)."""
+    try:
+        return normalised_run_dict(run_config)
+    except ConfigError as exc:
+        raise CheckpointError(f"checkpoint {path} holds a run configuration this geaet-dgl cannot read ({exc})"
+                              ) from exc
 
 
 def check_model_config(state: Dict[str, Any], expected: Dict[str, Any], where: str = "the checkpoint") -> None:
@@ -176,10 +190,10 @@ def check_belongs_to_run(state: Dict[str, Any], config_path: "os.PathLike | str"
     """
     try:
         with open(config_path) as handle:
-            expected = json.load(handle)
-    except (OSError, ValueError):
+            expected = normalised_run_dict(json.load(handle))  # an older layout: fields added since as defaults
+    except (OSError, ValueError, ConfigError):
         return
-    saved = json.loads(json.dumps(state["run_config"], default=str))  # as config.json holds it (lists, not tuples)
+    saved = normalised_run_dict(state["run_config"])
     saved = {k: v for k, v in saved.items() if k not in _MAY_CHANGE_ON_RESUME}
     expected = {k: v for k, v in expected.items() if k not in _MAY_CHANGE_ON_RESUME}
     diffs = config_differences(saved, expected)

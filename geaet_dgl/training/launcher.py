@@ -32,7 +32,7 @@ from .trainer import resume, train
 
 
 #: What :func:`resume_job` may change about a saved run (its keywords); all else is the run's own.
-RESUME_MAY_CHANGE = ("nproc", "device", "workers", "progress", "threads")
+RESUME_MAY_CHANGE = ("nproc", "device", "workers", "progress", "threads", "allow_changed_data")
 
 
 def check_nproc(nproc: Optional[int]) -> None:
@@ -76,7 +76,7 @@ def train_job(run: Any, run_dir: Any, *, nproc: int = 1, overwrite: bool = False
 
 def resume_job(run_dir: Any, *, nproc: Optional[int] = None, device: Optional[str] = None,
                workers: Optional[int] = None, progress: bool = True,
-               threads: Optional[int] = None) -> Optional[Dict[str, Any]]:
+               threads: Optional[int] = None, allow_changed_data: bool = False) -> Optional[Dict[str, Any]]:
     """Continue a run (see :func:`~.trainer.resume`) with the processes that trained it.
 
     ``nproc`` None: as many local processes as the run's ``config.json`` says
@@ -86,13 +86,14 @@ def resume_job(run_dir: Any, *, nproc: Optional[int] = None, device: Optional[st
         with process_group(device or _saved_device(run_dir)) as context:
             _quiet_unless_main(context)
             summary = resume(run_dir, device=device, workers=workers, progress=progress, dist=context,
-                             threads=threads)
+                             threads=threads, allow_changed_data=allow_changed_data)
             return summary if context.is_main else None
     if nproc is None:
         nproc = int(_saved_config(run_dir).get("world_size", 1))
     if nproc <= 1:
-        return resume(run_dir, device=device, workers=workers, progress=progress, threads=threads)
-    _spawn_and_report(_resume_worker, nproc, str(run_dir), device, workers, progress, threads)
+        return resume(run_dir, device=device, workers=workers, progress=progress, threads=threads,
+                      allow_changed_data=allow_changed_data)
+    _spawn_and_report(_resume_worker, nproc, str(run_dir), device, workers, progress, threads, allow_changed_data)
     return _read_summary(run_dir)
 
 
@@ -135,10 +136,11 @@ def _train_worker(run_dict: Dict[str, Any], run_dir: str, progress: bool, level:
 
 
 def _resume_worker(run_dir: str, device: Optional[str], workers: Optional[int], progress: bool,
-                   threads: Optional[int], level: int) -> None:
+                   threads: Optional[int], allow_changed_data: bool, level: int) -> None:
     with process_group(device or _saved_device(run_dir)) as context:
         _quiet_unless_main(context, level)
-        resume(run_dir, device=device, workers=workers, progress=progress, dist=context, threads=threads)
+        resume(run_dir, device=device, workers=workers, progress=progress, dist=context, threads=threads,
+               allow_changed_data=allow_changed_data)
 
 
 def _reporting(errors_dir: str, fn: Callable, *args: Any) -> None:

@@ -8,15 +8,18 @@ a checkpoint alone is enough to rebuild the model and its data.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import torch
 
-from ..config import ConfigError, ModelConfig, OptionConflict, TrainConfig, _parse_literal, apply_overrides, from_dict
-from ..data import DatasetSplits, load_dataset
-from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name
+from ..config import (ConfigError, ModelConfig, OptionConflict, TrainConfig, apply_overrides, from_dict,
+                      parse_setting_value)
+from ..data import DataError, DatasetSplits, load_dataset
+from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name, split_indices
+from ..data.identity import check_unchanged, file_identity, fingerprint_changes, splits_fingerprint
 from ..data.node_graph import NODE_TASKS, NodeGraph, inspect_node_graph, is_node_graph_file
 from ..data.registry import LOADERS
 from ..data.positional_encoding import LAPLACIAN_NORMS
@@ -26,6 +29,11 @@ from .node_batches import SAMPLERS
 from ..threads import default_threads
 
 DEVICE_CHOICES = ("cpu", "cuda")
+
+#: Layout version of a run configuration (``config_version`` in ``config.json`` and checkpoints). 1: before
+#: the key existed (no ``tensorboard``, ``threads``, ``model.geanet.variant``, ``data.laplacian_norm``, graph-file
+#: fields); 2: this layout. :func:`migrate_run_dict` reads every older version.
+CONFIG_VERSION = 2
 
 #: Datasets without a preset of their own train with this preset by default.
 DEFAULT_PRESETS = {"synthetic": "mnist", GRAPH_FILE: "geaet"}
@@ -48,6 +56,16 @@ class DataOptions:
     in ``data_file`` (absolute path), for ``task`` (recorded even when
     inferred), split by ``split_file`` or at random into the ``split``
     fractions (default 0.8/0.1/0.1) with ``split_seed``.
+
+    What the run's data was, recorded when it starts and checked whenever the
+    run reads its data again (``eval``, ``--resume``, ``predict``; see
+    :mod:`geaet_dgl.data.identity`): ``file_identity`` (graph files: size,
+    graph count, SHA-256 of the content), ``split_indices`` (graph files: the
+    train/val/test indices, used instead of re-splitting) and ``fingerprint``
+    (every dataset: per split the graph count and a hash of the graphs' sizes
+    and labels). ``input_transform`` is what the loader did to the stored
+    features (:mod:`geaet_dgl.data.input_transform`), applied again by
+    ``predict`` to graphs as the dataset's files store them.
 
     ``laplacian_norm`` is the Laplacian the (ES)LapPE eigenvectors come from:
     ``sym`` or ``none`` (``L = D - A``); ``None`` leaves the loader's own
@@ -77,6 +95,10 @@ class DataOptions:
     split: Optional[List[float]] = None
     split_seed: int = 0
     laplacian_norm: Optional[str] = None
+    file_identity: Optional[Dict[str, Any]] = None
+    split_indices: Optional[Dict[str, List[int]]] = None
+    fingerprint: Optional[Dict[str, Any]] = None
+    input_transform: Optional[Dict[str, Any]] = None
     sampler: str = "full"
     num_parts: int = 0
 
@@ -159,11 +181,43 @@ class RunConfig:
         return self
 
     def to_dict(self) -> Dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The configuration as nested dicts, with its layout's ``config_version``."""
+        return {"config_version": CONFIG_VERSION, **dataclasses.asdict(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
-        return from_dict(cls, dict(data)).validate()
+        """Read a configuration of any layout version (see :func:`migrate_run_dict`) and validate it."""
+        return from_dict(cls, migrate_run_dict(data)).validate()
+
+
+def migrate_run_dict(data: Mapping[str, Any]) -> Dict[str, Any]:
+    """A run configuration of layout ``config_version`` 1 or :data:`CONFIG_VERSION` -> the fields of this layout.
+
+    Version 1 differs only by fields added since: they read as their defaults
+    (``tensorboard`` off, ``threads`` resolved when the run continues,
+    ``model.geanet.variant='reference'``, ``data.laplacian_norm`` the loader's),
+    which is what those runs computed. ``config_version`` itself is dropped.
+
+    Raises
+    ------
+    ConfigError
+        A version newer than this package reads, or not a mapping.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"a run configuration must be a mapping, got {type(data).__name__}")
+    data = dict(data)
+    version = data.pop("config_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= CONFIG_VERSION:
+        raise ConfigError(f"run configuration version {version!r} is not one this geaet-dgl reads "
+                          f"(1..{CONFIG_VERSION}); a newer geaet-dgl wrote it: upgrade geaet-dgl")
+    return data
+
+
+def normalised_run_dict(data: Mapping[str, Any]) -> Dict[str, Any]:
+    """``data`` (any layout version) as this version writes it, in JSON form (lists, not tuples), every field
+    present: two configurations compare equal exactly when they describe the same run."""
+    run = from_dict(RunConfig, migrate_run_dict(data))
+    return json.loads(json.dumps(run.to_dict(), default=str))
 
 
 def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str, Any]:
@@ -177,11 +231,13 @@ def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str
 
         if not options.data_file:
             raise ConfigError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
-        if is_node_graph_file(options.data_file):
-            info = inspect_node_graph(options.data_file, options.task)
-        else:
-            info = inspect_graph_file(options.data_file, options.task)
+        masked = is_node_graph_file(options.data_file)  # one graph with node masks: they are the split
+        info = (inspect_node_graph if masked else inspect_graph_file)(options.data_file, options.task)
         options.task = info.task
+        options.file_identity = file_identity(options.data_file, info.num_graphs)  # the run is pinned to this file
+        if not masked:
+            options.split_indices = split_indices(info.num_graphs, options.data_file, options.split_file,
+                                                  options.split, options.split_seed)
         return graph_file_settings(info, get_preset(preset_name))
     return {}
 
@@ -240,7 +296,7 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     overrides = dict(overrides or {})
     data = dict(data or {})
     for key in [k for k in overrides if k.startswith("data.")]:  # --set data.depth=3
-        data[key[len("data."):]] = _parse_literal(overrides.pop(key))
+        data[key[len("data."):]] = parse_setting_value(overrides.pop(key))
     dataset = _graph_file_options(dataset, data)
     preset_name = preset or DEFAULT_PRESETS.get(dataset, dataset)
     if preset is None and dataset == GRAPH_FILE and data.get("data_file") and is_node_graph_file(data["data_file"]):
@@ -269,8 +325,14 @@ def data_pe_sizes(model: Union[ModelConfig, int]) -> Tuple[int, Optional[int]]:
     return int(model), None
 
 
-def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: bool = True) -> DatasetSplits:
+def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: bool = True,
+                allow_changed_data: bool = False) -> DatasetSplits:
     """Load the dataset of ``options`` with the encodings ``model`` reads, and validate it.
+
+    Data that differs from what ``options`` recorded (``file_identity``,
+    ``fingerprint``) is refused with a DataError, or with
+    ``allow_changed_data`` logged (a graph file's recorded ``split_indices``
+    are used either way).
 
     ``model`` is the run's :class:`ModelConfig` (or just the number of
     Laplacian eigenvectors). The graphs are checked at load time (no empty
@@ -281,7 +343,8 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     extra: Dict[str, Any] = {} if rwse_k is None else {"rwse_k": rwse_k}
     if options.dataset == GRAPH_FILE:
         extra.update(data_file=options.data_file, task=options.task, split_file=options.split_file,
-                     split=options.split, split_seed=options.split_seed)
+                     split=options.split, split_seed=options.split_seed, identity=options.file_identity,
+                     indices=options.split_indices, allow_changed=allow_changed_data)
     if options.laplacian_norm is not None and pe_k:  # passed only when set: loaders keep their own default
         extra["laplacian_norm"] = options.laplacian_norm
     splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images,
@@ -289,9 +352,31 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
                           limit_train=options.limit_train, limit_val=options.limit_val,
                           limit_test=options.limit_test, progress=progress, generate=options.generate,
                           depth=options.depth, **extra)
-    if isinstance(splits, NodeGraph):  # checked as it was read (masks, labels, finite features)
-        return splits
-    return validate_splits(splits)
+    if not isinstance(splits, NodeGraph):  # one graph with node masks is checked as it is read
+        splits = validate_splits(splits)
+    recorded = options.input_transform
+    if recorded is not None and json.loads(json.dumps(splits.input_transform)) != json.loads(json.dumps(recorded)):
+        raise DataError(f"the {options.dataset} loader now transforms the input features otherwise than when the "
+                        "run was trained (data.input_transform); score the run with the geaet-dgl version that "
+                        "trained it")
+    if options.fingerprint is not None:
+        changes = fingerprint_changes(options.fingerprint, splits_fingerprint(splits, data_limits(options)))
+        where = options.data_file if options.dataset == GRAPH_FILE else f"{options.dataset} in {options.data_dir}"
+        check_unchanged(f"the data ({where})", changes, allow_changed_data,
+                        "rebuild or restore the files the run was trained on")
+    return splits
+
+
+def data_limits(options: DataOptions) -> Dict[str, Optional[int]]:
+    """``{'train': limit_train, 'val': limit_val, 'test': limit_test}``."""
+    return {"train": options.limit_train, "val": options.limit_val, "test": options.limit_test}
+
+
+def record_data(options: DataOptions, splits: DatasetSplits) -> None:
+    """Store the fingerprint of the loaded ``splits`` and their loader's input transform in ``options`` (a new
+    run, before its config is written)."""
+    options.fingerprint = splits_fingerprint(splits, data_limits(options))
+    options.input_transform = splits.input_transform
 
 
 #: ndata fields each positional encoding reads.
@@ -313,7 +398,7 @@ def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
     if splits.edge_feat_dim != model.edge_in_feats:
         problems.append(f"model.edge_in_feats={model.edge_in_feats} but the graphs have "
                         f"{splits.edge_feat_dim} edge features")
-    example = splits._example()
+    example = splits.first_graph()
     missing = [key for key in PE_FIELDS[model.pe] if key not in example.ndata]
     if missing:
         problems.append(f"model.pe={model.pe!r} reads ndata[{missing[0]!r}], which the graphs lack "

@@ -21,6 +21,7 @@ Example
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import random
@@ -41,6 +42,7 @@ from ..config import to_dict
 from ..data import DatasetSplits, collate_for
 from ..data.node_graph import NodeGraph
 from ..models import build_model
+from ..models.geaet import set_degree_statistics
 from ..threads import apply_threads, per_process_threads, resolve_threads
 from . import run_dir as files
 from .batching import make_epoch_loader, move_batch
@@ -52,7 +54,7 @@ from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, 
 from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
 from .node_task import NodeTask
-from .run_config import RunConfig, check_data_fits, load_splits
+from .run_config import CONFIG_VERSION, RunConfig, check_data_fits, load_splits, record_data
 from .schedule import build_optimizer, build_scheduler
 from .tensorboard_log import open_log
 
@@ -112,6 +114,8 @@ class Trainer:
         self.device = self.dist.device(run.device)
         seed_everything(run.train.seed)
         self.model = build_model(run.model).to(self.device)
+        # PNA's degree statistics, from the training split (one graph with node masks: the graph)
+        set_degree_statistics(self.model, [splits.graph] if isinstance(splits, NodeGraph) else splits.train.graphs)
         self.train_model = self.model
         if self.dist.enabled:
             if run.sync_bn:
@@ -173,7 +177,7 @@ class Trainer:
         """Train the rest of the current epoch, score val/test, step the schedule, save."""
         cfg = self.run.train
         epoch, started, lr = self.epoch, time.perf_counter(), self.optimizer.param_groups[0]["lr"]
-        train, graphs, train_seconds = self._train_steps()
+        train, graphs, train_seconds = self.train_rest_of_epoch()
         self.dist.broadcast_buffers(self.model)  # rank 0's BatchNorm statistics (they differ without sync_bn)
         val, test = self._score_splits()
         self.scheduler.step()
@@ -252,11 +256,12 @@ class Trainer:
         graph, labels = move_batch(batch, self.device)
         return self.train_model(graph), labels, graph.batch_size
 
-    def _train_steps(self) -> Tuple[Dict[str, float], int, float]:
+    def train_rest_of_epoch(self) -> Tuple[Dict[str, float], int, float]:
         """Train from ``self.step`` to the end of the epoch -> (train loss/metric, graphs, seconds).
 
-        Writes ``last.pt`` every ``checkpoint_every`` steps, and after the
-        current step when a stop signal arrived (then raises).
+        The training pass alone: no evaluation, schedule step or end-of-epoch checkpoint (those are
+        :meth:`_run_epoch`'s; the epoch benchmark times this pass). Writes ``last.pt`` every
+        ``checkpoint_every`` steps, and after the current step when a stop signal arrived (then raises).
         """
         cfg = self.run.train
         accumulator = MetricAccumulator(cfg.metric)
@@ -406,6 +411,7 @@ def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: 
     run_dir = Path(run_dir)
     # Data and model first: if either fails, the run directory stays empty and can be reused.
     splits = _load_splits_in_turn(run, progress, dist)
+    record_data(run.data, splits)  # later reads of the data (eval, resume) are checked against it
     trainer = Trainer(run, run_dir, splits, progress, dist)
     if dist.is_main:
         files.write_config(run_dir, run.to_dict())
@@ -416,20 +422,24 @@ def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: 
 
 def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[int] = None,
            progress: bool = True, dist: Optional[DistContext] = None,
-           threads: Optional[int] = None) -> Dict[str, Any]:
+           threads: Optional[int] = None, allow_changed_data: bool = False) -> Dict[str, Any]:
     """Continue the run in ``run_dir`` from its ``last.pt``; return its summary.
 
     ``device``, ``workers`` and ``threads`` may change (``threads`` ``None``: the
     cores this process may use, as for a new run); everything else comes from
-    the checkpoint.
+    the checkpoint. Data that changed since the run started is refused unless
+    ``allow_changed_data`` (see :func:`~.run_config.load_splits`).
     """
     run_dir = Path(run_dir)
     last = run_dir / files.LAST
     if not last.is_file():
         raise files.RunDirError(f"{run_dir} has no {files.LAST} to resume from; start a new run instead")
-    state = load_checkpoint(last)
+    state = load_checkpoint(last)  # its run configuration in this version's layout
     check_belongs_to_run(state, run_dir / files.CONFIG_JSON, where=str(last))
     run = RunConfig.from_dict(state["run_config"])
+    dist_main = dist is None or dist.is_main
+    if dist_main and _config_version(run_dir / files.CONFIG_JSON) != CONFIG_VERSION:
+        files.write_config(run_dir, state["run_config"])  # an older layout, migrated (fields added since: defaults)
     if device is not None:
         run.device = device
     if workers is not None:
@@ -439,7 +449,7 @@ def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[in
     dist = dist if dist is not None else SINGLE_PROCESS
     apply_threads(per_process_threads(run.threads, dist.world_size))
     check_resume_world_size(state, dist)
-    splits = _load_splits_in_turn(run, progress, dist)
+    splits = _load_splits_in_turn(run, progress, dist, allow_changed_data)
     trainer = Trainer(run, run_dir, splits, progress, dist)
     trainer.restore(state)
     with _log_to_file(run_dir / files.LOG) if dist.is_main else contextlib.nullcontext():
@@ -450,11 +460,22 @@ def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[in
         return trainer.fit()
 
 
-def _load_splits_in_turn(run: RunConfig, progress: bool, dist: DistContext) -> DatasetSplits:
+def _config_version(path: Path) -> Optional[int]:
+    """``config_version`` of a run's ``config.json`` (1 before the key existed; None if unreadable)."""
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return saved.get("config_version", 1) if isinstance(saved, dict) else None
+
+
+def _load_splits_in_turn(run: RunConfig, progress: bool, dist: DistContext,
+                         allow_changed_data: bool = False) -> DatasetSplits:
     """Rank 0 loads (and builds or caches) the data first, then the other ranks read it."""
     if not dist.is_main:
         dist.barrier()
-    splits = load_splits(run.data, run.model, progress=progress and dist.is_main)
+    splits = load_splits(run.data, run.model, progress=progress and dist.is_main,
+                         allow_changed_data=allow_changed_data)
     if dist.is_main:
         dist.barrier()
     return splits

@@ -165,7 +165,7 @@ def test_pyg_data_list_batches_like_the_dgl_batch():
     _reference_available()
     from torch_geometric.data import Batch
 
-    from geaet_dgl.benchmarking.reference import to_pyg_batch, to_pyg_data_list
+    from geaet_dgl.interop.pyg_export import to_pyg_batch, to_pyg_data_list
     from geaet_dgl.data import collate_for
 
     inputs = _tiny_inputs()

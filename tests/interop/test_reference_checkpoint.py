@@ -162,7 +162,8 @@ def test_real_reference_checkpoint_imports_with_equal_outputs(tmp_path):
     import copy
 
     from geaet_dgl.benchmarking.inputs import prebuilt_batches
-    from geaet_dgl.benchmarking.reference import load_reference_model, to_pyg_batch
+    from geaet_dgl.interop.pyg_export import to_pyg_batch
+    from geaet_dgl.interop.reference_model import load_reference_model
 
     reference = load_reference_model(REF_DIR, "mnist", seed=3).eval()
     from torch_geometric.graphgym import checkpoint as graphgym_checkpoint

@@ -51,3 +51,18 @@ def test_gradients_save_load_permutation_and_batching():
     assert_save_load(conv, PNALayer(D, D, D), bg, bg.ndata["h"], bg.edata["h"])
     assert_permutation_equivariant(conv, bg, bg.ndata["h"], bg.edata["h"])
     assert_batched_equals_single(conv, graphs, D)
+
+
+def test_the_trainer_gives_pna_the_training_splits_histogram():
+    import dataclasses
+
+    from geaet_dgl.models import build_model
+    from geaet_dgl.models.geaet import set_degree_statistics
+    from geaet_dgl.presets import get_preset
+
+    config = dataclasses.replace(get_preset("mnist").model, mpnn="pna", pe="none", num_layers=2)
+    model = build_model(config)
+    graphs = [dgl.graph(([0, 1, 2], [1, 2, 1]), num_nodes=4), dgl.graph(([0], [0]), num_nodes=1)]
+    set_degree_statistics(model, graphs)
+    for layer in model.layers:
+        assert abs(float(layer.local_model.aggr_module.avg_deg_lin) - 4 / 5) < 1e-6

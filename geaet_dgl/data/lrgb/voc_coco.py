@@ -36,7 +36,7 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import dgl
 import dgl.data.lrgb as dgl_lrgb
@@ -46,6 +46,7 @@ from dgl.data import COCOSuperpixelsDataset, VOCSuperpixelsDataset
 from ..dataset import DatasetSplits, GraphDataset
 from ..dgl_progress import dgl_progress_bars
 from ..errors import DataError
+from ..input_transform import apply_input_transform, standardize_transform
 from ..pe_cache import attach_pe, cached_split_pe
 
 PathLike = Union[str, os.PathLike]
@@ -98,6 +99,11 @@ SUPERPIXEL_TASKS: Dict[str, SuperpixelTask] = {
         edge_mean=(0.07848548, 43.68736), edge_std=(0.08902349, 28.473562),
     ),
 }
+
+
+def input_transform(task: SuperpixelTask) -> Dict[str, Any]:
+    """The standardisation the loader applies, as a run records it (see :mod:`..input_transform`)."""
+    return standardize_transform(task.node_mean, task.node_std, task.edge_mean, task.edge_std)
 
 
 def _task(name: str) -> SuperpixelTask:
@@ -169,8 +175,6 @@ def _one_line(exc: BaseException) -> str:
 
 def _take_inputs(graphs: List[dgl.DGLGraph], task: SuperpixelTask, split: str, standardize: bool) -> torch.Tensor:
     """Check and (optionally) standardise ``feat`` in place, pop ``label``; -> node labels concatenated (int64)."""
-    node_mean, node_std = torch.tensor(task.node_mean), torch.tensor(task.node_std)
-    edge_mean, edge_std = torch.tensor(task.edge_mean), torch.tensor(task.edge_std)
     labels = []
     for index, g in enumerate(graphs):
         where = f"{task.title} {split} graph {index}"
@@ -186,9 +190,9 @@ def _take_inputs(graphs: List[dgl.DGLGraph], task: SuperpixelTask, split: str, s
         if bad.numel():
             raise DataError(f"{where}: node label {int(bad[0])} outside 0..{task.num_classes - 1}; replace the "
                             f"pickles with those of DGL's {task.archive}")
-        if standardize:
-            node, edge = (node - node_mean) / node_std, (edge - edge_mean) / edge_std
         g.ndata["feat"], g.edata["feat"] = node, edge
+        if standardize:
+            apply_input_transform([g], input_transform(task))
         labels.append(label)
     return torch.cat(labels) if labels else torch.zeros(0, dtype=torch.int64)
 
@@ -263,5 +267,6 @@ def load_lrgb_superpixels(name: str, data_dir: PathLike, pe_k: Optional[int] = N
         splits[split] = GraphDataset(graphs, labels, level="node")
     return DatasetSplits(train=splits["train"], val=splits["val"], test=splits["test"],
                          num_classes=task.num_classes, name=task.name,
+                         input_transform=input_transform(task) if standardize else None,
                          source=f"DGL {task.title} pickles (SLIC compactness {SLIC_COMPACTNESS}, "
                                 f"{CONSTRUCT_FORMAT}) in {folder}")

@@ -1,4 +1,4 @@
-"""Bridge to the PyG reference (icm1018/GEAET) for parity checks and side-by-side timing.
+"""The PyG reference's network (icm1018/GEAET) built in this process, for parity checks and side-by-side timing.
 
 Nothing of the reference is copied here: its modules are imported at run time
 from a checkout the user names (``REF_DIR``), with torch_geometric, yacs,
@@ -7,20 +7,15 @@ environment (see docs/performance.md, "Comparing with the PyG reference").
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import sys
 
-import dgl
 import torch
 
-#: our preset -> (the reference's config file, its cfg.share.dim_in, cfg.share.dim_out)
-REFERENCE_CONFIGS = {
-    "mnist": ("configs/GEAET/mnist.yaml", 3, 10),
-    "cifar10": ("configs/GEAET/CIFAR10.yaml", 5, 10),
-    "pattern": ("configs/GEAET/pattern.yaml", 3, 1),  # graphgym: one logit for a binary task
-    "peptides-struct": ("configs/GEAET/peptides-struct.yaml", 9, 11),
-}
+from .reference_config import REFERENCE_PRESETS
+
 
 
 class ReferenceUnavailable(RuntimeError):
@@ -33,12 +28,12 @@ def load_reference_model(ref_dir: str, preset: str, seed: int = 0) -> torch.nn.M
     Returns the registered ``GEAET`` ``nn.Module`` (graphgym's ``model.model``),
     whose forward takes a PyG ``Batch`` and returns ``(pred, label)``.
     """
-    if preset not in REFERENCE_CONFIGS:
+    if preset not in REFERENCE_PRESETS:
         raise ReferenceUnavailable(
-            f"no reference mapping for preset {preset!r}; available: {', '.join(REFERENCE_CONFIGS)}"
+            f"no reference mapping for preset {preset!r}; available: {', '.join(REFERENCE_PRESETS)}"
         )
     ref_dir = os.path.abspath(ref_dir)
-    config_file, dim_in, dim_out = REFERENCE_CONFIGS[preset]
+    config_file, dim_in, dim_out = dataclasses.astuple(REFERENCE_PRESETS[preset])
     if not os.path.isfile(os.path.join(ref_dir, config_file)):
         raise ReferenceUnavailable(f"{ref_dir} is not a checkout of icm1018/GEAET ({config_file} missing)")
     sys.modules.setdefault("outdated", None)  # ogb's update check can hang the import
@@ -78,50 +73,6 @@ def _set_kernel_times(cfg) -> None:
             raise ReferenceUnavailable(f"cannot read {name}.kernel.times_func={posenc.kernel.times_func!r}; "
                                        "expected range(a,b)")
         posenc.kernel.times = list(range(int(match.group(1)), int(match.group(2))))
-
-
-# The parameter-name table lives in geaet_dgl.interop.reference_names (used both ways: parity, checkpoints).
-from ..interop.reference_names import reference_to_ours  # noqa: E402,F401  (re-exported)
-
-
-def _pyg_data(graph: dgl.DGLGraph, label: torch.Tensor):
-    """One DGL graph and its label(s) -> a PyG ``Data`` with the fields the reference reads."""
-    from torch_geometric.data import Data  # imported here: only this harness needs PyG
-
-    src, dst = graph.edges()
-    fields = dict(x=graph.ndata["feat"], edge_index=torch.stack([src, dst]), edge_attr=graph.edata["feat"], y=label)
-    if "lap_pe" in graph.ndata:
-        fields.update(EigVecs=graph.ndata["lap_pe"],
-                      EigVals=graph.ndata.get("lap_eigval", torch.zeros_like(graph.ndata["lap_pe"])).unsqueeze(-1))
-    if "rwse" in graph.ndata:
-        fields["pestat_RWSE"] = graph.ndata["rwse"]
-    return Data(**fields)
-
-
-def to_pyg_batch(graph: dgl.DGLGraph, labels: torch.Tensor):
-    """A batched DGL graph -> the equivalent PyG ``Batch``.
-
-    Carries ``x``/``edge_attr`` from ``feat``, Laplacian PE as ``EigVecs``/``EigVals`` and RWSE as
-    ``pestat_RWSE`` when present, and ``y``: one label per graph, or per node when ``labels`` has one
-    entry per node (node-level tasks).
-    """
-    from torch_geometric.data import Batch
-
-    node_level = labels.shape[0] == graph.num_nodes() and labels.shape[0] != graph.batch_size
-    offsets = torch.cat([torch.zeros(1, dtype=torch.long), graph.batch_num_nodes().cumsum(0)]).tolist()
-    items = [_pyg_data(g, labels[offsets[i]:offsets[i + 1]] if node_level else labels[i:i + 1])
-             for i, g in enumerate(dgl.unbatch(graph))]
-    return Batch.from_data_list(items)
-
-
-def to_pyg_data_list(dataset) -> list:
-    """A graph- or node-level :class:`~geaet_dgl.data.GraphDataset` -> a list of PyG ``Data``, one per graph,
-    with the fields of :func:`to_pyg_batch` (``y``: ``(1,)`` or ``(1, T)`` per graph, ``(N_i,)`` per node),
-    ready for the reference's ``DataLoader``."""
-    level = getattr(dataset, "level", "graph")
-    if level not in ("graph", "node"):
-        raise ValueError(f"the reference reads graph- or node-level datasets, not level={level!r}")
-    return [_pyg_data(g, y if level == "node" else torch.as_tensor(y).unsqueeze(0)) for g, y in dataset]
 
 
 def zero_dropout(model: torch.nn.Module) -> None:

@@ -1,0 +1,69 @@
+"""Transforms a loader applies to the graphs' inputs, as plain data a run records and ``predict`` re-applies.
+
+A transform is a dict (JSON-ready, stored in the run configuration as
+``data.input_transform``); today one kind:
+
+``{"standardize": {"node_mean": [F], "node_std": [F], "edge_mean": [F_e], "edge_std": [F_e]}}``
+    ``feat <- (feat - mean) / std`` on ``ndata['feat']`` and ``edata['feat']``
+    (float32), as the VOC/COCO loaders do with the reference's statistics.
+
+Positional encodings and dtype casts are not listed here: they follow from
+the model configuration (``model.pe``, ``model.pe_k``, ``data.laplacian_norm``,
+the encoders' vocabularies) and ``predict`` derives them from it.
+
+Example
+-------
+>>> import dgl, torch
+>>> g = dgl.graph(([0], [1]))
+>>> g.ndata['feat'], g.edata['feat'] = torch.tensor([[1.0], [3.0]]), torch.tensor([[2.0]])
+>>> spec = standardize_transform([2.0], [1.0], [0.0], [2.0])
+>>> apply_input_transform([g], spec)
+>>> g.ndata['feat'].tolist(), g.edata['feat'].tolist()
+([[-1.0], [1.0]], [[1.0]])
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Sequence
+
+import dgl
+import torch
+
+from .errors import DataError
+
+
+def standardize_transform(node_mean: Sequence[float], node_std: Sequence[float], edge_mean: Sequence[float],
+                          edge_std: Sequence[float]) -> Dict[str, Any]:
+    """The record of a standardisation with these statistics."""
+    return {"standardize": {"node_mean": [float(v) for v in node_mean], "node_std": [float(v) for v in node_std],
+                            "edge_mean": [float(v) for v in edge_mean], "edge_std": [float(v) for v in edge_std]}}
+
+
+def standardize(values: torch.Tensor, mean: Sequence[float], std: Sequence[float]) -> torch.Tensor:
+    """``(values - mean) / std`` per column, float32."""
+    return (values.float() - torch.tensor(mean, dtype=torch.float32)) / torch.tensor(std, dtype=torch.float32)
+
+
+def apply_input_transform(graphs: Sequence[dgl.DGLGraph], transform: Optional[Dict[str, Any]]) -> None:
+    """Apply a recorded transform to ``graphs`` (in place); ``None`` does nothing.
+
+    Raises
+    ------
+    DataError
+        An unknown transform (a run of a newer geaet-dgl), or features whose
+        width differs from the statistics'.
+    """
+    if not transform:
+        return
+    unknown = sorted(set(transform) - {"standardize"})
+    if unknown:
+        raise DataError(f"the run records input transform(s) {', '.join(unknown)} that this geaet-dgl does not know; "
+                        "upgrade geaet-dgl")
+    stats = transform["standardize"]
+    for index, g in enumerate(graphs):
+        for frame, unit in ((g.ndata, "node"), (g.edata, "edge")):
+            mean, std = stats[f"{unit}_mean"], stats[f"{unit}_std"]
+            values = frame["feat"]
+            if values.ndim != 2 or values.shape[1] != len(mean):
+                raise DataError(f"graph {index}: {unit} features of shape {tuple(values.shape)}, but the run "
+                                f"standardised {len(mean)} columns; give the graphs the dataset's raw features")
+            frame["feat"] = standardize(values, mean, std)
