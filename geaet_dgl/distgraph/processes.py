@@ -67,8 +67,14 @@ class LocalJob:
         with open(os.path.join(self.log_dir, "pids.json"), "w") as handle:
             json.dump(pids, handle)
 
-    def wait(self, poll_s: float = 0.1, server_exit_s: float = 60.0) -> None:
-        """Return when every trainer ended with 0 and the servers shut down; raise at the first failure."""
+    def wait(self, poll_s: float = 0.1, server_exit_s: float = 60.0, trainer_exit_s: float = 120.0) -> None:
+        """Return when every trainer ended with 0 and the servers shut down; raise at the first failure.
+
+        Once one trainer has ended with 0, the others have ``trainer_exit_s``
+        to end too (they finished the same last step); one still running then
+        is reported as hung.
+        """
+        first_done = None
         while True:
             self._sample_memory()
             for name, _ in self.trainers:
@@ -82,6 +88,13 @@ class LocalJob:
                                               process.pid)
             if all(p.poll() == 0 for _, p in self.trainers):
                 break
+            if first_done is None and any(p.poll() == 0 for _, p in self.trainers):
+                first_done = time.monotonic()
+            if first_done is not None and time.monotonic() - first_done > trainer_exit_s:
+                name, process = next((n, p) for n, p in self.trainers if p.poll() is None)
+                raise DistributedJobError(f"{name} did not exit {trainer_exit_s:.0f} s after another trainer finished "
+                                          f"(hung); the processes were stopped (log: "
+                                          f"{os.path.join(self.log_dir, name + '.log')})", process.pid)
             time.sleep(poll_s)
         deadline = time.monotonic() + server_exit_s  # trainer 0's exit tells the servers to shut down
         while any(p.poll() is None for _, p in self.servers) and time.monotonic() < deadline:

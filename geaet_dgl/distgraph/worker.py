@@ -30,7 +30,7 @@ def run_trainer(job: dict) -> None:
     import torch.distributed as dist
     from dgl.distributed import role
 
-    from ..training.distributed import DistContext, teardown
+    from ..training.distributed import DistContext
     from ..training.run_config import RunConfig
     from .trainer import DistSource, train_on_source
 
@@ -47,8 +47,8 @@ def run_trainer(job: dict) -> None:
     graph = dgl.distributed.DistGraph(graph_names[machine] if len(graph_names) > 1 else graph_names[0])
     run = RunConfig.from_dict(job["run"])
     train_on_source(run, job["run_dir"], DistSource(graph), context, resume=bool(job.get("resume")))
-    teardown(context)
-    dgl.distributed.exit_client()
+    dist.barrier()  # every trainer done; the process group is not destroyed: see main()
+    dgl.distributed.exit_client()  # DGL's client barrier; trainer 0 then shuts the servers down
 
 
 def main() -> None:
@@ -72,7 +72,12 @@ def main() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(1)  # not sys.exit: DGL's atexit handler would wait for the other trainers in a barrier
+    # os._exit, not a normal exit: destroying gloo's process group (destroy_process_group, or the interpreter's
+    # shutdown) joins gloo's worker threads while holding the GIL, and a worker waiting for the GIL deadlocks it
+    # (seen in about one run in ten on the loaded test machine, even after a barrier).
     sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
