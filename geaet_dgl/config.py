@@ -12,14 +12,20 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional
 
 MPNN_CHOICES = ("gatedgcn", "gcn", "gin", "gine", "gat", "pna", "genconv", "none")
-ATTENTION_CHOICES = ("transformer", "performer", "none")
-PE_CHOICES = ("none", "eslappe", "lappe", "rwse")
+ATTENTION_CHOICES = ("transformer", "biased_transformer", "performer", "none")
+PE_CHOICES = ("none", "eslappe", "lappe", "rwse", "signnet", "hkdiagse", "elstaticse")
+#: Encodings concatenated to the node features (``pe_dim`` of the width).
+CONCAT_PES = ("lappe", "rwse", "signnet", "hkdiagse", "elstaticse")
+#: Encodings of precomputed per-node statistics, encoded by ``pe_model``.
+KERNEL_PES = ("rwse", "hkdiagse", "elstaticse")
+PE_MODEL_CHOICES = ("linear", "mlp")
+SIGNNET_MODEL_CHOICES = ("deepset", "mlp")
 NORM_CHOICES = ("batch", "layer")
 SCOPE_CHOICES = ("graph", "batch")
 GEANET_VARIANT_CHOICES = ("reference", "paper")
-HEAD_CHOICES = ("graph", "mlp_graph", "node", "root", "link")
+HEAD_CHOICES = ("graph", "mlp_graph", "san_graph", "node", "root", "link")
 POOLING_CHOICES = ("mean", "sum", "max")
-ENCODER_CHOICES = ("linear", "embedding", "constant")
+ENCODER_CHOICES = ("linear", "embedding", "constant", "typedict")
 ACTIVATION_CHOICES = ("relu", "gelu")
 LOSS_CHOICES = ("cross_entropy", "weighted_cross_entropy", "l1", "bce", "link_cross_entropy")
 METRIC_CHOICES = ("accuracy", "balanced_accuracy", "mae", "average_precision", "f1_macro", "mrr")
@@ -59,6 +65,90 @@ class GEANetConfig:
     variant: str = "reference"
 
 
+TYPE_SCOPE_CHOICES = ("type", "all")
+LOCAL_WEIGHT_CHOICES = ("relation", "typed")
+HETERO_HEADS = ("graph", "mlp_graph", "node")
+
+
+@dataclass
+class HeteroConfig:
+    """The schema of heterograph input; empty ``ntypes`` means homogeneous graphs.
+
+    ``ntypes`` and ``node_in_feats`` (float feature width per node type, 0 for
+    a type without features), ``etypes`` (canonical edge types written
+    ``"src:rel:dst"``) and ``edge_in_feats`` likewise. ``target_ntype`` is the
+    node type a node head predicts for. ``geanet_type_scope`` is where GEANet
+    normalises: within each node (edge) type (``type``) or over all of them
+    (``all``); see :mod:`geaet_dgl.nn.hetero_external_attention`.
+    ``local_weights`` is the local MPNN: one per relation, averaged per
+    destination type (``relation``), or one GatedGCN with typed weights on
+    the whole graph (``typed``); see :mod:`geaet_dgl.nn.hetero_geaet_layer`.
+    """
+
+    ntypes: List[str] = field(default_factory=list)
+    node_in_feats: List[int] = field(default_factory=list)
+    etypes: List[str] = field(default_factory=list)
+    edge_in_feats: List[int] = field(default_factory=list)
+    target_ntype: str = ""
+    geanet_type_scope: str = "type"
+    local_weights: str = "relation"
+
+    @property
+    def canonical_etypes(self) -> List[tuple]:
+        return [tuple(r.split(":")) for r in self.etypes]
+
+    def validate(self, model: "ModelConfig") -> None:
+        _check_choice("hetero.geanet_type_scope", self.geanet_type_scope, TYPE_SCOPE_CHOICES)
+        _check_choice("hetero.local_weights", self.local_weights, LOCAL_WEIGHT_CHOICES)
+        if not self.ntypes:
+            return
+        if len(self.node_in_feats) != len(self.ntypes) or len(self.edge_in_feats) != len(self.etypes):
+            raise ConfigError("hetero.node_in_feats (edge_in_feats) needs one width per node (edge) type")
+        for rel in self.etypes:
+            parts = rel.split(":")
+            if len(parts) != 3 or parts[0] not in self.ntypes or parts[2] not in self.ntypes:
+                raise ConfigError(f"hetero.etypes entry {rel!r} must be 'src:rel:dst' with src and dst among "
+                                  f"{', '.join(self.ntypes)}")
+        if model.pe != "none":
+            raise ConfigError(f"a heterograph model takes no positional encoding (model.pe={model.pe!r}); "
+                              "set model.pe=none")
+        if model.external and model.geanet.variant != "reference":
+            raise ConfigError("a heterograph model has the reference's GEANet only; set model.geanet.variant=reference")
+        _check_choice("model.head (heterograph)", model.head, HETERO_HEADS)
+        if self.local_weights == "typed" and model.mpnn not in ("gatedgcn", "none"):
+            raise ConfigError(f"hetero.local_weights=typed is a GatedGCN, but model.mpnn={model.mpnn!r}; set "
+                              "model.mpnn=gatedgcn or hetero.local_weights=relation")
+        if model.head == "node" and self.target_ntype not in self.ntypes:
+            raise ConfigError(f"a node head on a heterograph needs data.target_ntype among "
+                              f"{', '.join(self.ntypes)}, got {self.target_ntype!r}")
+
+
+@dataclass
+class SignNetConfig:
+    """SignNet (``model.pe=signnet``): rho(phi(v) + phi(-v)) over ``pe_k`` eigenvectors, see docs/model.md."""
+
+    model: str = "deepset"
+    phi_layers: int = 3
+    phi_hidden_dim: int = 64
+    phi_out_dim: int = 4
+    rho_layers: int = 1
+
+
+@dataclass
+class GraphormerConfig:
+    """Graphormer's encodings: in/out-degree embeddings added to the node features and, for
+    ``attention=biased_transformer``, a learned per-head bias per capped shortest-path length, plus
+    (``num_edge_types > 0``) the encoded edge types along a shortest path (``edata['feat'][:, 0]``)."""
+
+    enable: bool = False
+    degrees_only: bool = False
+    spatial_types: int = 20
+    num_edge_types: int = 0
+    num_in_degrees: int = 64
+    num_out_degrees: int = 64
+    input_dropout: float = 0.0
+
+
 @dataclass
 class ModelConfig:
     """The GEAET network: encoders, ``num_layers`` GEAET layers and a head."""
@@ -75,6 +165,9 @@ class ModelConfig:
     pe_dim: int = 8
     pe_layers: int = 2
     pe_raw_norm: bool = False
+    pe_model: str = "linear"
+    signnet: SignNetConfig = field(default_factory=SignNetConfig)
+    graphormer: GraphormerConfig = field(default_factory=GraphormerConfig)
     hidden_dim: int = 40
     num_layers: int = 5
     mpnn: str = "gatedgcn"
@@ -97,6 +190,7 @@ class ModelConfig:
     pooling: str = "mean"
     head_layers: int = 2
     head_dropout: float = 0.0
+    hetero: HeteroConfig = field(default_factory=HeteroConfig)
 
     def geanet_unit_size(self) -> int:
         """GEANet's slots per head: ``geanet.unit_size``, or ``hidden_dim // geanet.num_heads`` when None."""
@@ -105,6 +199,7 @@ class ModelConfig:
         return self.hidden_dim // max(self.geanet.num_heads, 1)
 
     def validate(self) -> "ModelConfig":
+        self.hetero.validate(self)
         _check_choice("mpnn", self.mpnn, MPNN_CHOICES)
         _check_choice("attention", self.attention, ATTENTION_CHOICES)
         _check_choice("pe", self.pe, PE_CHOICES)
@@ -146,12 +241,25 @@ class ModelConfig:
             )
         if self.mpnn == "none" and self.attention == "none" and not self.external:
             raise ConfigError("a GEAET layer needs at least one branch: set mpnn, attention or external")
-        if self.pe in ("lappe", "rwse") and self.pe_dim >= self.hidden_dim:
+        _check_choice("pe_model", self.pe_model, PE_MODEL_CHOICES)
+        _check_choice("signnet.model", self.signnet.model, SIGNNET_MODEL_CHOICES)
+        if self.pe == "elstaticse" and self.pe_k != 10:
+            raise ConfigError(f"pe=elstaticse has 10 statistics per node; set model.pe_k=10 (got {self.pe_k})")
+        if self.pe == "signnet" and (self.signnet.phi_layers < 2 or self.signnet.rho_layers < 1):
+            raise ConfigError("signnet.phi_layers must be >= 2 and signnet.rho_layers >= 1")
+        if self.attention == "biased_transformer" and not (self.graphormer.enable and
+                                                           not self.graphormer.degrees_only):
+            raise ConfigError("attention=biased_transformer reads Graphormer's spatial bias; set "
+                              "model.graphormer.enable=true and model.graphormer.degrees_only=false")
+        if self.pe in CONCAT_PES and self.pe_dim >= self.hidden_dim:
             raise ConfigError(f"pe_dim={self.pe_dim} must be smaller than hidden_dim={self.hidden_dim}")
         if self.node_encoder == "embedding" and len(self.node_vocab_sizes) != self.node_in_feats:
             raise ConfigError("node_encoder='embedding' needs one vocabulary size per node feature column")
         if self.edge_encoder == "embedding" and len(self.edge_vocab_sizes) != self.edge_in_feats:
             raise ConfigError("edge_encoder='embedding' needs one vocabulary size per edge feature column")
+        for side in ("node", "edge"):
+            if getattr(self, f"{side}_encoder") == "typedict" and len(getattr(self, f"{side}_vocab_sizes")) != 1:
+                raise ConfigError(f"{side}_encoder='typedict' embeds column 0 only: give one {side}_vocab_sizes entry")
         if self.head_layers < 1:
             raise ConfigError("head_layers must be at least 1")
         if self.head == "link" and self.out_feats != 1:
@@ -260,6 +368,9 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
     if default is None or value is None:
         return value
     if isinstance(default, list):
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) and not v.lstrip("-").isdigit()
+                                                               for v in value):
+            return list(value)  # names (hetero.ntypes, hetero.etypes)
         return _coerce_int_list(name, value)
     if isinstance(default, bool):
         if isinstance(value, bool):

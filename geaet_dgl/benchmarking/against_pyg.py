@@ -24,6 +24,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 import torch
 
 from ..inference import fold_for_inference
+from ..models import build_model
 from .inputs import check_reference_preset, loss_function, prebuilt_batches
 from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
 from .timing import environment, set_threads, summarize, time_call
@@ -62,8 +63,12 @@ def _interleaved(ours: Callable, ref: Callable, ours_batches, ref_batches, sizes
 def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Sequence[int] = (16, 64, 128),
                            repeats: int = 5, threads: int = 2, warmup: int = 2, num_batches: int = 2, seed: int = 0,
                            force: bool = False, parity_tolerance: float = PARITY_TOLERANCE,
-                           progress: Optional[Callable[[str], None]] = None, fold: bool = True) -> Dict[str, object]:
+                           progress: Optional[Callable[[str], None]] = None, fold: bool = True,
+                           config: Optional[str] = None) -> Dict[str, object]:
     """Parity check, then interleaved CPU timing of ours vs the reference at every batch size.
+
+    ``config``: a reference (GEAET or GraphGPS) YAML; the model it describes is compared instead of
+    ``preset``'s (:mod:`.config_subject`), on synthetic graphs shaped like its dataset.
 
     Returns ``{'config', 'parity' (ParityReport.as_dict()), 'parity_max_abs_diff',
     'results': [{'batch_size', 'train_graphs_per_s', 'infer_graphs_per_s' (ours),
@@ -78,15 +83,35 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
     largest difference between its outputs and the unfolded model's on the parity batch is
     reported as ``fold_max_abs_diff`` and must also stay within ``parity_tolerance``.
     """
-    from .parity import check_parity, paired_models
     from ..interop.pyg_export import to_pyg_batch
+    from ..interop.reference_names import reference_to_ours
+    from .parity import compare_models, paired_models
 
-    key = check_reference_preset(preset)
+    if config is not None:
+        from .config_subject import config_subject
+
+        subject = config_subject(config)
+        key, train_settings, loss_fn = subject.name, subject.train, subject.loss()
+        batches_of = subject.batches
+
+        def pair():
+            reference = subject.reference_model(ref_dir, seed=seed)
+            ours = build_model(subject.model)
+            ours.load_state_dict(reference_to_ours(reference.state_dict()), strict=True)
+            return reference, ours
+    else:
+        key = check_reference_preset(preset)
+        train_settings, loss_fn = key, loss_function(key)
+
+        def batches_of(batch_size, count, seed):
+            return prebuilt_batches(key, batch_size, count, torch.device("cpu"), seed=seed)
+
+        def pair():
+            return paired_models(ref_dir, key, seed=seed)
     set_threads(threads)
-    cpu = torch.device("cpu")
 
-    graph, labels = prebuilt_batches(key, min(batch_sizes), 1, cpu, seed=seed)[0]
-    parity = check_parity(ref_dir, key, graph, labels, seed=seed)
+    graph, labels = batches_of(min(batch_sizes), 1, seed)[0]
+    parity = compare_models(*pair(), graph, labels, to_pyg_batch(graph, labels), loss_fn)
     if progress:
         progress(f"parity on a batch of {min(batch_sizes)} graphs: max |diff| = {parity.max_abs_diff:.3g} "
                  f"(outputs eval {parity.eval_output_max_abs_diff:.3g}, train {parity.train_output_max_abs_diff:.3g},"
@@ -95,7 +120,7 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
         raise ParityError(f"ours and the reference differ by {parity.max_abs_diff:.3g} > {parity_tolerance:g} "
                           f"(worst gradient: {parity.worst_grad_param}); fix parity first or pass force=True")
 
-    reference, ours = paired_models(ref_dir, key, seed=seed)
+    reference, ours = pair()
     fold_diff = None
     if fold:
         fold_diff = folding_difference(ours, graph)
@@ -104,16 +129,16 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
         if fold_diff > parity_tolerance and not force:
             raise ParityError(f"the folded inference model differs from the model by {fold_diff:.3g} > "
                               f"{parity_tolerance:g}; time with fold=False (--no-fold) or report the bug")
-    loss_fn = loss_function(key)
     # Each side steps as its own trainer does: ours FlatAdamW (clipping inside), the reference graphgym's.
-    ours_train = train_step_fn(ours, make_optimizer(ours, key), loss_fn, clip=make_clipper(key))
-    ref_train = train_step_fn(reference, make_optimizer(reference, key, reference=True), loss_fn,
-                              forward=reference_forward, clip=make_clipper(key, reference=True))
+    ours_train = train_step_fn(ours, make_optimizer(ours, train_settings), loss_fn,
+                               clip=make_clipper(train_settings))
+    ref_train = train_step_fn(reference, make_optimizer(reference, train_settings, reference=True), loss_fn,
+                              forward=reference_forward, clip=make_clipper(train_settings, reference=True))
     ref_infer = infer_step_fn(reference, forward=reference_forward)
 
     results = []
     for batch_size in batch_sizes:
-        ours_batches = prebuilt_batches(key, int(batch_size), num_batches, cpu, seed=seed)
+        ours_batches = batches_of(int(batch_size), num_batches, seed)
         ref_batches = [(to_pyg_batch(g, y), y) for g, y in ours_batches]
         sizes = [g.batch_size for g, _ in ours_batches]
         ours.eval(), reference.eval()
@@ -135,10 +160,12 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
                      f"{row['ref_train_graphs_per_s']:.1f} g/s ({row['ratio_train']:.2f}x); infer ours "
                      f"{row['infer_graphs_per_s']:.1f} vs ref {row['ref_infer_graphs_per_s']:.1f} g/s "
                      f"({row['ratio_infer']:.2f}x)")
-    config = dict(environment("cpu", threads), preset=key, repeats=repeats, warmup=warmup, num_batches=num_batches,
+    settings = dict(environment("cpu", threads), preset=key, repeats=repeats, warmup=warmup, num_batches=num_batches,
                   reference_dir=str(ref_dir), interleaved=True, parity_tolerance=parity_tolerance,
                   inference="folded" if fold else "unfolded")
-    return {"config": config, "parity": parity.as_dict(), "parity_max_abs_diff": parity.max_abs_diff,
+    if config is not None:
+        settings["config_file"] = str(config)
+    return {"config": settings, "parity": parity.as_dict(), "parity_max_abs_diff": parity.max_abs_diff,
             "fold_max_abs_diff": fold_diff, "results": results}
 
 

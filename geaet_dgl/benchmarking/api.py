@@ -77,6 +77,7 @@ def run_benchmark(
     limit_val: Optional[int] = None,
     epoch_repeats: int = 3,
     throughput: bool = True,
+    config_file: Optional[str] = None,
     echo: Optional[Callable[[str], None]] = print,
 ) -> Dict[str, object]:
     """Benchmark a preset's model and return the report dict (also printed, and written if asked).
@@ -124,6 +125,8 @@ def run_benchmark(
     force : time against the reference even when parity fails.
     fold : time inference on the folded model (:func:`~geaet_dgl.inference.fold_for_inference`,
         what evaluation runs); False times the model itself.
+    config_file : a reference (GEAET or GraphGPS) YAML: with ``against_pyg``, the throughput table compares
+        the model it describes instead of ``preset``'s (no peak-memory columns; no other job).
     echo : where the text report goes (None: silent).
 
     Returns
@@ -134,7 +137,12 @@ def run_benchmark(
     ``ratio_infer``]), and when run ``parity_max_abs_diff`` / ``parity``, ``breakdown``,
     ``epoch``, ``scaling``.
     """
-    if batch_sizes or epoch:
+    if config_file is not None:
+        if against_pyg is None or epoch or breakdown or scaling or not throughput:
+            raise ConfigError("--config FILE.yaml chooses the model of the throughput comparison with the "
+                              "reference: use it with --against-pyg REF_DIR and no other job")
+        preset = os.path.basename(config_file)
+    elif batch_sizes or epoch:
         preset = check_supported(preset)
     epoch_vs_reference = epoch and against_pyg is not None
     if epoch_vs_reference and not batch_sizes:
@@ -174,9 +182,10 @@ def run_benchmark(
 
             comparison = compare_with_reference(against_pyg, preset, batch_sizes, repeats=repeats,
                                                 threads=threads, warmup=warmup, num_batches=num_batches, seed=seed,
-                                                force=force, progress=echo, fold=fold)
-            memory = run_throughput(preset, batch_sizes, device, threads, repeats=1, warmup=1,
-                                    num_batches=num_batches, seed=seed, isolate=isolate, fold=fold)
+                                                force=force, progress=echo, fold=fold, config=config_file)
+            memory = [] if config_file else run_throughput(preset, batch_sizes, device, threads, repeats=1, warmup=1,
+                                                           num_batches=num_batches, seed=seed, isolate=isolate,
+                                                           fold=fold)
             for row, mem in zip(comparison["results"], memory):
                 row.update({k: mem[k] for k in _MEMORY_KEYS if k in mem})
             report["results"] = comparison["results"]
@@ -186,6 +195,9 @@ def run_benchmark(
             config.update(reference_dir=str(against_pyg), throughput_source=(
                 "ours and the reference interleaved in one process on the same pre-built batches; peak RSS from "
                 "a separate process per batch size running our model alone (1 warm-up + 1 step per phase)"))
+            if config_file:
+                config.update(config_file=str(config_file), throughput_source=(
+                    "ours and the reference interleaved in one process on the same pre-built batches"))
         elif batch_sizes and throughput:
             report["results"] = run_throughput(preset, batch_sizes, device, threads, repeats=repeats,
                                                warmup=warmup, num_batches=num_batches, seed=seed, isolate=isolate,

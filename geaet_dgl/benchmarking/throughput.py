@@ -16,6 +16,7 @@ import torch
 
 from ..inference import fold_for_inference
 from ..models import build_model
+from ..config import TrainConfig
 from ..presets import get_preset
 from .inputs import check_supported, loss_function, prebuilt_batches
 from .timing import (check_device, current_rss_mib, peak_gpu_mib, peak_rss_mib, rates, set_threads, summarize,
@@ -24,8 +25,13 @@ from .timing import (check_device, current_rss_mib, peak_gpu_mib, peak_rss_mib, 
 Batch = Tuple[object, torch.Tensor]
 
 
-def make_optimizer(model: torch.nn.Module, preset: str, reference: bool = False) -> torch.optim.Optimizer:
-    """The optimizer each trainer builds, at the preset's lr and weight decay.
+def _train_settings(preset) -> "TrainConfig":
+    """The preset's training settings; a :class:`~geaet_dgl.config.TrainConfig` is its own."""
+    return preset if isinstance(preset, TrainConfig) else get_preset(preset).train
+
+
+def make_optimizer(model: torch.nn.Module, preset, reference: bool = False) -> torch.optim.Optimizer:
+    """The optimizer each trainer builds, at the preset's (or a TrainConfig's) lr and weight decay.
 
     Ours: :func:`~geaet_dgl.training.schedule.build_optimizer` (AdamW over
     one flat buffer, clipping inside its step). ``reference=True``: what graphgym's ``create_optimizer``
@@ -34,20 +40,20 @@ def make_optimizer(model: torch.nn.Module, preset: str, reference: bool = False)
     """
     from ..training.schedule import build_optimizer
 
-    train = get_preset(preset).train
+    train = _train_settings(preset)
     if reference:
         return torch.optim.AdamW(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
     return build_optimizer(model.parameters(), lr=train.lr, weight_decay=train.weight_decay,
                            max_grad_norm=train.clip_grad_norm)
 
 
-def make_clipper(preset: str, reference: bool = False) -> Callable[[torch.nn.Module], None]:
+def make_clipper(preset, reference: bool = False) -> Callable[[torch.nn.Module], None]:
     """Gradient clipping as each trainer does it (the presets clip the norm at 1.0, as the reference's configs).
 
     Ours: nothing here, :func:`make_optimizer`'s step clips; ``reference=True``:
     graphgym's ``torch.nn.utils.clip_grad_norm_(params, value)``.
     """
-    max_norm = get_preset(preset).train.clip_grad_norm
+    max_norm = _train_settings(preset).clip_grad_norm
     if max_norm is None or not reference:
         return lambda model: None
     return lambda model: torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)

@@ -7,6 +7,8 @@ keyword arguments and writes the returned dict to ``OUT_JSON``. Tasks:
 * ``throughput`` -> :func:`geaet_dgl.benchmarking.throughput.measure_throughput`
 * ``epoch`` -> :func:`geaet_dgl.benchmarking.epoch.measure_epoch`
 * ``scaling`` -> :func:`geaet_dgl.benchmarking.scaling.measure_scaling_point`
+* ``hetero`` -> :func:`geaet_dgl.benchmarking.hetero.measure_hetero`
+* ``hetero_pair`` -> :func:`geaet_dgl.benchmarking.hetero.measure_hetero_pair`
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ TASKS = {
     "throughput": ("geaet_dgl.benchmarking.throughput", "measure_throughput"),
     "epoch": ("geaet_dgl.benchmarking.epoch", "measure_epoch"),
     "scaling": ("geaet_dgl.benchmarking.scaling", "measure_scaling_point"),
+    "hetero": ("geaet_dgl.benchmarking.hetero", "measure_hetero"),
+    "hetero_pair": ("geaet_dgl.benchmarking.hetero", "measure_hetero_pair"),
 }
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

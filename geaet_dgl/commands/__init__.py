@@ -3,5 +3,6 @@
 Each command only parses its options and calls the library: the rules (which
 options conflict, what a resumed run may change, default folders, allocator
 start-up) live next to what they govern. :mod:`.options` holds the options and
-the error handling the commands share.
+the error handling the commands share. A new command: a function in its group's
+module (or a new module here), and one line in ``cli.COMMANDS``.
 """

@@ -60,6 +60,10 @@ from .options import ListOptionCommand, handle_errors, threads_option
 @click.option("--against-pyg", "against_pyg", type=click.Path(file_okay=False), metavar="REF_DIR",
               help="A checkout of icm1018/GEAET (its dependencies installed here): check parity on the same "
                    "weights, then time both models interleaved on the same batches and report the ratios.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), metavar="FILE.yaml",
+              help="With --against-pyg: compare the model this reference (GEAET) or GraphGPS YAML describes "
+                   "instead of --preset's, on synthetic graphs shaped like its dataset (MNIST, CIFAR10, PATTERN, "
+                   "Peptides-struct) carrying the encodings it reads.")
 @click.option("--force", is_flag=True, help="Time against the reference even if parity fails.")
 @click.option("--allocator", type=click.Choice(["hugetlb", "system", "keep"]), default=None,
               help="How glibc serves large tensors in the measuring processes: transparent huge pages (512x "
@@ -76,7 +80,8 @@ def benchmark(what: Tuple[str, ...], preset: str, batch_sizes: Tuple[int, ...], 
               repeats: int, warmup: int, epoch: bool, breakdown: bool, num_graphs: int, workers: int, scaling: bool,
               max_nodes: int, against_pyg: Optional[str], force: bool, allocator: Optional[str],
               json_path: Optional[str], plot_path: Optional[str], dataset: str, data_dir: Optional[str],
-              limit_train: Optional[int], limit_val: Optional[int], epoch_repeats: int, no_fold: bool) -> None:
+              limit_train: Optional[int], limit_val: Optional[int], epoch_repeats: int, no_fold: bool,
+              config_file: Optional[str]) -> None:
     """Throughput (graphs/s, train and inference), peak memory, where a step's time goes, epoch time,
     scaling; optionally side by side with the PyG reference. Speed is only comparable within one run."""
     jobs = set(what or ("throughput",))
@@ -87,4 +92,4 @@ def benchmark(what: Tuple[str, ...], preset: str, batch_sizes: Tuple[int, ...], 
                   scaling="scaling" in jobs, max_nodes=max_nodes, against_pyg=against_pyg, force=force,
                   allocator=allocator, json_path=json_path, plot_path=plot_path, dataset=dataset, data_dir=data_dir,
                   limit_train=limit_train, limit_val=limit_val, epoch_repeats=epoch_repeats, fold=not no_fold,
-                  echo=click.echo)
+                  config_file=config_file, echo=click.echo)

@@ -121,12 +121,7 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
         if summary is not None:  # None on the ranks other than 0 under torchrun
             print_summary(summary, resume_dir)
         return
-    if allow_changed_data:
-        from geaet_dgl.config import OptionConflict
-
-        raise OptionConflict("--allow-changed-data only concerns --resume (and eval); a new run reads its data as "
-                             "it is now: drop it")
-    training.run_config.check_run_source(dataset, data.get("data_file"), config, preset)
+    training.run_config.check_run_source(dataset, data.get("data_file"), config, preset, allow_changed_data)
     overrides = settings_with_options(parse_settings(settings), epochs=epochs, batch_size=batch_size, lr=lr,
                                       seed=seed)
     data.update(given(task=task, split_file=split_file, split=list(split_fractions) if split_fractions else None,

@@ -32,10 +32,13 @@ class GraphDataset(Dataset):
         What a label belongs to; decides how :func:`collate_for` batches them.
     counts : torch.Tensor, optional
         ``level='link'`` only: ``(G,)`` pairs per graph, ``P_i``.
+    node_type : str, optional
+        ``level='node'`` on heterographs: the node type the labels belong to
+        (``N_i`` counts that type's nodes).
     """
 
     def __init__(self, graphs: Sequence[dgl.DGLGraph], labels: torch.Tensor, level: str = "graph",
-                 counts: Optional[torch.Tensor] = None):
+                 counts: Optional[torch.Tensor] = None, node_type: Optional[str] = None):
         if level not in LEVELS:
             raise DataError(f"level={level!r} is not one of {', '.join(LEVELS)}")
         if (counts is None) == (level == "link"):
@@ -43,8 +46,9 @@ class GraphDataset(Dataset):
         labels = torch.as_tensor(labels)
         self.graphs: List[dgl.DGLGraph] = list(graphs)
         self.level = level
+        self.node_type = node_type
         if level == "node":
-            sizes = torch.tensor([g.num_nodes() for g in self.graphs], dtype=torch.int64)
+            sizes = self.node_counts()
             if int(sizes.sum()) != labels.shape[0]:
                 raise DataError(f"{len(self.graphs)} graphs with {int(sizes.sum())} nodes but {labels.shape[0]} "
                                 "node labels; pass one label per node, graphs concatenated")
@@ -64,6 +68,12 @@ class GraphDataset(Dataset):
     def __len__(self) -> int:
         return len(self.graphs)
 
+    def node_counts(self) -> torch.Tensor:
+        """(G,) int64: the nodes each graph has labels for (all its nodes, or those of ``node_type``)."""
+        node_type = getattr(self, "node_type", None)  # datasets pickled before node_type existed
+        return torch.tensor([g.num_nodes(node_type) if node_type else g.num_nodes() for g in self.graphs],
+                            dtype=torch.int64)
+
     def __getitem__(self, index: int) -> Tuple[dgl.DGLGraph, torch.Tensor]:
         if self.level in ("node", "link"):
             return self.graphs[index], self.labels[self.offsets[index]:self.offsets[index + 1]]
@@ -75,7 +85,7 @@ class GraphDataset(Dataset):
             return self
         if self.level == "node":
             end = int(self.offsets[min(count, len(self.graphs))])
-            return GraphDataset(self.graphs[:count], self.labels[:end], level="node")
+            return GraphDataset(self.graphs[:count], self.labels[:end], level="node", node_type=self.node_type)
         if self.level == "link":
             end = min(count, len(self.graphs))
             return GraphDataset(self.graphs[:count], self.labels[:int(self.offsets[end])], level="link",

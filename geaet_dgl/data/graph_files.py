@@ -498,6 +498,19 @@ def inspect_graph_file(path: PathLike, task: Optional[str] = None) -> GraphFileI
                          features=features)
 
 
+def run_split(num_graphs: int, path: Path, split_file: Optional[PathLike], split: Optional[Sequence[float]],
+              split_seed: int, identity: Optional[Dict], indices: Optional[Dict[str, List[int]]],
+              allow_changed: bool) -> Dict[str, List[int]]:
+    """The split of a run on the file: the run's recorded ``indices`` (after checking the file against its
+    ``identity``), else :func:`split_indices` (also for heterograph files, :mod:`.hetero_files`)."""
+    if identity is not None:
+        check_unchanged(f"graph file {path}", identity_changes(identity, file_identity(path, num_graphs)),
+                        allow_changed, "restore the file the run was trained on")
+    if indices is not None:
+        return recorded_split(indices, num_graphs, path)
+    return split_indices(num_graphs, path, split_file, split, split_seed)
+
+
 def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file: Optional[PathLike] = None,
                     split: Optional[Sequence[float]] = None, split_seed: int = 0, pe_k: int = 0,
                     limit_train: Optional[int] = None, limit_val: Optional[int] = None,
@@ -539,13 +552,7 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
     spec = infer_feature_spec(graphs, path)
     conform_graphs(graphs, path, spec)
     targets, outputs = graph_file_labels(graphs, labels, path, task)
-    if identity is not None:
-        check_unchanged(f"graph file {path}", identity_changes(identity, file_identity(path, len(graphs))),
-                        allow_changed, "restore the file the run was trained on")
-    if indices is not None:
-        chosen = recorded_split(indices, len(graphs), path)
-    else:
-        chosen = split_indices(len(graphs), path, split_file, split, split_seed)
+    chosen = run_split(len(graphs), path, split_file, split, split_seed, identity, indices, allow_changed)
     limits = {"train": limit_train, "val": limit_val, "test": limit_test}
     node_offsets = None
     if task == "node-classification":

@@ -259,6 +259,8 @@ def is_node_graph_file(path: PathLike) -> bool:
         first, _ = dgl.load_graphs(os.fspath(path), [0])
     except Exception:  # a missing or foreign file: the graph-file reader names the problem
         return False
+    if len(first[0].ntypes) > 1:  # a heterograph: its own reader (hetero_files)
+        return False
     return has_node_masks(first)
 
 

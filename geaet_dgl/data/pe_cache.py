@@ -228,13 +228,12 @@ def _digest(tensors: Dict[str, torch.Tensor], meta: dict) -> str:
     return sha.hexdigest()
 
 
-def save_pe_cache(path: PathLike, pe: SplitPE, meta: dict) -> None:
-    """Write ``pe`` with ``meta`` and a checksum to ``path`` atomically."""
-    tensors = pe.tensors()
+def save_tensor_cache(path: PathLike, tensors: Dict[str, torch.Tensor], meta: dict, count: int) -> None:
+    """Write named ``tensors`` (of ``count`` graphs) with ``meta`` and a checksum to ``path`` atomically."""
     payload = {
         "format": CACHE_FORMAT,
         "meta": dict(meta),
-        "count": int(len(pe.num_nodes)),
+        "count": int(count),
         "tensors": tensors,
         "sha256": _digest(tensors, meta),
     }
@@ -242,8 +241,8 @@ def save_pe_cache(path: PathLike, pe: SplitPE, meta: dict) -> None:
         torch.save(payload, handle)
 
 
-def load_pe_cache(path: PathLike, meta: dict) -> Optional[SplitPE]:
-    """Read a cache written by :func:`save_pe_cache`; ``None`` if unusable.
+def load_tensor_cache(path: PathLike, meta: dict, what: str = "PE") -> Optional[Dict[str, torch.Tensor]]:
+    """The tensors :func:`save_tensor_cache` wrote to ``path``; ``None`` if unusable.
 
     Unusable means: missing, unreadable or truncated, written for different
     ``meta``, or failing its checksum. Every case but "missing" is logged.
@@ -258,15 +257,26 @@ def load_pe_cache(path: PathLike, meta: dict) -> Optional[SplitPE]:
         stored_meta = payload["meta"]
         checksum = payload["sha256"]
     except Exception as exc:  # any failure to read means "corrupt": recompute
-        log.warning("PE cache %s is unreadable (%s: %s); recomputing", path, type(exc).__name__, exc)
+        log.warning("%s cache %s is unreadable (%s: %s); recomputing", what, path, type(exc).__name__, exc)
         return None
     if not ok_format or stored_meta != meta:
-        log.info("PE cache %s was built for other settings; recomputing", path)
+        log.info("%s cache %s was built for other settings; recomputing", what, path)
         return None
     if _digest(tensors, stored_meta) != checksum:
-        log.warning("PE cache %s fails its checksum (corrupt); recomputing", path)
+        log.warning("%s cache %s fails its checksum (corrupt); recomputing", what, path)
         return None
-    return SplitPE(**tensors)
+    return tensors
+
+
+def save_pe_cache(path: PathLike, pe: SplitPE, meta: dict) -> None:
+    """Write ``pe`` with ``meta`` and a checksum to ``path`` atomically."""
+    save_tensor_cache(path, pe.tensors(), meta, len(pe.num_nodes))
+
+
+def load_pe_cache(path: PathLike, meta: dict) -> Optional[SplitPE]:
+    """Read a cache written by :func:`save_pe_cache`; ``None`` if unusable (see :func:`load_tensor_cache`)."""
+    tensors = load_tensor_cache(path, meta)
+    return None if tensors is None else SplitPE(**tensors)
 
 
 def cache_path(cache_dir: PathLike, tag: str, count: int, meta: dict) -> Path:

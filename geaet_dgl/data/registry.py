@@ -10,7 +10,8 @@ from .errors import DataError
 from .generated.sbm import load_sbm, sbm_present
 from .generated.synthetic import synthetic_splits
 from .generated.tree import DEFAULT_PERMUTATIONS, load_tree
-from .graph_files import GRAPH_FILE, load_graph_file
+from .graph_files import GRAPH_FILE
+from .hetero_files import load_file
 from .node_graph import is_node_graph_file, load_node_graph
 from .lrgb.pcqm_contact import NUM_GRAPHS as NUM_PCQM_CONTACT, PCQM_CONTACT_SIZES, load_pcqm_contact, pcqm_contact_present
 from .lrgb.peptides import NUM_PEPTIDES, PEPTIDES_SIZES, load_peptides, peptides_present
@@ -51,7 +52,7 @@ def _cifar10(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
 
 #: Options only one loader reads; load_dataset drops them for every other dataset.
 _ONLY_FOR = {"cifar_images": "cifar10", **{key: GRAPH_FILE for key in ("data_file", "task", "split_file", "split",
-                                                                      "split_seed")}}
+                                                                      "split_seed", "target_ntype")}}
 
 
 SYNTHETIC_DEFAULT_SIZES = {"train": 256, "val": 64, "test": 64}
@@ -129,8 +130,11 @@ def _graph_file(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     if not data_file:
         raise DataError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
     if is_node_graph_file(data_file):  # one graph with train/val/test node masks
+        if kwargs.pop("target_ntype", None) is not None:
+            raise DataError(f"{data_file} holds one graph of one node type with node masks; data.target_ntype is "
+                            "for heterographs: drop it")
         return load_node_graph(data_file, **kwargs)
-    return load_graph_file(data_file, **kwargs)
+    return load_file(data_file, **kwargs)
 
 
 LOADERS: Dict[str, Callable[..., DatasetSplits]] = {

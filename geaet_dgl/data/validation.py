@@ -70,7 +70,8 @@ def check_finite_fields(graphs: Sequence[dgl.DGLGraph], split: str, dataset_name
         unit = "node" if kind == "ndata" else "edge"
         for key in keys:
             parts = [frame[key] for frame in frames if key in frame]
-            if len(parts) != len(frames) or not all(p.is_floating_point() for p in parts):
+            if len(parts) != len(frames) or not all(isinstance(p, torch.Tensor) and p.is_floating_point()
+                                                    for p in parts):  # a dict: a heterograph's (checked on load)
                 continue
             values = torch.cat([p.reshape(p.shape[0], -1) for p in parts])
             finite = torch.isfinite(values).all(dim=1)
@@ -163,7 +164,7 @@ def node_label_sizes(dataset: GraphDataset) -> Optional[torch.Tensor]:
     """``(G,)`` nodes per graph if ``dataset`` holds per-node labels, else None."""
     if getattr(dataset, "level", "graph") != "node":
         return None
-    return torch.tensor([g.num_nodes() for g in dataset.graphs], dtype=torch.int64)
+    return dataset.node_counts()
 
 
 def validate_splits(splits: DatasetSplits) -> DatasetSplits:

@@ -30,8 +30,8 @@ class FoldedRWSEEncoder(nn.Module):
 
     @staticmethod
     def supports(encoder: nn.Module) -> bool:
-        return type(encoder) is RWSEEncoder and (encoder.raw_norm is None or
-                                                 batchnorm_affine(encoder.raw_norm) is not None)
+        return (type(encoder) is RWSEEncoder and type(encoder.pe_encoder) is nn.Linear
+                and (encoder.raw_norm is None or batchnorm_affine(encoder.raw_norm) is not None))
 
     def forward(self, rwse: torch.Tensor) -> torch.Tensor:
         return F.linear(rwse, self.weight, self.bias)
@@ -73,11 +73,13 @@ class FoldedGEAET(nn.Module):
         self.pe_encoder = model.pe_encoder
         if FoldedRWSEEncoder.supports(model.pe_encoder):
             self.pe_encoder = FoldedRWSEEncoder(model.pe_encoder)
+        self.degree_encoder, self.bias_encoder = model.degree_encoder, model.bias_encoder
         self.layers = nn.ModuleList(fold_layer(layer) for layer in model.layers)
         self.head = model.head
 
     # The same encoding as the model's (its encoders are kept as they are); only pe_distance differs.
     encode = GEAET.encode
+    attention_bias = GEAET.attention_bias
 
     def pe_distance(self, graph: dgl.DGLGraph, eigvecs: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
         """(N, k) eigenvectors -> (E, 1) squared distances of the encoded PE, :math:`\\lVert W (v_j - v_i) \\rVert^2`.

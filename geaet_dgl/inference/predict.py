@@ -41,11 +41,13 @@ from ..atomic import atomic_write
 from ..config import ConfigError, ModelConfig
 from ..data.errors import DataError
 from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
+from ..data.hetero_files import HeteroSchema, conform_hetero_graphs
 from ..data.node_graph import MASKS
 from ..data.pe_cache import attach_pe, compute_split_pe
 from ..data.input_transform import apply_input_transform
 from ..data.registry import input_transform_of, laplacian_norm_of
-from ..training.run_config import RunConfig, data_pe_sizes
+from ..data.se_cache import attach_structural
+from ..training.run_config import RunConfig, data_pe_sizes, structural_spec
 from .geaet import fold_for_inference
 from .layerwise import full_graph_forward
 from .trained_run import open_trained_run
@@ -84,10 +86,10 @@ def output_kind(run: RunConfig) -> OutputKind:
 
 def feature_spec(model: ModelConfig) -> FeatureSpec:
     """What ``model`` reads from a graph, as a :class:`FeatureSpec` (no edge features for a constant encoder)."""
-    node_vocab = tuple(model.node_vocab_sizes) if model.node_encoder == "embedding" else None
+    node_vocab = tuple(model.node_vocab_sizes) if model.node_encoder in ("embedding", "typedict") else None
     if model.edge_encoder == "constant":
         return FeatureSpec(model.node_in_feats, node_vocab, 0, None)
-    edge_vocab = tuple(model.edge_vocab_sizes) if model.edge_encoder == "embedding" else None
+    edge_vocab = tuple(model.edge_vocab_sizes) if model.edge_encoder in ("embedding", "typedict") else None
     return FeatureSpec(model.node_in_feats, node_vocab, model.edge_in_feats, edge_vocab)
 
 
@@ -97,11 +99,18 @@ def prepare_graphs(graphs: List[dgl.DGLGraph], path: PathLike, run: RunConfig, c
     (``data.input_transform``, e.g. VOC/COCO's standardisation) and attach the positional encodings it reads
     (in place). The graphs' features are those the dataset's files store."""
     trained_on = f"as checkpoint {os.fspath(checkpoint)} was trained" if checkpoint else ""
+    hetero = run.model.hetero
+    if hetero.ntypes:  # no positional encoding on heterographs
+        schema = HeteroSchema(tuple(hetero.ntypes), tuple(hetero.node_in_feats), tuple(hetero.canonical_etypes),
+                              tuple(hetero.edge_in_feats), hetero.target_ntype)
+        conform_hetero_graphs(graphs, path, schema, trained_on=trained_on or "the model")
+        return
     conform_graphs(graphs, path, feature_spec(run.model), trained_on=trained_on)
     apply_input_transform(graphs, run.data.input_transform or input_transform_of(run.data.dataset))
     pe_k, rwse_k = data_pe_sizes(run.model)
     norm = run.data.laplacian_norm or laplacian_norm_of(run.data.dataset)
     attach_pe(graphs, compute_split_pe(graphs, pe_k, norm, rwse_k, progress=progress and bool(pe_k or rwse_k)))
+    attach_structural(graphs, structural_spec(run.model))
 
 
 @torch.no_grad()
@@ -111,7 +120,8 @@ def model_outputs(model: torch.nn.Module, graphs: List[dgl.DGLGraph], batch_size
     graph for graph heads, one ``(N_i, out_feats)`` per graph for node heads."""
     device = torch.device(device)
     config = model.config
-    if config.head == "node" and len(graphs) == 1:  # one graph: every node with the whole graph as context
+    if config.head == "node" and len(graphs) == 1 and graphs[0].is_homogeneous:
+        # one graph: every node with the whole graph as context, layer by layer when one pass does not fit
         return [full_graph_forward(model.to(device), graphs[0].to(device)).cpu()]
     model = fold_for_inference(model.to(device))  # eval mode, BatchNorms folded: same outputs, faster
     outputs: List[torch.Tensor] = []
@@ -120,7 +130,8 @@ def model_outputs(model: torch.nn.Module, graphs: List[dgl.DGLGraph], batch_size
         output = model(dgl.batch(chunk).to(device)).cpu()
         output = output.reshape(output.shape[0], -1)
         if config.head == "node":
-            outputs.extend(torch.split(output, [g.num_nodes() for g in chunk]))
+            target = config.hetero.target_ntype or None  # a heterograph model predicts its target type's nodes
+            outputs.extend(torch.split(output, [g.num_nodes(target) for g in chunk]))
         else:
             outputs.extend(output)
     return outputs
@@ -196,7 +207,7 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
     keep = None if nodes is None else node_selection(graphs, graphs_path, nodes, kind.level)
     prepare_graphs(graphs, graphs_path, run, checkpoint, progress=progress)
     batch_size, scope = run.train.batch_size, run.model.geanet.scope
-    whole_graph = kind.level == "node" and len(graphs) == 1
+    whole_graph = kind.level == "node" and len(graphs) == 1 and graphs[0].is_homogeneous
     uses_batch = run.model.external and scope == "batch"
     if whole_graph:
         log.info("scoring the %d nodes of one graph, each with the whole graph as context", graphs[0].num_nodes())

@@ -149,14 +149,26 @@ def _pyg_data(graph: dgl.DGLGraph, label: torch.Tensor):
                       EigVals=graph.ndata.get("lap_eigval", torch.zeros_like(graph.ndata["lap_pe"])).unsqueeze(-1))
     if "rwse" in graph.ndata:
         fields["pestat_RWSE"] = graph.ndata["rwse"]
+    if "lap_pe" in graph.ndata:  # SignNet reads its own copy of the eigenvectors
+        fields.update(eigvecs_sn=fields["EigVecs"], eigvals_sn=fields["EigVals"])
+    for ours, theirs in (("hkdiag_se", "pestat_HKdiagSE"), ("elstatic_se", "pestat_ElstaticSE"),
+                         ("in_degree", "in_degrees"), ("out_degree", "out_degrees")):
+        if ours in graph.ndata:
+            fields[theirs] = graph.ndata[ours]
+    if "spatial_types" in graph.ndata:  # Graphormer's (N * N,) types over all (i, j) pairs, row-major
+        n = graph.num_nodes()
+        fields["spatial_types"] = graph.ndata["spatial_types"][:, :n].long().reshape(-1)
+        pairs = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
+        fields["graph_index"] = torch.stack(pairs).reshape(2, -1)
     return Data(**fields)
 
 
 def to_pyg_batch(graph: dgl.DGLGraph, labels: torch.Tensor):
     """A batched DGL graph -> the equivalent PyG ``Batch``.
 
-    Carries ``x``/``edge_attr`` from ``feat``, Laplacian PE as ``EigVecs``/``EigVals`` and RWSE as
-    ``pestat_RWSE`` when present, and ``y``: one label per graph, or per node when ``labels`` has one
+    Carries ``x``/``edge_attr`` from ``feat``, Laplacian PE as ``EigVecs``/``EigVals`` (and SignNet's
+    ``eigvecs_sn``), RWSE, HKdiagSE and ElstaticSE as ``pestat_*``, Graphormer's ``spatial_types``,
+    ``graph_index``, ``in_degrees`` and ``out_degrees`` when present, and ``y``: one label per graph, or per node when ``labels`` has one
     entry per node (node-level tasks).
     """
     from torch_geometric.data import Batch

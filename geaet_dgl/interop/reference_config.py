@@ -36,7 +36,8 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import yaml
 
-from ..config import ConfigError, GEANetConfig, ModelConfig, Preset, TrainConfig, apply_overrides, from_dict
+from ..config import (ConfigError, GEANetConfig, GraphormerConfig, ModelConfig, Preset, SignNetConfig, TrainConfig,
+                      apply_overrides, from_dict)
 from ..threads import default_threads
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,10 @@ DATASETS: Dict[Tuple[str, str], _Dataset] = {
                                                                 ("VOCNode",), ("VOCEdge",)),
     ("PyG-COCOSuperpixels", "edge_wt_region_boundary"): _Dataset("coco", 14, 2, 81, "classification",
                                                                  ("COCONode",), ("COCOEdge",)),
+    ("PyG-ZINC", "subset"): _Dataset("zinc", 1, 1, 1, "regression", ("TypeDictNode",), ("TypeDictEdge",)),
 }
+#: Datasets whose PyG graphs carry no ``edge_attr`` (Graphormer's path encoding is off there).
+NO_EDGE_ATTR = ("pattern", "cluster")
 
 #: graphgym's defaults (``torch_geometric.graphgym.config.set_cfg``, PyG 2.5.3) overwritten by the
 #: reference's ``GEAET/config/*.py``, for every key the mapping reads.
@@ -115,7 +119,7 @@ REFERENCE_DEFAULTS: Dict[str, Any] = {
     "model.edge_decoding": "dot", "model.graph_pooling": "add",
     "gnn.head": "default", "gnn.layers_pre_mp": 0, "gnn.layers_post_mp": 0, "gnn.dim_inner": 16,
     "gnn.act": "relu", "gnn.dropout": 0.0,
-    "gt.layer_type": "SANLayer", "gt.use_ffn": True, "gt.layers": 3, "gt.n_heads": 8, "gt.dim_hidden": 64,
+    "gt.layer_type": "SANLayer", "gt.dropout": 0.0, "gt.use_ffn": True, "gt.layers": 3, "gt.n_heads": 8, "gt.dim_hidden": 64,
     "gt.ffn_dropout": 0.0, "gt.global_dropout": 0.0, "gt.local_dropout": 0.0, "gt.external_dropout": 0.0,
     "gt.local_out_act": False, "gt.attn_dropout": 0.0, "gt.layer_norm": False, "gt.batch_norm": True,
     "GEANet.edge_unit": False, "GEANet.shared_unit": False, "GEANet.n_heads": 4, "GEANet.unit_size": 4,
@@ -123,7 +127,11 @@ REFERENCE_DEFAULTS: Dict[str, Any] = {
     "optim.max_epoch": 200, "optim.batch_accumulation": 1, "optim.num_warmup_epochs": 50,
     "optim.clip_grad_norm": False, "optim.clip_grad_norm_value": 1.0,
     "pretrained.dir": "",
-    "posenc_GraphormerBias.enable": False,
+    "posenc_GraphormerBias.enable": False, "posenc_GraphormerBias.node_degrees_only": False,
+    "posenc_GraphormerBias.dim_pe": 0, "posenc_GraphormerBias.num_spatial_types": None,
+    "posenc_GraphormerBias.num_in_degrees": None, "posenc_GraphormerBias.num_out_degrees": None,
+    "graphormer.num_heads": 4, "graphormer.input_dropout": 0.0, "graphormer.use_graph_token": True,
+    "posenc_SignNet.phi_out_dim": 4, "posenc_SignNet.phi_hidden_dim": 64,
 }
 for _pe in ("posenc_LapPE", "posenc_SignNet", "posenc_RWSE", "posenc_HKdiagSE", "posenc_ElstaticSE"):
     REFERENCE_DEFAULTS.update({f"{_pe}.enable": False, f"{_pe}.model": "none", f"{_pe}.dim_pe": 16,
@@ -136,6 +144,9 @@ for _pe in ("posenc_RWSE", "posenc_HKdiagSE", "posenc_ElstaticSE"):
     REFERENCE_DEFAULTS.update({f"{_pe}.kernel.times": [], f"{_pe}.kernel.times_func": ""})
 REFERENCE_DEFAULTS.update({"posenc_EquivStableLapPE.enable": False, "posenc_EquivStableLapPE.raw_norm_type": "none",
                            "posenc_ElstaticSE.kernel.times_func": "range(10)"})
+#: The reference's node-encoder name of each of our ``model.pe`` values.
+PE_NAMES = {"EquivStableLapPE": "eslappe", "LapPE": "lappe", "RWSE": "rwse", "SignNet": "signnet",
+            "HKdiagSE": "hkdiagse", "ElstaticSE": "elstaticse"}
 
 #: Keys about output, logging, checkpoint files or hardware: they never change the result.
 LOGGING_KEYS = {
@@ -178,9 +189,11 @@ NO_EFFECT_PREFIXES = ("gt.bigbird.", "graphormer.", "posenc_SignNet.", "posenc_H
 
 _LOCAL = {"CustomGatedGCN": "gatedgcn", "GCN": "gcn", "GIN": "gin", "GINE": "gine", "GAT": "gat", "PNA": "pna",
           "GENConv": "genconv", "None": "none"}
-_GLOBAL = {"Transformer": "transformer", "Performer": "performer", "None": "none"}
+_GLOBAL = {"Transformer": "transformer", "BiasedTransformer": "biased_transformer", "Performer": "performer",
+           "None": "none"}
 _EXTERNAL = {"GEANet": True, "None": False}
-_HEADS = {"default": "graph", "graph": "graph", "mlp_graph": "mlp_graph", "inductive_node": "node"}
+_HEADS = {"default": "graph", "graph": "graph", "mlp_graph": "mlp_graph", "san_graph": "san_graph",
+          "inductive_node": "node"}
 _POOLING = {"mean": "mean", "add": "sum", "max": "max"}
 _METRICS = {"accuracy": "accuracy", "accuracy-SBM": "balanced_accuracy", "mae": "mae", "ap": "average_precision",
             "f1": "f1_macro"}
@@ -321,48 +334,54 @@ def _dataset(get: _Reader) -> _Dataset:
     return dataset
 
 
-def _pe(get: _Reader) -> Tuple[str, str]:
-    """(base node encoder name, our pe) from ``dataset.node_encoder_name`` and the ``posenc_*`` switches."""
+def _pe(get: _Reader) -> Tuple[str, str, bool]:
+    """(base node encoder name, our pe, GraphormerBias on) from ``dataset.node_encoder_name`` and the
+    ``posenc_*`` switches."""
     get.require("dataset.node_encoder", (True,))
     get.require("dataset.node_encoder_bn", (False,))
     parts = str(get("dataset.node_encoder_name")).split("+")
-    pes = {"EquivStableLapPE": "eslappe", "LapPE": "lappe", "RWSE": "rwse"}
-    named = [p for p in parts if p in pes]
-    bases = [p for p in parts if p not in pes]
-    if len(named) > 1 or len(bases) > 1 or len(parts) > 2:
-        raise get.fail("dataset.node_encoder_name", "is not supported; use <Base>, <Base>+<PE> or <PE> with PE one "
-                                                    "of EquivStableLapPE, LapPE, RWSE")
+    graphormer = "GraphormerBias" in parts
+    named = [p for p in parts if p in PE_NAMES]
+    bases = [p for p in parts if p not in PE_NAMES and p != "GraphormerBias"]
+    if len(named) > 1 or len(bases) > 1 or parts.count("GraphormerBias") > 1 or \
+            (graphormer and parts.index("GraphormerBias") != len(bases)):
+        raise get.fail("dataset.node_encoder_name", f"is not supported; use <Base>, <Base>+<PE>, <PE> or "
+                                                    f"<Base>+GraphormerBias[+<PE>], one PE of {', '.join(PE_NAMES)}")
     for name in ("posenc_EquivStableLapPE", "posenc_LapPE", "posenc_RWSE", "posenc_SignNet", "posenc_HKdiagSE",
                  "posenc_ElstaticSE", "posenc_GraphormerBias"):
-        wanted = bool(named) and name == f"posenc_{named[0]}"
+        wanted = (bool(named) and name == f"posenc_{named[0]}") or (graphormer and name == "posenc_GraphormerBias")
         if bool(get(f"{name}.enable")) != wanted:
             raise get.fail(f"{name}.enable", f"disagrees with dataset.node_encoder_name="
                                              f"{get('dataset.node_encoder_name')!r} (set it to {wanted})")
-    return (bases[0] if bases else "LinearNode"), (pes[named[0]] if named else "none")
+    return (bases[0] if bases else "LinearNode"), (PE_NAMES[named[0]] if named else "none"), graphormer
 
 
 def _laplacian_norm(get: _Reader, model: ModelConfig) -> Optional[str]:
     """The Laplacian the data must be decomposed with: the reference reads ``posenc_LapPE.eigen.laplacian_norm``
     for LapPE *and* EquivStableLapPE."""
-    if model.pe not in ("eslappe", "lappe"):
+    if model.pe not in ("eslappe", "lappe", "signnet"):
         return None
-    norm = str(get("posenc_LapPE.eigen.laplacian_norm")).lower()
+    key = "posenc_SignNet.eigen.laplacian_norm" if model.pe == "signnet" else "posenc_LapPE.eigen.laplacian_norm"
+    norm = str(get(key)).lower()
     if norm not in ("sym", "none"):
-        raise get.fail("posenc_LapPE.eigen.laplacian_norm", "is not supported; use sym or none")
+        raise get.fail(key, "is not supported; use sym or none")
     return norm
 
 
 def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
-    get.require("model.type", ("GEAET",), "--config reads GEAET configurations:")
+    gps = get.require("model.type", ("GEAET", "GPSModel"), "--config reads GEAET and GraphGPS configurations:") \
+        == "GPSModel"
     config = ModelConfig()  # fields the network does not read keep these defaults
     config.node_in_feats, config.edge_in_feats, config.out_feats = (dataset.node_in_feats, dataset.edge_in_feats,
                                                                     dataset.out_feats)
-    base, config.pe = _pe(get)
+    base, config.pe, graphormer = _pe(get)
     if base not in dataset.node_encoders:
         raise get.fail("dataset.node_encoder_name", f"does not fit {dataset.name}; use "
                                                     f"{' or '.join(dataset.node_encoders)} (with a PE)")
     if base == "Atom":
         config.node_encoder, config.node_vocab_sizes = "embedding", list(OGB_ATOM_VOCAB)
+    elif base == "TypeDictNode":
+        config.node_encoder, config.node_vocab_sizes = "typedict", [get("dataset.node_encoder_num_types")]
     get.require("dataset.edge_encoder", (True,))
     get.require("dataset.edge_encoder_bn", (False,))
     edge = get("dataset.edge_encoder_name")
@@ -373,33 +392,45 @@ def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
         config.edge_encoder = "constant"
     elif edge == "Bond":
         config.edge_encoder, config.edge_vocab_sizes = "embedding", list(OGB_BOND_VOCAB)
+    elif edge == "TypeDictEdge":
+        config.edge_encoder, config.edge_vocab_sizes = "typedict", [get("dataset.edge_encoder_num_types")]
     _pe_settings(get, config)
 
     layer_type = str(get("gt.layer_type")).split("+")
-    if len(layer_type) != 3 or layer_type[0] not in _LOCAL or layer_type[1] not in _GLOBAL \
-            or layer_type[2] not in _EXTERNAL:
-        raise get.fail("gt.layer_type", f"is not supported; use LOCAL+GLOBAL+EXTERNAL with LOCAL one of "
-                                        f"{', '.join(_LOCAL)}; GLOBAL one of {', '.join(_GLOBAL)}; EXTERNAL GEANet "
-                                        "or None")
-    config.mpnn, config.attention, config.external = (_LOCAL[layer_type[0]], _GLOBAL[layer_type[1]],
-                                                      _EXTERNAL[layer_type[2]])
+    shape, parts = ("LOCAL+GLOBAL", 2) if gps else ("LOCAL+GLOBAL+EXTERNAL", 3)
+    if len(layer_type) != parts or layer_type[0] not in _LOCAL or layer_type[1] not in _GLOBAL \
+            or (not gps and layer_type[2] not in _EXTERNAL):
+        raise get.fail("gt.layer_type", f"is not supported; use {shape} with LOCAL one of {', '.join(_LOCAL)}; "
+                                        f"GLOBAL one of {', '.join(_GLOBAL)}"
+                                        + ("" if gps else "; EXTERNAL GEANet or None"))
+    config.mpnn, config.attention = _LOCAL[layer_type[0]], _GLOBAL[layer_type[1]]
+    config.external = False if gps else _EXTERNAL[layer_type[2]]
+    _graphormer(get, config, dataset, graphormer)
     config.performer_pad_keys = config.attention == "performer"  # the reference pads graphs to a dense batch
     config.hidden_dim, config.num_layers, config.num_heads = get("gt.dim_hidden"), get("gt.layers"), get("gt.n_heads")
     if get("gnn.dim_inner") != config.hidden_dim:
         raise get.fail("gnn.dim_inner", f"must equal gt.dim_hidden={config.hidden_dim} (the reference refuses "
                                         "anything else)")
     get.require("gnn.layers_pre_mp", (0,))
-    for ours, theirs in (("local_dropout", "local_dropout"), ("global_dropout", "global_dropout"),
-                         ("external_dropout", "external_dropout"), ("ffn_dropout", "ffn_dropout"),
-                         ("attn_dropout", "attn_dropout")):
-        setattr(config, ours, float(get(f"gt.{theirs}")))
-    config.use_ffn, config.local_out_act = bool(get("gt.use_ffn")), bool(get("gt.local_out_act"))
+    if gps:  # GraphGPS's GPSLayer: one gt.dropout after every branch and in the FFN (and inside GatedGCN)
+        dropout = float(get("gt.dropout"))
+        config.local_dropout = config.global_dropout = config.ffn_dropout = dropout
+        config.attn_dropout = float(get("gt.attn_dropout"))
+    else:
+        for ours, theirs in (("local_dropout", "local_dropout"), ("global_dropout", "global_dropout"),
+                             ("external_dropout", "external_dropout"), ("ffn_dropout", "ffn_dropout"),
+                             ("attn_dropout", "attn_dropout")):
+            setattr(config, ours, float(get(f"gt.{theirs}")))
+        config.use_ffn, config.local_out_act = bool(get("gt.use_ffn")), bool(get("gt.local_out_act"))
     norms = (bool(get("gt.batch_norm")), bool(get("gt.layer_norm")))
     if norms not in ((True, False), (False, True)):
         raise get.fail("gt.batch_norm", f"with gt.layer_norm={norms[1]} is not supported; set exactly one of "
                                         "gt.batch_norm and gt.layer_norm to True")
     config.norm = "batch" if norms[0] else "layer"
     config.activation = get.require("gnn.act", ("relu", "gelu"))
+    _head(get, config)
+    if gps:
+        return config
     heads, unit_size = get("GEANet.n_heads"), get("GEANet.unit_size")
     if isinstance(heads, int) and isinstance(unit_size, int) and heads * unit_size == config.hidden_dim:
         unit_size = None  # what our configuration derives from the width, as the presets leave it
@@ -409,8 +440,51 @@ def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
     if config.external and config.geanet.shared_unit and not config.geanet.edge_unit:
         raise get.fail("GEANet.shared_unit", "without GEANet.edge_unit fails in the reference (it builds share_U "
                                              "only with the edge unit); set GEANet.edge_unit: True")
-    _head(get, config)
     return config
+
+
+def _graphormer(get: _Reader, config: ModelConfig, dataset: _Dataset, enabled: bool) -> None:
+    """Graphormer's encodings (``...+GraphormerBias`` in ``dataset.node_encoder_name``)."""
+    if not enabled:
+        if config.attention == "biased_transformer":
+            raise get.fail("gt.layer_type", "reads Graphormer's attention bias; add +GraphormerBias to "
+                                            "dataset.node_encoder_name and set posenc_GraphormerBias.enable: True")
+        return
+    degrees_only = bool(get("posenc_GraphormerBias.node_degrees_only"))
+    get.require("posenc_GraphormerBias.dim_pe", (0,), "GraphormerBias adds no PE channels:")
+    get.require("graphormer.use_graph_token", (False,), "the graph token (a virtual node per graph) is not "
+                                                         "implemented; geaet-dgl reproduces only")
+    sizes = {}
+    for key in ("num_spatial_types", "num_in_degrees", "num_out_degrees"):
+        value = get(f"posenc_GraphormerBias.{key}")
+        if key == "num_spatial_types" and degrees_only:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise get.fail(f"posenc_GraphormerBias.{key}", "must be a positive integer (the reference needs it)")
+        sizes[key] = value
+    if not degrees_only:
+        if config.attention != "biased_transformer":
+            get.used.update({"graphormer.num_heads"})  # the bias is computed and never read
+        elif get("graphormer.num_heads") != config.num_heads:
+            raise get.fail("graphormer.num_heads", f"must equal gt.n_heads={config.num_heads} (the bias has one "
+                                                   "row per attention head)")
+        if dataset.name not in NO_EDGE_ATTR + ("zinc",):
+            raise get.fail("posenc_GraphormerBias.node_degrees_only", f"on {dataset.name} also encodes the edge "
+                                                                      "features along shortest paths, which the "
+                                                                      "reference reads as one integer type per "
+                                                                      "edge (ZINC's) and fails on these; set it "
+                                                                      "to True")
+        if dataset.name == "zinc":  # its bond types, encoded along the shortest paths
+            sizes["num_edge_types"] = get("dataset.edge_encoder_num_types")
+            if not isinstance(sizes["num_edge_types"], int) or sizes["num_edge_types"] < 1:
+                raise get.fail("dataset.edge_encoder_num_types", "must be a positive integer (the reference's "
+                                                                 "path encoding embeds ZINC's bond types)")
+    config.graphormer = GraphormerConfig(enable=True, degrees_only=degrees_only,
+                                         spatial_types=sizes.get("num_spatial_types", 20),
+                                         num_in_degrees=sizes["num_in_degrees"],
+                                         num_out_degrees=sizes["num_out_degrees"],
+                                         num_edge_types=sizes.get("num_edge_types", 0),
+                                         input_dropout=float(get("graphormer.input_dropout")))
 
 
 def _pe_settings(get: _Reader, config: ModelConfig) -> None:
@@ -425,28 +499,53 @@ def _pe_settings(get: _Reader, config: ModelConfig) -> None:
         get.require("posenc_LapPE.post_layers", (0,))
         config.pe_k, config.pe_dim = get("posenc_LapPE.eigen.max_freqs"), get("posenc_LapPE.dim_pe")
         config.pe_layers = get("posenc_LapPE.layers")
-    elif config.pe == "rwse":
-        get.require("posenc_RWSE.model", ("Linear", "linear"))
-        config.pe_k, config.pe_dim = _rwse_steps(get), get("posenc_RWSE.dim_pe")
-        raw = str(get("posenc_RWSE.raw_norm_type")).lower()
+    elif config.pe == "signnet":
+        model = str(get("posenc_SignNet.model"))
+        if model not in ("DeepSet", "MLP"):
+            raise get.fail("posenc_SignNet.model", "is not supported; use DeepSet or MLP")
+        get.require("posenc_SignNet.eigen.eigvec_norm", ("L2",))
+        config.pe_k, config.pe_dim = get("posenc_SignNet.eigen.max_freqs"), get("posenc_SignNet.dim_pe")
+        config.signnet = SignNetConfig(model=model.lower(), phi_layers=max(2, get("posenc_SignNet.layers")),
+                                       phi_hidden_dim=get("posenc_SignNet.phi_hidden_dim"),
+                                       phi_out_dim=get("posenc_SignNet.phi_out_dim"),
+                                       rho_layers=get("posenc_SignNet.post_layers"))
+        if config.signnet.rho_layers < 1:
+            raise get.fail("posenc_SignNet.post_layers", "must be >= 1 (the reference refuses 0: rho needs a layer)")
+        get.used.update({"posenc_SignNet.raw_norm_type", "posenc_SignNet.n_heads"})  # SignNet reads neither
+    elif config.pe in ("rwse", "hkdiagse", "elstaticse"):
+        name = {"rwse": "posenc_RWSE", "hkdiagse": "posenc_HKdiagSE", "elstaticse": "posenc_ElstaticSE"}[config.pe]
+        model = str(get(f"{name}.model")).lower()
+        if model not in ("linear", "mlp"):
+            raise get.fail(f"{name}.model", "is not supported; use Linear or mlp")
+        config.pe_model, config.pe_dim = model, get(f"{name}.dim_pe")
+        config.pe_k = _kernel_times(get, name, start=None if config.pe == "elstaticse" else 1)
+        if config.pe == "elstaticse" and config.pe_k != 10:
+            raise get.fail(f"{name}.kernel.times_func", "must give 10 times: the reference's ElstaticSE encoder "
+                                                        "reads its 10 statistics through len(kernel.times)")
+        raw = str(get(f"{name}.raw_norm_type")).lower()
         if raw not in ("none", "batchnorm"):
-            raise get.fail("posenc_RWSE.raw_norm_type", "is not supported; use none or BatchNorm")
+            raise get.fail(f"{name}.raw_norm_type", "is not supported; use none or BatchNorm")
         config.pe_raw_norm = raw == "batchnorm"
-        get.used.update({"posenc_RWSE.layers", "posenc_RWSE.n_heads", "posenc_RWSE.post_layers"})  # mlp only
+        if model == "mlp":
+            config.pe_layers = get(f"{name}.layers")
+        get.used.update({f"{name}.layers", f"{name}.n_heads", f"{name}.post_layers"})  # read by other models only
 
 
-def _rwse_steps(get: _Reader) -> int:
-    """Number of random-walk steps: ``kernel.times`` or ``kernel.times_func``; must be 1, 2, ..., K."""
-    times = list(get("posenc_RWSE.kernel.times") or [])
-    func = str(get("posenc_RWSE.kernel.times_func") or "")
+def _kernel_times(get: _Reader, name: str, start: Optional[int] = 1) -> int:
+    """Number of kernel times of ``name``: ``kernel.times`` or ``kernel.times_func``; they must be
+    ``start, start + 1, ...`` (RWSE and HKdiagSE: steps/times 1..K); ``start=None``: only counted (ElstaticSE)."""
+    times = list(get(f"{name}.kernel.times") or [])
+    func = str(get(f"{name}.kernel.times_func") or "")
     if not times:
-        match = re.fullmatch(r"\s*range\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)\s*", func)
+        match = re.fullmatch(r"\s*range\(\s*(?:(-?\d+)\s*,\s*)?(-?\d+)\s*\)\s*", func)
         if match is None:
-            raise get.fail("posenc_RWSE.kernel.times_func", "is not supported; use range(1,K+1)")
-        times = list(range(int(match.group(1)), int(match.group(2))))
-    if not times or times != list(range(1, len(times) + 1)):
-        raise get.fail("posenc_RWSE.kernel.times", "is not supported; geaet-dgl's RWSE uses steps 1..K "
-                                                   "(times_func: range(1,K+1))")
+            raise get.fail(f"{name}.kernel.times_func", f"is not supported; use range({start or 1},K+{start or 1})")
+        times = list(range(int(match.group(1) or 0), int(match.group(2))))
+    if start is None and times:
+        return len(times)
+    if not times or times != list(range(start, start + len(times))):
+        raise get.fail(f"{name}.kernel.times", f"is not supported; geaet-dgl uses times {start}..K "
+                                               f"(times_func: range({start},K+{start}))")
     return len(times)
 
 
@@ -457,7 +556,10 @@ def _head(get: _Reader, config: ModelConfig) -> None:
     config.head = _HEADS[head]
     # graphgym's assert_cfg raises layers_post_mp to at least 1
     config.head_layers = max(1, int(get("gnn.layers_post_mp")))
-    if config.head in ("graph", "mlp_graph"):
+    if config.head == "san_graph":  # GraphGPS builds it with its default L=2, whatever layers_post_mp says
+        config.head_layers = 3
+        get.used.add("gnn.layers_post_mp")
+    if config.head in ("graph", "mlp_graph", "san_graph"):
         pooling = get("model.graph_pooling")
         if pooling not in _POOLING:
             raise get.fail("model.graph_pooling", f"is not supported; use one of {', '.join(_POOLING)}")

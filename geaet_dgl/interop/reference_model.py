@@ -7,6 +7,7 @@ environment (see docs/performance.md, "Comparing with the PyG reference").
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import re
@@ -20,6 +21,38 @@ from .reference_config import REFERENCE_PRESETS
 
 class ReferenceUnavailable(RuntimeError):
     """The reference checkout or its dependencies cannot be imported."""
+
+
+def _import_reference(ref_dir: str):
+    """(graphgym's config module, its model builder) with the reference's modules registered."""
+    sys.modules.setdefault("outdated", None)  # ogb's update check can hang the import
+    if ref_dir not in sys.path:
+        sys.path.insert(0, ref_dir)
+    try:
+        import importlib
+
+        importlib.import_module("GEAET")  # registers the reference's modules
+        return (importlib.import_module("torch_geometric.graphgym.config"),
+                importlib.import_module("torch_geometric.graphgym.model_builder"))
+    except ImportError as exc:
+        raise ReferenceUnavailable(
+            f"cannot import the reference from {ref_dir} ({exc}); install torch_geometric==2.5.3, yacs, ogb, "
+            "torchmetrics, performer-pytorch and torch-scatter in this environment (docs/performance.md)"
+        ) from exc
+
+
+def _build_reference(ref_dir: str, load, dim_in: int, dim_out: int, seed: int) -> torch.nn.Module:
+    """graphgym's ``set_cfg``, ``load(cfg)`` (merges the configuration), ``assert_cfg``, then ``create_model``."""
+    graphgym_config, model_builder = _import_reference(ref_dir)
+    cfg = graphgym_config.cfg
+    graphgym_config.set_cfg(cfg)
+    load(cfg)
+    graphgym_config.assert_cfg(cfg)
+    cfg.share.dim_in, cfg.share.dim_out = dim_in, dim_out
+    _set_kernel_times(cfg)
+    cfg.accelerator = cfg.device = "cpu"
+    torch.manual_seed(seed)
+    return model_builder.create_model(to_device=False, dim_in=dim_in, dim_out=dim_out).model
 
 
 def load_reference_model(ref_dir: str, preset: str, seed: int = 0) -> torch.nn.Module:
@@ -36,29 +69,43 @@ def load_reference_model(ref_dir: str, preset: str, seed: int = 0) -> torch.nn.M
     config_file, dim_in, dim_out = dataclasses.astuple(REFERENCE_PRESETS[preset])
     if not os.path.isfile(os.path.join(ref_dir, config_file)):
         raise ReferenceUnavailable(f"{ref_dir} is not a checkout of icm1018/GEAET ({config_file} missing)")
-    sys.modules.setdefault("outdated", None)  # ogb's update check can hang the import
-    if ref_dir not in sys.path:
-        sys.path.insert(0, ref_dir)
-    try:
-        import importlib
+    return _build_reference(ref_dir, lambda cfg: cfg.merge_from_file(os.path.join(ref_dir, config_file)),
+                            dim_in, dim_out, seed)
 
-        importlib.import_module("GEAET")  # registers the reference's modules
-        graphgym_config = importlib.import_module("torch_geometric.graphgym.config")
-        model_builder = importlib.import_module("torch_geometric.graphgym.model_builder")
-    except ImportError as exc:
-        raise ReferenceUnavailable(
-            f"cannot import the reference from {ref_dir} ({exc}); install torch_geometric==2.5.3, yacs, ogb, "
-            "torchmetrics, performer-pytorch and torch-scatter in this environment (docs/performance.md)"
-        ) from exc
-    cfg = graphgym_config.cfg
-    graphgym_config.set_cfg(cfg)
-    cfg.merge_from_file(os.path.join(ref_dir, config_file))
-    graphgym_config.assert_cfg(cfg)
-    cfg.share.dim_in, cfg.share.dim_out = dim_in, dim_out
-    _set_kernel_times(cfg)
-    cfg.accelerator = cfg.device = "cpu"
-    torch.manual_seed(seed)
-    return model_builder.create_model(to_device=False, dim_in=dim_in, dim_out=dim_out).model
+
+def as_reference_geaet(tree: dict) -> dict:
+    """A GraphGPS YAML tree as the reference's GEAET network computes it: ``model.type: GPSModel`` becomes
+    ``GEAET`` with ``gt.layer_type`` ``LOCAL+GLOBAL+None`` and GraphGPS's one ``gt.dropout`` as the reference's
+    local, global and FFN dropouts (the reference registers GPSModel but cannot build it: it omits the
+    external branch argument). Other trees are returned unchanged."""
+    if tree.get("model", {}).get("type") != "GPSModel":
+        return tree
+    tree = copy.deepcopy(tree)
+    tree["model"]["type"] = "GEAET"
+    gt = tree.setdefault("gt", {})
+    gt["layer_type"] = f"{gt.get('layer_type', 'SANLayer')}+None"
+    dropout = gt.pop("dropout", 0.0)
+    gt.update(local_dropout=dropout, global_dropout=dropout, ffn_dropout=dropout)
+    return tree
+
+
+def load_reference_from_config(ref_dir: str, config_file: str, dim_in: int, dim_out: int,
+                               seed: int = 0) -> torch.nn.Module:
+    """The reference's network for any GEAET or GraphGPS YAML (see :func:`as_reference_geaet`)."""
+    import yaml
+
+    ref_dir = os.path.abspath(ref_dir)
+    if not os.path.isdir(os.path.join(ref_dir, "GEAET")):
+        raise ReferenceUnavailable(f"{ref_dir} is not a checkout of icm1018/GEAET (no GEAET package)")
+    with open(config_file) as handle:
+        tree = as_reference_geaet(yaml.safe_load(handle))
+
+    def load(cfg):
+        from yacs.config import CfgNode
+
+        cfg.merge_from_other_cfg(CfgNode(tree))
+
+    return _build_reference(ref_dir, load, dim_in, dim_out, seed)
 
 
 def _set_kernel_times(cfg) -> None:
@@ -68,11 +115,11 @@ def _set_kernel_times(cfg) -> None:
         posenc = getattr(cfg, name, None)
         if posenc is None or not posenc.enable:
             continue
-        match = re.fullmatch(r"\s*range\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)\s*", str(posenc.kernel.times_func))
+        match = re.fullmatch(r"\s*range\(\s*(?:(-?\d+)\s*,\s*)?(-?\d+)\s*\)\s*", str(posenc.kernel.times_func))
         if match is None:
             raise ReferenceUnavailable(f"cannot read {name}.kernel.times_func={posenc.kernel.times_func!r}; "
                                        "expected range(a,b)")
-        posenc.kernel.times = list(range(int(match.group(1)), int(match.group(2))))
+        posenc.kernel.times = list(range(int(match.group(1) or 0), int(match.group(2))))
 
 
 def zero_dropout(model: torch.nn.Module) -> None:

@@ -20,7 +20,8 @@ import torch
 from ..config import ModelConfig
 
 #: The regular expression each ``{name}`` placeholder stands for.
-PARTS = {"i": r"\d+", "norm": r"norm1_local|norm1_global|norm1_external|norm2", "pe": r"raw_norm|pe_encoder"}
+PARTS = {"i": r"\d+", "norm": r"norm1_local|norm1_global|norm1_external|norm2", "pe": r"raw_norm|pe_encoder|linear_A",
+         "deg": r"in_degree_encoder|out_degree_encoder"}
 
 _Condition = Callable[[ModelConfig], bool]
 
@@ -62,9 +63,29 @@ def _pe(*kinds: str) -> _Condition:
     return lambda config: config.pe in kinds
 
 
+#: Encodings the reference names alone (``RWSE``: its ``linear_x`` expands x) or composed (``Base+SignNet``).
+_SE_PES = ("signnet", "hkdiagse", "elstaticse")
+
+
+def _alone(config: ModelConfig) -> bool:
+    """The reference's single node encoder that also expands x (``node_encoder_name: RWSE`` / ``SignNet`` ...)."""
+    return not config.graphormer.enable and (config.pe == "rwse" or (config.pe in _SE_PES and
+                                                                      config.node_encoder == "linear"))
+
+
+def _composed(config: ModelConfig) -> bool:
+    """``Base+PE`` (``encoder1`` the base, ``encoder2`` the PE) or ``Base+GraphormerBias[+PE]``."""
+    return config.graphormer.enable or config.pe in ("eslappe", "lappe") or \
+        (config.pe in _SE_PES and config.node_encoder != "linear")
+
+
+def _graphormer(degrees_only: bool) -> _Condition:
+    return lambda config: config.graphormer.enable and config.graphormer.degrees_only == degrees_only
+
+
 def _graphgym_head(final_index: Optional[int] = None) -> _Condition:
     def holds(config: ModelConfig) -> bool:
-        if config.head == "mlp_graph":
+        if config.head in ("mlp_graph", "san_graph"):
             return False
         return final_index is None or final_index == (1 if config.head_layers > 1 else 0)
 
@@ -72,13 +93,26 @@ def _graphgym_head(final_index: Optional[int] = None) -> _Condition:
 
 
 NAME_RULES: List[NameRule] = [
-    # RWSE alone (node_encoder_name: RWSE): its linear_x expands x beside the PE
-    NameRule("encoder.node_encoder.linear_x.", "node_encoder.encoder.", _pe("rwse")),
-    NameRule("encoder.node_encoder.{pe}.", "pe_encoder.{pe}.", _pe("rwse")),
-    # composed encoders (LinearNode+EquivStableLapPE, Atom+LapPE)
-    NameRule("encoder.node_encoder.encoder1.", "node_encoder.", _pe("eslappe", "lappe")),
-    NameRule("encoder.node_encoder.encoder2.", "pe_encoder.", _pe("eslappe", "lappe")),
-    NameRule("encoder.node_encoder.", "node_encoder.", _pe("none")),  # one node encoder, no PE (VOCNode, ...)
+    # one node encoder that expands x beside its PE (node_encoder_name: RWSE, SignNet, HKdiagSE, ElstaticSE;
+    # LapPE too, read here, written composed)
+    NameRule("encoder.node_encoder.linear_x.", "node_encoder.encoder.", _alone),
+    NameRule("encoder.node_encoder.{pe}.", "pe_encoder.{pe}.", _alone),
+    NameRule("encoder.node_encoder.sign_inv_net.", "pe_encoder.", lambda c: _alone(c) and c.pe == "signnet"),
+    # Graphormer's encoder (Base+GraphormerBias[+PE]): a Sequential of the bias and the degree encoder
+    NameRule("encoder.node_encoder.encoder2.0.spatial_encoder.", "bias_encoder.spatial_encoder.", _graphormer(False)),
+    NameRule("encoder.node_encoder.encoder2.0.edge_encoder.", "bias_encoder.edge_encoder.",
+             lambda c: _graphormer(False)(c) and c.graphormer.num_edge_types > 0),
+    NameRule("encoder.node_encoder.encoder2.0.edge_dis_encoder.", "bias_encoder.edge_dis_encoder.",
+             lambda c: _graphormer(False)(c) and c.graphormer.num_edge_types > 0),
+    NameRule("encoder.node_encoder.encoder2.1.{deg}.", "degree_encoder.{deg}.", _graphormer(False)),
+    NameRule("encoder.node_encoder.encoder2.0.{deg}.", "degree_encoder.{deg}.", _graphormer(True)),
+    NameRule("encoder.node_encoder.encoder3.", "pe_encoder.", lambda c: c.graphormer.enable and c.pe != "none"),
+    # composed encoders (LinearNode+EquivStableLapPE, Atom+LapPE, TypeDictNode+SignNet)
+    NameRule("encoder.node_encoder.encoder1.", "node_encoder.", _composed),
+    NameRule("encoder.node_encoder.encoder2.", "pe_encoder.", lambda c: _composed(c) and not c.graphormer.enable),
+    NameRule("pe_encoder.sign_inv_net.", "pe_encoder.", lambda c: c.pe == "signnet" and not _alone(c)),
+    NameRule("encoder.node_encoder.", "node_encoder.",
+             lambda c: c.pe == "none" and not c.graphormer.enable),  # one node encoder, no PE (VOCNode, ...)
     NameRule("encoder.edge_encoder.", "edge_encoder."),
     NameRule("layers.{i}.{norm}.", "layers.{i}.{norm}.norm.", unless_followed_by="norm."),
     # graphgym's MLP heads: hidden blocks in a GeneralMultiLayer, then the last Linear (index 0 if it is alone)
@@ -87,6 +121,7 @@ NAME_RULES: List[NameRule] = [
     NameRule("post_mp.layer_post_mp.model.1.model.", "head.layer_post_mp.final.", _graphgym_head(1)),
     NameRule("post_mp.layer_post_mp.model.0.model.", "head.layer_post_mp.final.", _graphgym_head(0)),
     NameRule("post_mp.mlp.", "head.layer_post_mp.", lambda config: config.head == "mlp_graph"),
+    NameRule("post_mp.FC_layers.", "head.layer_post_mp.FC_layers.", lambda config: config.head == "san_graph"),
     # applied after the rules above: OGB's AtomEncoder / BondEncoder
     NameRule("node_encoder.atom_embedding_list.", "node_encoder.embeddings.",
              lambda config: config.node_encoder == "embedding"),
@@ -95,10 +130,26 @@ NAME_RULES: List[NameRule] = [
 ]
 
 
+#: Graphormer's edge-path tables: the reference's bias encoder always builds them, and reads them only for
+#: graphs with edge types. With an empty edge-type table (``dataset.edge_encoder_num_types`` 0, graphs
+#: without edge features) import drops both; export writes them as zeros for a model without path encoding.
+PATH_TABLES = re.compile(r"^encoder\.node_encoder\.encoder2\.0\.(edge_dis_encoder|edge_encoder)\.weight$")
+_EDGE_TYPE_TABLE = "encoder.node_encoder.encoder2.0.edge_encoder.weight"
+#: PyG's GIN/GINE keep their fixed eps (0: ``x_i + sum_j``, what our GIN/GINE compute) as a buffer. Import
+#: drops it when it is 0 (another value stays and is refused as an extra tensor); export writes 0.
+FIXED_EPS = re.compile(r"^layers\.\d+\.local_model\.eps$")
+
+
 def reference_to_ours(ref_state: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-    """Rename the reference's state-dict keys to ours (same tensors, same layout); our own keys pass unchanged."""
+    """Rename the reference's state-dict keys to ours (same tensors, same layout); our own keys pass unchanged.
+
+    Graphormer's unread path tables (:data:`PATH_TABLES`) and PyG's zero GIN eps are left out.
+    """
     out = {}
+    unread_paths = _EDGE_TYPE_TABLE in ref_state and ref_state[_EDGE_TYPE_TABLE].numel() == 0
     for key, value in ref_state.items():
+        if (unread_paths and PATH_TABLES.match(key)) or (FIXED_EPS.match(key) and not torch.count_nonzero(value)):
+            continue
         for rule in NAME_RULES:  # each rule in turn, on the result of the ones before
             key = rule.forward(key)
         out[key] = value
@@ -117,4 +168,12 @@ def ours_to_reference(state: Dict[str, torch.Tensor], config: ModelConfig) -> Di
         for rule in rules:
             key = rule.backward(key)
         out[key] = value
+    if config.mpnn in ("gin", "gine"):
+        for i in range(config.num_layers):
+            out[f"layers.{i}.local_model.eps"] = torch.zeros(1)
+    graphormer = config.graphormer
+    if graphormer.enable and not graphormer.degrees_only and not graphormer.num_edge_types:  # unread tables
+        heads, prefix = config.num_heads, "encoder.node_encoder.encoder2.0."
+        out[prefix + "edge_dis_encoder.weight"] = torch.zeros(graphormer.spatial_types * heads * heads, 1)
+        out[prefix + "edge_encoder.weight"] = torch.zeros(0, heads)
     return out

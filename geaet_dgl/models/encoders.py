@@ -32,6 +32,20 @@ class TypeEmbeddingEncoder(nn.Module):
         return out
 
 
+class TypeDictEncoder(nn.Module):
+    """One embedding of the first integer feature column (GraphGPS's ``TypeDictNode`` / ``TypeDictEdge``).
+
+    Input (M, C) int64 (column 0 is read), output (M, out_feats).
+    """
+
+    def __init__(self, num_types: int, out_feats: int):
+        super().__init__()
+        self.encoder = nn.Embedding(num_types, out_feats)
+
+    def forward(self, types: torch.Tensor) -> torch.Tensor:
+        return self.encoder(types.long().view(types.shape[0], -1)[:, 0])
+
+
 class ConstantEncoder(nn.Module):
     """One learned vector for every row (the reference's DummyEdge encoder)."""
 
@@ -56,11 +70,15 @@ class LinearEncoder(nn.Module):
 
 
 def build_encoder(kind: str, in_feats: int, out_feats: int, vocab_sizes: Sequence[int] = ()) -> nn.Module:
-    """Encoder by name: 'linear', 'embedding' or 'constant'."""
+    """Encoder by name: 'linear', 'embedding', 'constant' or 'typedict'."""
     if kind == "linear":
         return LinearEncoder(in_feats, out_feats)
     if kind == "embedding":
         return TypeEmbeddingEncoder(vocab_sizes, out_feats)
     if kind == "constant":
         return ConstantEncoder(out_feats)
-    raise ValueError(f"encoder={kind!r} is not one of linear, embedding, constant")
+    if kind == "typedict":
+        if len(vocab_sizes) != 1:
+            raise ValueError(f"encoder='typedict' needs one vocabulary size, got {list(vocab_sizes)}")
+        return TypeDictEncoder(vocab_sizes[0], out_feats)
+    raise ValueError(f"encoder={kind!r} is not one of linear, embedding, constant, typedict")

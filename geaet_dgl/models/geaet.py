@@ -8,15 +8,21 @@ import dgl
 import torch
 from torch import nn
 
-from ..config import ModelConfig
+from ..config import CONCAT_PES, KERNEL_PES, ModelConfig
 from ..nn.batch_layout import BatchLayout
 from ..nn.gated_gcn import pe_square_distance
 from ..nn.branches import build_attention, build_geanet, build_mpnn
 from ..nn.geaet_layer import GEAETLayer
+from ..nn.biased_attention import ATTENTION_BIAS
+from ..nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder
 from ..nn.pna import PNALayer, degree_histogram
 from .encoders import build_encoder
 from .heads import GraphHead, LinkHead, NodeHead, RootHead
-from .positional import EquivStableLapPEEncoder, LapPEDeepSetEncoder, RWSEEncoder
+from .positional import EquivStableLapPEEncoder, KernelSEEncoder, LapPEDeepSetEncoder
+from .signnet import SignNetEncoder
+
+#: ndata field of each kernel structural encoding.
+KERNEL_FIELDS = {"rwse": "rwse", "hkdiagse": "hkdiag_se", "elstaticse": "elstatic_se"}
 
 
 log = logging.getLogger(__name__)
@@ -72,7 +78,7 @@ class GEAET(nn.Module):
             log.warning("model.pe=eslappe: mpnn=%s does not read the EquivStableLapPE (only %s does); it is "
                         "encoded but unused", config.mpnn, ", ".join(MPNNS_READING_ESLAPPE))
         d = config.hidden_dim
-        concat_pe = config.pe in ("lappe", "rwse")
+        concat_pe = config.pe in CONCAT_PES
         node_width = d - config.pe_dim if concat_pe else d
         self.node_encoder = build_encoder(config.node_encoder, config.node_in_feats, node_width,
                                           config.node_vocab_sizes)
@@ -82,20 +88,24 @@ class GEAET(nn.Module):
             self.pe_encoder = EquivStableLapPEEncoder(config.pe_k, d)
         elif config.pe == "lappe":
             self.pe_encoder = LapPEDeepSetEncoder(config.pe_k, config.pe_dim, config.pe_layers)
-        elif config.pe == "rwse":
-            self.pe_encoder = RWSEEncoder(config.pe_k, config.pe_dim, config.pe_raw_norm)
+        elif config.pe in KERNEL_PES:
+            self.pe_encoder = KernelSEEncoder(config.pe_k, config.pe_dim, config.pe_raw_norm, config.pe_model,
+                                              config.pe_layers)
+        elif config.pe == "signnet":
+            s = config.signnet
+            self.pe_encoder = SignNetEncoder(config.pe_k, config.pe_dim, s.model, s.phi_layers, s.phi_hidden_dim,
+                                             s.phi_out_dim, s.rho_layers)
+        gr = config.graphormer
+        self.degree_encoder: Optional[nn.Module] = None
+        self.bias_encoder: Optional[nn.Module] = None
+        if gr.enable:
+            self.degree_encoder = GraphormerDegreeEncoder(node_width, gr.num_in_degrees, gr.num_out_degrees,
+                                                          gr.input_dropout)
+            if not gr.degrees_only:
+                self.bias_encoder = GraphormerBias(config.num_heads, gr.spatial_types, gr.num_edge_types)
 
         self.layers = nn.ModuleList(build_layer(config) for _ in range(config.num_layers))
-        if config.head == "node":
-            self.head = NodeHead(d, config.out_feats, config.head_layers)
-        elif config.head == "root":
-            self.head = RootHead(d, config.out_feats, config.head_layers)
-        elif config.head == "link":
-            self.head = LinkHead(d, config.head_layers)
-        else:
-            style = "dropout_mlp" if config.head == "mlp_graph" else "graphgym"
-            self.head = GraphHead(d, config.out_feats, config.head_layers, config.pooling, style,
-                                  config.activation, config.head_dropout)
+        self.head = build_head(config)
 
     @property
     def num_parameters(self) -> int:
@@ -105,6 +115,8 @@ class GEAET(nn.Module):
         """Input features -> (N, d) nodes, (E, d) edges and the (E, 1) ESLapPE distances (or None)."""
         cfg = self.config
         h = self.node_encoder(graph.ndata["feat"])
+        if self.degree_encoder is not None:
+            h = self.degree_encoder(h, _require(graph, "in_degree"), _require(graph, "out_degree"))
         edge_in = graph.edata["feat"] if "feat" in graph.edata else \
             torch.zeros(graph.num_edges(), cfg.edge_in_feats, device=h.device)
         e = self.edge_encoder(edge_in)
@@ -115,9 +127,20 @@ class GEAET(nn.Module):
         elif cfg.pe == "lappe":
             pe = self.pe_encoder(_require(graph, "lap_pe"), _require(graph, "lap_eigval"), layout)
             h = torch.cat([h, pe], dim=-1)
-        elif cfg.pe == "rwse":
-            h = torch.cat([h, self.pe_encoder(_require(graph, "rwse"))], dim=-1)
+        elif cfg.pe in KERNEL_PES:
+            h = torch.cat([h, self.pe_encoder(_require(graph, KERNEL_FIELDS[cfg.pe]))], dim=-1)
+        elif cfg.pe == "signnet":
+            h = torch.cat([h, self.pe_encoder(graph, _require(graph, "lap_pe"), layout)], dim=-1)
+        if self.bias_encoder is not None:  # read by every biased attention layer of this forward
+            layout.cached(ATTENTION_BIAS, lambda: self.attention_bias(graph, layout))
         return h, e, pe_dist
+
+    def attention_bias(self, graph: dgl.DGLGraph, layout: BatchLayout) -> Optional[torch.Tensor]:
+        """(B * H, W, W) Graphormer spatial bias for ``attention=biased_transformer``, else None."""
+        if self.bias_encoder is None:
+            return None
+        paths = _require(graph, "path_types") if self.config.graphormer.num_edge_types else None
+        return self.bias_encoder(_require(graph, "spatial_types"), layout, paths)
 
     def pe_distance(self, graph: dgl.DGLGraph, eigvecs: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
         """(N, k) eigenvectors -> (E, 1) squared distances ||p_j - p_i||^2 of their ESLapPE encodings."""
@@ -134,6 +157,20 @@ class GEAET(nn.Module):
             # The last layer's edge output feeds nothing: skip computing it.
             h, e = layer(graph, h, e, pe_dist, layout, edge_output=i < last)
         return self.head(h, layout)
+
+
+def build_head(config: ModelConfig) -> nn.Module:
+    """The prediction head ``config.head`` names."""
+    d = config.hidden_dim
+    if config.head == "node":
+        return NodeHead(d, config.out_feats, config.head_layers)
+    if config.head == "root":
+        return RootHead(d, config.out_feats, config.head_layers)
+    if config.head == "link":
+        return LinkHead(d, config.head_layers)
+    style = {"mlp_graph": "dropout_mlp", "san_graph": "san"}.get(config.head, "graphgym")
+    return GraphHead(d, config.out_feats, config.head_layers, config.pooling, style, config.activation,
+                     config.head_dropout)
 
 
 def set_degree_statistics(model: nn.Module, graphs) -> None:
@@ -153,8 +190,3 @@ def _require(graph: dgl.DGLGraph, key: str) -> torch.Tensor:
             "encoding (geaet_dgl.data) or set model.pe=none"
         )
     return graph.ndata[key]
-
-
-def build_model(config: ModelConfig) -> GEAET:
-    """Build a :class:`GEAET` from its configuration."""
-    return GEAET(config)

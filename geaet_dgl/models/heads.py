@@ -1,7 +1,8 @@
 """Prediction heads: graph-level (pool then MLP), node-level (MLP per node) and link-level.
 
 The heads of the reference: graphgym ``default`` (:class:`GraphHead`, style
-'graphgym'), GraphGPS ``mlp_graph`` (:class:`GraphHead`, style 'dropout_mlp'),
+'graphgym'), GraphGPS ``mlp_graph`` (:class:`GraphHead`, style 'dropout_mlp') and
+``san_graph`` (style 'san'),
 ``inductive_node`` (:class:`NodeHead`) and ``inductive_edge`` with dot-product
 decoding (:class:`LinkHead`).
 """
@@ -48,6 +49,22 @@ def dropout_mlp(in_feats: int, out_feats: int, num_layers: int, activation: str,
     return nn.Sequential(*layers)
 
 
+class SANMLP(nn.Module):
+    """GraphGPS ``san_graph``: (Linear(d/2^l, d/2^(l+1)) -> act) for l < L = num_layers - 1, then Linear(d/2^L, out)."""
+
+    def __init__(self, in_feats: int, out_feats: int, num_layers: int, activation: str):
+        super().__init__()
+        depth = num_layers - 1
+        widths = [in_feats // 2 ** level for level in range(depth + 1)] + [out_feats]
+        self.FC_layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths[:-1], widths[1:]))  # the reference's name
+        self.activation = make_activation(activation)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for linear in self.FC_layers[:-1]:
+            x = self.activation(linear(x))
+        return self.FC_layers[-1](x)
+
+
 def pool_nodes(kind: str, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
     """(N, d) -> (B, d) mean/sum/max over each graph's nodes (segment kernels)."""
     if kind not in POOLINGS:
@@ -63,11 +80,15 @@ class GraphHead(nn.Module):
         super().__init__()
         if pooling not in POOLINGS:
             raise ValueError(f"pooling={pooling!r} is not one of {', '.join(POOLINGS)}")
-        if style not in ("graphgym", "dropout_mlp"):
-            raise ValueError(f"style={style!r} is not one of graphgym, dropout_mlp")
+        if style not in ("graphgym", "dropout_mlp", "san"):
+            raise ValueError(f"style={style!r} is not one of graphgym, dropout_mlp, san")
         self.pooling = pooling
-        self.layer_post_mp = (PostMPMLP(hidden_dim, out_feats, num_layers) if style == "graphgym"
-                              else dropout_mlp(hidden_dim, out_feats, num_layers, activation, dropout))
+        if style == "graphgym":
+            self.layer_post_mp = PostMPMLP(hidden_dim, out_feats, num_layers)
+        elif style == "san":
+            self.layer_post_mp = SANMLP(hidden_dim, out_feats, num_layers, activation)
+        else:
+            self.layer_post_mp = dropout_mlp(hidden_dim, out_feats, num_layers, activation, dropout)
 
     def forward(self, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
         return self.layer_post_mp(pool_nodes(self.pooling, node_feat, layout))

@@ -24,6 +24,17 @@ class EquivStableLapPEEncoder(nn.Module):
         return self.linear_encoder_eigenvec(torch.nan_to_num(eigvecs, nan=0.0))
 
 
+def pe_mlp(in_feats: int, pe_dim: int, num_layers: int) -> nn.Sequential:
+    """GraphGPS's PE MLP: Linear(in, 2p) -> ReLU -> (Linear(2p, 2p) -> ReLU) x (L-2) -> Linear(2p, p) -> ReLU
+    (one layer: Linear(in, p) -> ReLU). The reference's kernel-SE ``mlp`` model."""
+    if num_layers == 1:
+        return nn.Sequential(nn.Linear(in_feats, pe_dim), nn.ReLU())
+    layers = [nn.Linear(in_feats, 2 * pe_dim), nn.ReLU()]
+    for _ in range(num_layers - 2):
+        layers += [nn.Linear(2 * pe_dim, 2 * pe_dim), nn.ReLU()]
+    return nn.Sequential(*layers, nn.Linear(2 * pe_dim, pe_dim), nn.ReLU())
+
+
 class LapPEDeepSetEncoder(nn.Module):
     """LapPE with a DeepSet over frequencies (GraphGPS ``LapPENodeEncoder``, DeepSet model).
 
@@ -66,16 +77,26 @@ class LapPEDeepSetEncoder(nn.Module):
         return encoded.sum(dim=1)
 
 
-class RWSEEncoder(nn.Module):
-    """Random-walk structural encoding: optional BatchNorm over the k probabilities, then Linear."""
+class KernelSEEncoder(nn.Module):
+    """Per-node statistics (RWSE, HKdiagSE, ElstaticSE): optional BatchNorm over the k columns, then
+    Linear (``model='linear'``) or :func:`pe_mlp` (``model='mlp'``); GraphGPS's ``KernelPENodeEncoder``.
 
-    def __init__(self, k: int, pe_dim: int, raw_norm: bool = True):
+    Shapes: (N, k) -> (N, pe_dim).
+    """
+
+    def __init__(self, k: int, pe_dim: int, raw_norm: bool = True, model: str = "linear", num_layers: int = 1):
         super().__init__()
+        if model not in ("linear", "mlp"):
+            raise ValueError(f"model={model!r} is not one of linear, mlp")
         self.raw_norm = nn.BatchNorm1d(k) if raw_norm else None
-        self.pe_encoder = nn.Linear(k, pe_dim)
+        self.pe_encoder = nn.Linear(k, pe_dim) if model == "linear" else pe_mlp(k, pe_dim, num_layers)
 
     def forward(self, rwse: torch.Tensor) -> torch.Tensor:
         """(N, k) -> (N, pe_dim)."""
         if self.raw_norm is not None:
             rwse = self.raw_norm(rwse)
         return self.pe_encoder(rwse)
+
+
+#: The random-walk encoder is the kernel-SE encoder on ``ndata['rwse']``.
+RWSEEncoder = KernelSEEncoder

@@ -20,6 +20,7 @@ from typing import Optional
 
 from torch import nn
 
+from .biased_attention import BiasedGraphSelfAttention
 from .external_attention import GEANET_VARIANTS, build_geanet
 from .gated_gcn import GatedGCNLayer
 from .gat import GATLayer
@@ -31,7 +32,7 @@ from .pna import PNALayer
 from .self_attention import GraphSelfAttention
 
 MPNNS = ("gatedgcn", "gcn", "gin", "gine", "gat", "pna", "genconv", "none")
-ATTENTIONS = ("transformer", "performer", "none")
+ATTENTIONS = ("transformer", "biased_transformer", "performer", "none")
 
 __all__ = ["MPNNS", "ATTENTIONS", "GEANET_VARIANTS", "build_mpnn", "build_attention", "build_geanet"]
 
@@ -77,6 +78,8 @@ def build_attention(name: str, hidden_dim: int, num_heads: int, attn_dropout: fl
     """
     if name == "transformer":
         return GraphSelfAttention(hidden_dim, num_heads, attn_dropout)
+    if name == "biased_transformer":  # reads the batch's Graphormer bias (biased_attention.ATTENTION_BIAS)
+        return BiasedGraphSelfAttention(hidden_dim, num_heads, attn_dropout)
     if name == "performer":
         return PerformerAttention(hidden_dim, num_heads, attn_dropout, pad_keys=performer_pad_keys)
     if name == "none":

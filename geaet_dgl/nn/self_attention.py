@@ -80,6 +80,7 @@ class GraphSelfAttention(nn.Module):
         layout: Optional[BatchLayout] = None,
         pe_dist: Optional[torch.Tensor] = None,
         edge_output: bool = True,
+        attn_bias: Optional[torch.Tensor] = None,
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, d) -> (N, d): each node attends to every node of its own graph; ``edge_feat`` passes through.
 
@@ -89,6 +90,8 @@ class GraphSelfAttention(nn.Module):
         ``layout.node_position``; rows of padding queries are meaningless,
         padding keys get 0), before attention dropout. ``pe_dist`` and
         ``edge_output`` are the branch calling convention's (:mod:`.branches`), unused.
+        ``attn_bias`` (B * H, W, W), W = ``layout.dense_width``, is added to the
+        scaled scores (:class:`~.biased_attention.BiasedGraphSelfAttention`).
         """
         layout = layout_of(graph, layout)
         if layout.max_nodes > MAX_DENSE_NODES:
@@ -104,7 +107,10 @@ class GraphSelfAttention(nn.Module):
         dense = dense.view(num_graphs, width, 3, heads, head_dim).permute(2, 0, 3, 1, 4)
         query, key, value = (t.reshape(num_graphs * heads, width, head_dim) for t in dense)  # (B*H, W, d/H)
         # Scores with the key padding bias in one batched GEMM, then softmax over the keys.
-        scores = torch.baddbmm(layout.key_bias(heads, qkv.dtype), query, key.transpose(1, 2),
+        bias = layout.key_bias(heads, qkv.dtype)
+        if attn_bias is not None:
+            bias = bias + attn_bias
+        scores = torch.baddbmm(bias, query, key.transpose(1, 2),
                                alpha=head_dim ** -0.5)
         weights = torch.softmax(scores, dim=-1)  # (B*H, W, W)
         out = torch.bmm(F.dropout(weights, self.attn_dropout, self.training), value)  # (B*H, W, d/H)

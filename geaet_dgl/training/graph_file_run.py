@@ -23,6 +23,12 @@ node-regression             ``out_feats`` = targets, ``head=node``, ``l1`` /
                             ``mae`` (one graph with node masks, float labels)
 ==========================  ======================================================
 
+A heterograph file (:mod:`geaet_dgl.data.hetero_files`) sets the schema
+instead of the widths and encoders (``model.hetero.*``: node types and their
+feature widths, relations and theirs, the target node type) and
+``model.pe=none`` (no positional encoding on heterographs); the model is then
+:class:`~geaet_dgl.models.hetero_geaet.HeteroGEAET`.
+
 Explicit ``--set`` values win over these.
 """
 from __future__ import annotations
@@ -31,23 +37,33 @@ from typing import Any, Dict
 
 from ..config import Preset
 from ..data.graph_files import GraphFileInfo
+from ..data.hetero_files import HeteroFileInfo
 
 CLASS_LOSSES = ("cross_entropy", "weighted_cross_entropy")
 CLASS_METRICS = ("accuracy", "balanced_accuracy", "f1_macro")
-GRAPH_HEADS = ("graph", "mlp_graph")
+GRAPH_HEADS = ("graph", "mlp_graph", "san_graph")
 
 
 def graph_file_settings(info: GraphFileInfo, preset: Preset) -> Dict[str, Any]:
     """``{"model.node_in_feats": F, ...}`` overrides that fit ``preset`` to the file ``info`` describes."""
     feats = info.features
     settings: Dict[str, Any] = {"model.out_feats": info.num_outputs}
-    if feats.node_vocab_sizes is None:
+    if isinstance(info, HeteroFileInfo) and info.schema is not None:
+        schema = info.schema
+        settings.update({"model.hetero.ntypes": list(schema.ntypes),
+                         "model.hetero.node_in_feats": list(schema.node_in_feats),
+                         "model.hetero.etypes": schema.etype_names,
+                         "model.hetero.edge_in_feats": list(schema.edge_in_feats),
+                         "model.hetero.target_ntype": schema.target_ntype, "model.pe": "none"})
+    elif feats.node_vocab_sizes is None:
         settings.update({"model.node_encoder": "linear", "model.node_in_feats": feats.node_in_feats,
                          "model.node_vocab_sizes": []})
     else:
         settings.update({"model.node_encoder": "embedding", "model.node_in_feats": feats.node_in_feats,
                          "model.node_vocab_sizes": list(feats.node_vocab_sizes)})
-    if feats.edge_in_feats == 0:
+    if feats is None:
+        pass
+    elif feats.edge_in_feats == 0:
         settings.update({"model.edge_encoder": "constant", "model.edge_in_feats": 1, "model.edge_vocab_sizes": []})
     elif feats.edge_vocab_sizes is None:
         settings.update({"model.edge_encoder": "linear", "model.edge_in_feats": feats.edge_in_feats,

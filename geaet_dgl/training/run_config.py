@@ -18,11 +18,13 @@ import torch
 from ..config import (ConfigError, ModelConfig, OptionConflict, TrainConfig, apply_overrides, from_dict,
                       parse_setting_value)
 from ..data import DataError, DatasetSplits, load_dataset
-from ..data.graph_files import GRAPH_FILE, TASKS, inspect_graph_file, is_graph_file_name, split_indices
+from ..data.graph_files import GRAPH_FILE, TASKS, is_graph_file_name, split_indices
+from ..data.hetero_files import inspect_file, is_heterograph
 from ..data.identity import check_unchanged, file_identity, fingerprint_changes, splits_fingerprint
 from ..data.node_graph import NODE_TASKS, NodeGraph, inspect_node_graph, is_node_graph_file
 from ..data.registry import LOADERS
 from ..data.positional_encoding import LAPLACIAN_NORMS
+from ..data.se_cache import StructuralSpec, attach_structural
 from ..data.validation import check_labels, node_label_sizes, validate_splits
 from ..presets import get_preset
 from .node_batches import SAMPLERS
@@ -55,7 +57,9 @@ class DataOptions:
     ``dataset='file'``: the user's own graphs (``geaet_dgl.data.graph_files``)
     in ``data_file`` (absolute path), for ``task`` (recorded even when
     inferred), split by ``split_file`` or at random into the ``split``
-    fractions (default 0.8/0.1/0.1) with ``split_seed``.
+    fractions (default 0.8/0.1/0.1) with ``split_seed``. ``target_ntype`` is
+    the node type whose labels a heterograph file's node task predicts
+    (``geaet_dgl.data.hetero_files``).
 
     What the run's data was, recorded when it starts and checked whenever the
     run reads its data again (``eval``, ``--resume``, ``predict``; see
@@ -94,6 +98,7 @@ class DataOptions:
     split_file: Optional[str] = None
     split: Optional[List[float]] = None
     split_seed: int = 0
+    target_ntype: Optional[str] = None
     laplacian_norm: Optional[str] = None
     file_identity: Optional[Dict[str, Any]] = None
     split_indices: Optional[Dict[str, List[int]]] = None
@@ -232,7 +237,10 @@ def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str
         if not options.data_file:
             raise ConfigError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
         masked = is_node_graph_file(options.data_file)  # one graph with node masks: they are the split
-        info = (inspect_node_graph if masked else inspect_graph_file)(options.data_file, options.task)
+        if masked:
+            info = inspect_node_graph(options.data_file, options.task)
+        else:
+            info = inspect_file(options.data_file, options.task, options.target_ntype)
         options.task = info.task
         options.file_identity = file_identity(options.data_file, info.num_graphs)  # the run is pinned to this file
         if not masked:
@@ -261,8 +269,12 @@ def _graph_file_options(dataset: Optional[str], data: Dict[str, Any]) -> str:
 
 
 def check_run_source(dataset: Optional[str], data_file: Optional[str], config: Optional[str],
-                     preset: Optional[str]) -> None:
-    """A new run needs its data (a dataset, a graph file or a reference config); a config excludes a preset."""
+                     preset: Optional[str], allow_changed_data: bool = False) -> None:
+    """A new run needs its data (a dataset, a graph file or a reference config); a config excludes a preset;
+    a new run reads its data as it is now (nothing changed since it trained)."""
+    if allow_changed_data:
+        raise OptionConflict("--allow-changed-data only concerns --resume (and eval); a new run reads its data as "
+                             "it is now: drop it")
     if dataset is None and data_file is None and config is None:
         raise OptionConflict("--dataset is required (or --data-file PATH, --config FILE.yaml, or --resume RUN_DIR)")
     if config is not None and preset is not None:
@@ -320,9 +332,36 @@ def data_pe_sizes(model: Union[ModelConfig, int]) -> Tuple[int, Optional[int]]:
     is paid for: about 20 ms a graph). An int stands for ``pe_k`` alone (no RWSE).
     """
     if isinstance(model, ModelConfig):
-        laplacian = model.pe_k if model.pe in ("eslappe", "lappe") else 0
+        laplacian = model.pe_k if model.pe in ("eslappe", "lappe", "signnet") else 0
         return laplacian, model.pe_k if model.pe == "rwse" else None
     return int(model), None
+
+
+def structural_spec(model: Union[ModelConfig, int]) -> StructuralSpec:
+    """The structural encodings (:mod:`geaet_dgl.data.se_cache`) the data must carry for ``model``:
+    HKdiagSE at times 1..``pe_k``, ElstaticSE, Graphormer's degrees and spatial types."""
+    if not isinstance(model, ModelConfig):
+        return StructuralSpec()
+    graphormer = model.graphormer
+    return StructuralSpec(
+        hk_times=tuple(float(t) for t in range(1, model.pe_k + 1)) if model.pe == "hkdiagse" else (),
+        elstatic=model.pe == "elstaticse",
+        spatial_types=graphormer.spatial_types if graphormer.enable and not graphormer.degrees_only else 0,
+        degrees=graphormer.enable,
+        path_types=graphormer.enable and not graphormer.degrees_only and graphormer.num_edge_types > 0)
+
+
+def attach_structural_splits(splits: DatasetSplits, model: Union[ModelConfig, int], cache_dir: Optional[str],
+                             progress: bool = True) -> None:
+    """Store the structural encodings ``model`` reads on every split's graphs (cached under ``cache_dir``)."""
+    spec = structural_spec(model)
+    if not spec:
+        return
+    if isinstance(splits, NodeGraph):  # one graph with node masks
+        attach_structural([splits.graph], spec, cache_dir, progress)
+        return
+    for name in ("train", "val", "test"):
+        attach_structural(getattr(splits, name).graphs, spec, cache_dir, progress)
 
 
 def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: bool = True,
@@ -344,7 +383,8 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     if options.dataset == GRAPH_FILE:
         extra.update(data_file=options.data_file, task=options.task, split_file=options.split_file,
                      split=options.split, split_seed=options.split_seed, identity=options.file_identity,
-                     indices=options.split_indices, allow_changed=allow_changed_data)
+                     indices=options.split_indices, allow_changed=allow_changed_data,
+                     target_ntype=options.target_ntype)
     if options.laplacian_norm is not None and pe_k:  # passed only when set: loaders keep their own default
         extra["laplacian_norm"] = options.laplacian_norm
     splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images,
@@ -352,6 +392,8 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
                           limit_train=options.limit_train, limit_val=options.limit_val,
                           limit_test=options.limit_test, progress=progress, generate=options.generate,
                           depth=options.depth, **extra)
+    cache = os.path.join(options.data_dir, "geaet_cache") if options.data_dir else None
+    attach_structural_splits(splits, model, cache, progress)
     if not isinstance(splits, NodeGraph):  # one graph with node masks is checked as it is read
         splits = validate_splits(splits)
     recorded = options.input_transform
@@ -380,7 +422,8 @@ def record_data(options: DataOptions, splits: DatasetSplits) -> None:
 
 
 #: ndata fields each positional encoding reads.
-PE_FIELDS = {"none": (), "eslappe": ("lap_pe",), "lappe": ("lap_pe", "lap_eigval"), "rwse": ("rwse",)}
+PE_FIELDS = {"none": (), "eslappe": ("lap_pe",), "lappe": ("lap_pe", "lap_eigval"), "rwse": ("rwse",),
+             "signnet": ("lap_pe",), "hkdiagse": ("hkdiag_se",), "elstaticse": ("elstatic_se",)}
 
 
 def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
@@ -392,10 +435,15 @@ def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
         if len(getattr(splits, name)) == 0:
             raise ConfigError(f"the {name} split of {splits.name!r} is empty; raise --limit-{name}")
     problems = []
-    if splits.node_feat_dim != model.node_in_feats:
+    if is_heterograph(splits.first_graph()) != bool(model.hetero.ntypes):
+        problems.append("the graphs are heterographs but the model is not (or the other way round); train on the "
+                        "file with its own settings (train --dataset FILE.bin)")
+    elif model.hetero.ntypes:  # the heterograph reader checked the schema and widths against the file
+        pass
+    elif splits.node_feat_dim != model.node_in_feats:
         problems.append(f"model.node_in_feats={model.node_in_feats} but the graphs have "
                         f"{splits.node_feat_dim} node features")
-    if splits.edge_feat_dim != model.edge_in_feats:
+    if not model.hetero.ntypes and splits.edge_feat_dim != model.edge_in_feats:
         problems.append(f"model.edge_in_feats={model.edge_in_feats} but the graphs have "
                         f"{splits.edge_feat_dim} edge features")
     example = splits.first_graph()
@@ -403,7 +451,7 @@ def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
     if missing:
         problems.append(f"model.pe={model.pe!r} reads ndata[{missing[0]!r}], which the graphs lack "
                         f"(load them with load_splits(options, model), or set model.pe=none)")
-    elif model.pe in ("eslappe", "lappe") and splits.pe_dim != model.pe_k:
+    elif model.pe in ("eslappe", "lappe", "signnet") and splits.pe_dim != model.pe_k:
         problems.append(f"model.pe_k={model.pe_k} but the graphs carry {splits.pe_dim} Laplacian eigenvectors")
     elif model.pe == "rwse" and example.ndata["rwse"].shape[1] != model.pe_k:
         problems.append(f"model.pe_k={model.pe_k} but the graphs carry {example.ndata['rwse'].shape[1]} "

@@ -1,4 +1,4 @@
-"""Fixtures of the data-layer tests: tiny synthetic MNIST files, offline guarantee."""
+"""Fixtures of the data-layer tests: tiny synthetic MNIST files, fake CIFAR-10 batches, offline guarantee."""
 
 import gzip
 import pickle
@@ -10,6 +10,7 @@ import pytest
 from geaet_dgl.data.superpixels.dgl_files import superpixel_layout
 from geaet_dgl.data.superpixels.idx import write_idx
 from geaet_dgl.data.superpixels.slic import build_superpixels, write_superpixel_pickle
+from tests.data.fixtures_cifar10 import quadrant_images, write_cifar_batches
 
 N_TRAIN_IMAGES = 8
 N_TEST_IMAGES = 4
@@ -123,3 +124,13 @@ def square():
 def counts():
     """``(n_train_images, n_test_images)`` of the fixtures."""
     return N_TRAIN_IMAGES, N_TEST_IMAGES
+
+
+@pytest.fixture
+def batches(tmp_path):
+    """A fake cifar-10-batches-py (10 train images over five batches, 3 test images); -> (folder, labels)."""
+    train_labels = (np.arange(10) * 3) % 10
+    test_labels = np.array([7, 1, 4])
+    folder = write_cifar_batches(tmp_path / "raw", quadrant_images(10), train_labels, quadrant_images(3, offset=1),
+                                 test_labels)
+    return folder, train_labels, test_labels

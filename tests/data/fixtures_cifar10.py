@@ -73,3 +73,10 @@ def write_published_pickles(data_dir: Path, sizes=(8, 4), seed: int = 0) -> dict
             pickle.dump((labels, records), handle, protocol=2)
         out[split] = (labels, records)
     return out
+
+
+def one_line(exc_info) -> str:
+    """The message of a raised error (``pytest.raises`` info), checked to be one line."""
+    message = str(exc_info.value)
+    assert "\n" not in message
+    return message

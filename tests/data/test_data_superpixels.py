@@ -1,4 +1,4 @@
-"""The SLIC superpixel builder (mnist_75sp recipe) and its pickle format."""
+"""The SLIC superpixel builder (the mnist_75sp recipe, and CIFAR10's colour one) and its pickle format."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,9 @@ from skimage.segmentation import slic
 
 from geaet_dgl.data import DataError
 from geaet_dgl.data.superpixels.slic import (
+    CIFAR10_RECIPE,
     MNIST_N_SP,
+    _legacy_colour_slic,
     build_superpixels,
     extract_superpixels,
     legacy_size_factors,
@@ -101,3 +103,36 @@ def test_pickle_layout_is_what_dgl_reads(tmp_path, superpixel_records):
     np.testing.assert_array_equal(back_labels, labels)
     with pytest.raises(DataError, match="one label per image"):
         write_superpixel_pickle(path, labels[:-1], records)
+
+
+def test_colour_features_match_the_recipe_loop():
+    """Today's SLIC on the RGB image, n_segments lowered from 200 until <= 150; per-channel means, centres."""
+    rng = np.random.default_rng(4)
+    image = np.kron(rng.integers(0, 256, size=(8, 8, 3)), np.ones((4, 4, 1))).astype(np.uint8)
+    mean_px, coord, order = extract_superpixels(image, rng=np.random.default_rng(1), legacy_slic=False,
+                                                **CIFAR10_RECIPE.kwargs())
+    img = (image / 255.0).astype(np.float32)
+    query = 200
+    while True:
+        segments = slic(img, n_segments=query, compactness=10, channel_axis=-1, start_label=0)
+        query -= 1
+        if len(np.unique(segments)) <= 150:
+            break
+    assert sorted(order.tolist()) == np.unique(segments).tolist()
+    for j, seg in enumerate(order):
+        mask = segments == seg
+        np.testing.assert_allclose(mean_px[j], img[mask].mean(axis=0), atol=1e-6)
+        rows, cols = np.nonzero(mask)
+        np.testing.assert_allclose(coord[j], [rows.mean(), cols.mean()], atol=1e-5)
+
+
+def test_legacy_colour_slic_only_drops_the_min_max_rescaling():
+    """On an image already spanning [0, 1] today's rescaling is a no-op: both runs must agree exactly."""
+    rng = np.random.default_rng(2)
+    img = rng.random((32, 32, 3))
+    img[0, 0], img[0, 1] = 0.0, 1.0
+    today = slic(img, n_segments=150, compactness=10, channel_axis=-1, start_label=0)
+    np.testing.assert_array_equal(_legacy_colour_slic(img, 150, 10, start_label=0), today)
+    dim = img * 0.5  # a dim image: today's slic would stretch it, the 2019 one did not
+    assert not np.array_equal(_legacy_colour_slic(dim, 150, 10, start_label=0),
+                              slic(dim, n_segments=150, compactness=10, channel_axis=-1, start_label=0))

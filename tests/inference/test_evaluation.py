@@ -1,11 +1,7 @@
-"""Scoring with the folded model: training's evaluation, eval and eval --no-fold agree."""
-import json
-
+"""Scoring with the folded model: training's evaluation, evaluate_checkpoint folded and unfolded agree."""
 import pytest
 import torch
-from click.testing import CliRunner
 
-import cli
 from geaet_dgl.data import synthetic_splits
 from geaet_dgl.models import build_model
 from geaet_dgl.inference import evaluate, evaluate_checkpoint
@@ -33,13 +29,8 @@ def test_eval_reproduces_every_recorded_epoch_so_the_trainer_never_scores_stale_
             assert (result["loss"], result["metric"]) == (history[-1][f"{split}_loss"], history[-1][f"{split}_metric"])
 
 
-def test_eval_no_fold_scores_the_model_itself_within_float_rounding(two_epoch_run):
+def test_unfolded_scoring_equals_the_folded_within_float_rounding(two_epoch_run):
     with one_thread():
-        folded = CliRunner().invoke(cli.main, ["eval", "--checkpoint", str(two_epoch_run / "last.pt"), "--json"])
-        plain = CliRunner().invoke(cli.main, ["eval", "--checkpoint", str(two_epoch_run / "last.pt"), "--json",
-                                              "--no-fold"])
-        assert folded.exit_code == 0 and plain.exit_code == 0, folded.output + plain.output
-        assert json.loads(folded.stdout)["metric"] == json.loads(plain.stdout)["metric"]
         unfolded = evaluate_checkpoint(two_epoch_run / "last.pt", "test", progress=False, fold=False)
         refolded = evaluate_checkpoint(two_epoch_run / "last.pt", "test", progress=False)
     assert abs(unfolded["loss"] - refolded["loss"]) < 1e-5

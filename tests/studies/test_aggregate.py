@@ -6,7 +6,6 @@ import pytest
 from click.testing import CliRunner
 
 import cli
-from geaet_dgl.commands.options import expand_list_options
 from geaet_dgl.studies import aggregate_summaries, format_mean_std, mean_std
 
 from .tiny import tiny_args
@@ -37,13 +36,6 @@ def test_aggregate_of_known_summaries():
     assert agg["test_metric"]["mean"] == pytest.approx(0.6) and agg["test_metric"]["std"] == pytest.approx(0.2)
     assert agg["best_epoch"]["mean"] == 2 and agg["best_epoch"]["std"] == pytest.approx(1.0)
     assert agg["seconds_per_epoch"]["std"] == 0.0
-
-
-def test_list_options_take_the_values_that_follow():
-    expand = expand_list_options
-    assert expand(["--seeds", "0", "1", "2", "--epochs", "3"], ("--seeds",)) == \
-        ["--seeds", "0", "--seeds", "1", "--seeds", "2", "--epochs", "3"]
-    assert expand(["--seeds=0,1", "--x"], ("--seeds",)) == ["--seeds", "0", "--seeds", "1", "--x"]
 
 
 def test_train_seeds_aggregates_the_per_seed_runs_and_skips_finished_ones(tmp_path):

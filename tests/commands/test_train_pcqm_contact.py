@@ -7,16 +7,9 @@ from click.testing import CliRunner
 import cli
 from geaet_dgl.inference import evaluate_checkpoint
 from tests.data.fixtures_pcqm_contact import write_pcqm_contact_fixture
-from tests.test_cli_datasets import TINY
-from tests.training.tiny import one_thread
+from tests.commands.test_train_datasets import TINY
 
 SMALL_PE = ["--set", "model.pe_k=3", "--set", "model.pe_dim=4"]
-
-
-@pytest.fixture(autouse=True)
-def _single_thread():
-    with one_thread():
-        yield
 
 
 def test_pcqm_contact_one_epoch_logs_hits_and_mrr(tmp_path):

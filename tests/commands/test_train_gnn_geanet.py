@@ -6,14 +6,7 @@ from click.testing import CliRunner
 
 import cli
 from tests.data.fixtures_dgl import write_zinc_fixture
-from tests.test_cli_datasets import TINY
-from tests.training.tiny import one_thread
-
-
-@pytest.fixture(autouse=True)
-def _single_thread():
-    with one_thread():
-        yield
+from tests.commands.test_train_datasets import TINY
 
 
 @pytest.mark.parametrize("mpnn", ["gcn", "gin", "gine", "gatedgcn"])

@@ -10,16 +10,9 @@ import cli
 from geaet_dgl.data.superpixels.cifar10 import load_cifar10
 from geaet_dgl.inference import evaluate_checkpoint
 from tests.data.fixtures_cifar10 import quadrant_images, write_cifar_batches
-from tests.test_cli_datasets import TINY
-from tests.training.tiny import one_thread
+from tests.commands.test_train_datasets import TINY
 
 NUM_VAL = 2
-
-
-@pytest.fixture(autouse=True)
-def _single_thread():
-    with one_thread():
-        yield
 
 
 @pytest.fixture

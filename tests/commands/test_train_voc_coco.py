@@ -8,14 +8,7 @@ import cli
 from geaet_dgl.data.lrgb.voc_coco import superpixel_files
 from geaet_dgl.inference import evaluate_checkpoint
 from tests.data.test_data_lrgb_superpixels import write_superpixel_fixture
-from tests.test_cli_datasets import TINY
-from tests.training.tiny import one_thread
-
-
-@pytest.fixture(autouse=True)
-def _single_thread():
-    with one_thread():
-        yield
+from tests.commands.test_train_datasets import TINY
 
 
 @pytest.mark.parametrize("name, classes", [("voc", 21), ("coco", 81)])

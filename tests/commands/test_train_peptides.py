@@ -7,17 +7,10 @@ from click.testing import CliRunner
 import cli
 from geaet_dgl.inference import evaluate_checkpoint
 from tests.data.fixtures_peptides import accept_as_published, write_peptides_fixture
-from tests.test_cli_datasets import TINY
-from tests.training.tiny import one_thread
+from tests.commands.test_train_datasets import TINY
 
 #: The presets' 8 GEANet heads and 16-wide LapPE encoder do not fit TINY's width 16.
 PEPTIDES_TINY = ["--set", "model.geanet.num_heads=4", "--set", "model.pe_dim=4"]
-
-
-@pytest.fixture(autouse=True)
-def _single_thread():
-    with one_thread():
-        yield
 
 
 @pytest.mark.parametrize("name, metric", [("peptides-func", "average_precision"), ("peptides-struct", "mae")])

@@ -20,12 +20,6 @@ TASKS = ("graph-classification", "graph-regression", "node-classification")
 EXTRA = {"graph-regression": {"model.geanet.scope": "batch"}}
 
 
-@pytest.fixture(autouse=True)
-def _single_thread():
-    with one_thread():
-        yield
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """task -> (run_dir, data file, graphs as written, graph labels or None): 1 epoch each through the CLI."""

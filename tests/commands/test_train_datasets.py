@@ -1,4 +1,4 @@
-"""One-epoch CLI runs on tiny versions of PATTERN, CLUSTER, ZINC and TreeNeighbourMatch; `geaet-dgl datasets`."""
+"""One-epoch `geaet-dgl train` runs on tiny versions of PATTERN, CLUSTER, ZINC and TreeNeighbourMatch."""
 import json
 
 import pytest
@@ -7,16 +7,9 @@ from click.testing import CliRunner
 import cli
 from geaet_dgl.inference import evaluate_checkpoint
 from tests.data.fixtures_dgl import write_sbm_fixture, write_zinc_fixture
-from tests.training.tiny import one_thread
 
 TINY = ["--set", "model.hidden_dim=16", "--set", "model.num_layers=1", "--set", "model.geanet.unit_size=4",
         "--set", "train.warmup_epochs=1", "--batch-size", "4", "--epochs", "1", "--no-progress"]
-
-
-@pytest.fixture(autouse=True)
-def _single_thread():
-    with one_thread():
-        yield
 
 
 def _train(args):
@@ -61,16 +54,3 @@ def test_missing_data_is_a_one_line_error(tmp_path):
     result = CliRunner().invoke(cli.main, ["train", "--dataset", "cluster", "--data-dir", str(tmp_path),
                                            "--out", str(tmp_path / "run")] + TINY)
     assert result.exit_code != 0 and "data.generate=true" in result.output
-
-
-def test_datasets_table(tmp_path):
-    write_zinc_fixture(tmp_path)
-    result = CliRunner().invoke(cli.main, ["datasets", "--data-dir", str(tmp_path), "--json"])
-    assert result.exit_code == 0, result.output
-    rows = {row["name"]: row for row in json.loads(result.stdout)}
-    assert {"mnist", "pattern", "cluster", "zinc", "tree"} <= set(rows)
-    assert rows["zinc"]["present"] is True and rows["pattern"]["present"] is False
-    assert rows["tree"]["present"] is None
-    assert rows["pattern"]["metric"] == "balanced_accuracy" and rows["zinc"]["metric"] == "mae"
-    text = CliRunner().invoke(cli.main, ["datasets", "--data-dir", str(tmp_path)])
-    assert text.exit_code == 0 and "zinc" in text.stdout

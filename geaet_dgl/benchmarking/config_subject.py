@@ -1,0 +1,90 @@
+"""What ``benchmark --against-pyg REF_DIR --config FILE.yaml`` compares: the model a reference (GEAET or
+GraphGPS) YAML describes, ours and the reference's, on synthetic graphs shaped like its dataset.
+
+The graphs come from :mod:`.inputs` (MNIST, CIFAR10, PATTERN, Peptides-struct shapes) and carry exactly the
+encodings our model reads for this configuration (Laplacian PE with the file's normalisation, RWSE,
+HKdiagSE, ElstaticSE, Graphormer's spatial types and degrees), the same tensors the reference is given.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, List, Tuple
+
+import dgl
+import torch
+
+from ..config import ModelConfig, TrainConfig
+from ..data import GraphDataset, collate_for
+from ..data.pe_cache import attach_pe, compute_split_pe
+from ..data.registry import laplacian_norm_of
+from ..data.se_cache import attach_structural
+from ..interop.reference_config import DATASETS, read_reference_config
+from .inputs import UnsupportedPreset, synthetic_graphs
+
+#: ndata fields of the encodings, recomputed for each configuration
+_ENCODINGS = ("lap_pe", "lap_eigval", "rwse")
+
+
+@dataclass
+class ConfigSubject:
+    """A reference YAML read into our configuration, and the widths the reference is built with."""
+
+    path: str
+    model: ModelConfig
+    train: TrainConfig
+    dataset: str
+    laplacian_norm: str
+    dim_in: int
+    dim_out: int
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+    def graphs(self, num_graphs: int, seed: int = 0) -> GraphDataset:
+        """``num_graphs`` synthetic graphs shaped like the dataset, with the encodings the model reads."""
+        from ..training.run_config import data_pe_sizes, structural_spec
+
+        data = synthetic_graphs(self.dataset, num_graphs, seed=seed)
+        for g in data.graphs:
+            for key in _ENCODINGS:
+                g.ndata.pop(key, None)
+        pe_k, rwse_k = data_pe_sizes(self.model)
+        attach_pe(data.graphs, compute_split_pe(data.graphs, pe_k, self.laplacian_norm, rwse_k, progress=False))
+        attach_structural(data.graphs, structural_spec(self.model))
+        return data
+
+    def batches(self, batch_size: int, num_batches: int, seed: int = 0) -> List[Tuple[dgl.DGLGraph, torch.Tensor]]:
+        data = self.graphs(batch_size * num_batches, seed)
+        batch_of = collate_for(data)
+        return [batch_of([data[j] for j in range(i * batch_size, (i + 1) * batch_size)]) for i in range(num_batches)]
+
+    def loss(self) -> Callable:
+        from ..training.losses import get_loss
+
+        return get_loss(self.train.loss)
+
+    def reference_model(self, ref_dir: str, seed: int = 0) -> torch.nn.Module:
+        from ..interop.reference_model import load_reference_from_config
+
+        return load_reference_from_config(ref_dir, self.path, self.dim_in, self.dim_out, seed)
+
+
+#: datasets with a synthetic generator of their shape
+BENCHMARK_DATASETS = ("mnist", "cifar10", "pattern", "peptides-struct")
+
+
+def config_subject(path: "os.PathLike | str") -> ConfigSubject:
+    """Read ``path`` (see :func:`~geaet_dgl.interop.reference_config.read_reference_config`); a one-line
+    error if its dataset has no synthetic generator here."""
+    ref = read_reference_config(path)
+    dataset = ref.preset.dataset
+    if dataset not in BENCHMARK_DATASETS:
+        raise UnsupportedPreset(f"--config {os.path.basename(os.fspath(path))}: dataset {dataset!r} has no "
+                                f"synthetic graph generator for benchmarking; supported: "
+                                f"{', '.join(BENCHMARK_DATASETS)}")
+    spec = next(d for d in DATASETS.values() if d.name == dataset)
+    return ConfigSubject(path=os.fspath(path), model=ref.preset.model, train=ref.preset.train, dataset=dataset,
+                         laplacian_norm=ref.data.get("laplacian_norm") or laplacian_norm_of(dataset),
+                         dim_in=spec.node_in_feats, dim_out=spec.out_feats)

@@ -1,0 +1,65 @@
+"""``benchmark --against-pyg REF_DIR --config FILE.yaml``: the graphs, the reference's view of a GraphGPS file, and
+(where the reference is installed) parity for every benchmark config and GraphGPS's own MNIST/PATTERN files."""
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from geaet_dgl.benchmarking import run_benchmark
+from geaet_dgl.benchmarking.config_subject import config_subject
+from geaet_dgl.benchmarking.inputs import UnsupportedPreset
+from geaet_dgl.interop.reference_model import as_reference_geaet
+from geaet_dgl.config import ConfigError
+
+CONFIGS = Path(__file__).resolve().parents[2] / "benchmarks" / "configs"
+GRAPHGPS = yaml.safe_load((Path(__file__).resolve().parents[1] / "interop" / "graphgps_configs.yaml").read_text())
+REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/ref/GEAET")
+
+
+def test_graphs_carry_exactly_the_encodings_the_model_reads():
+    subject = config_subject(CONFIGS / "pattern-GPS+GraphormerBias.yaml")
+    assert (subject.dataset, subject.model.attention, subject.dim_in, subject.dim_out) == \
+        ("pattern", "biased_transformer", 3, 1)
+    graph, labels = subject.batches(3, 1)[0]
+    assert {"spatial_types", "in_degree", "out_degree"} <= set(graph.ndata) and "rwse" not in graph.ndata
+    assert labels.shape[0] == graph.num_nodes()
+    signnet = config_subject(CONFIGS / "mnist-GPS+SignNet.yaml")
+    graph, _ = signnet.batches(2, 1)[0]
+    assert graph.ndata["lap_pe"].shape[1] == signnet.model.pe_k == 8 and "rwse" not in graph.ndata
+
+
+def test_graphgps_file_becomes_the_reference_geaet_network_without_external_branch():
+    tree = as_reference_geaet(GRAPHGPS["zinc-GPS+RWSE.yaml"])
+    assert tree["model"]["type"] == "GEAET" and tree["gt"]["layer_type"] == "GINE+Transformer+None"
+    assert "dropout" not in tree["gt"] and tree["gt"]["ffn_dropout"] == tree["gt"]["local_dropout"] == 0.0
+    assert GRAPHGPS["zinc-GPS+RWSE.yaml"]["model"]["type"] == "GPSModel"  # the input is left as it was
+
+
+def test_config_needs_against_pyg_and_a_generated_dataset(tmp_path):
+    with pytest.raises(ConfigError, match="use it with --against-pyg REF_DIR"):
+        run_benchmark(config_file=str(CONFIGS / "mnist-GPS-GAT.yaml"), batch_sizes=(2,), echo=None)
+    path = tmp_path / "zinc-GPS.yaml"
+    path.write_text(yaml.safe_dump(GRAPHGPS["zinc-GPS.yaml"]))
+    with pytest.raises(UnsupportedPreset, match="dataset 'zinc' has no synthetic graph generator"):
+        config_subject(path)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("*.yaml")) + ["mnist-GPS.yaml", "pattern-GPS-ESLapPE.yaml"])
+def test_parity_against_the_reference(name, tmp_path):
+    pytest.importorskip("torch_geometric")
+    if not os.path.isdir(REF_DIR):
+        pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
+    from geaet_dgl.benchmarking.against_pyg import compare_with_reference
+
+    path = CONFIGS / name
+    if not path.is_file():  # one of GraphGPS's own files
+        path = tmp_path / name
+        path.write_text(yaml.safe_dump(GRAPHGPS[name]))
+    out = compare_with_reference(REF_DIR, batch_sizes=(2,), repeats=1, warmup=0, threads=1, num_batches=1,
+                                 config=str(path))
+    assert out["parity_max_abs_diff"] < 1e-5
+    model = config_subject(path).model
+    unread = model.graphormer.spatial_types * model.num_heads ** 2 if model.attention == "biased_transformer" else 0
+    assert out["parity"]["params_ours"] + unread == out["parity"]["params_reference"]  # its unread edge-path table
+    assert out["results"][0]["ratio_train"] > 0
