@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Forward and forward+backward time of GEANet and the GEAET layer (no attention) vs graph size.
+"""Time and peak memory of GEANet, the GEAET layer (no attention), Performer and full attention vs graph size.
 
 Single random 8-NN graphs of 1e3 .. 1e6 nodes; prints the fitted exponent of
 time against nodes+edges (about 1 means linear).

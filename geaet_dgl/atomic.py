@@ -1,14 +1,18 @@
 """Atomic file writes: temp file in the same folder, fsync, then ``os.replace``.
 
 A reader therefore sees either the old file or the complete new one, never a
-half-written file, even if the writer is killed mid-way.
+half-written file, even if the writer is killed mid-way. The temp file is
+named ``.<name>.<writer pid>-<random>.tmp``; one whose writer is gone (killed
+by SIGKILL, which no ``finally`` survives) is removed by the next write of
+the same file, or by :func:`remove_stale_temporaries` of its folder.
 """
 
 import contextlib
 import os
+import re
 import tempfile
 from pathlib import Path
-from typing import IO, Iterator, Union
+from typing import IO, Iterator, List, Optional, Union
 
 PathLike = Union[str, os.PathLike]
 
@@ -35,7 +39,8 @@ def atomic_write(path: PathLike, mode: str = "wb") -> Iterator[IO]:
         raise ValueError(f"atomic_write mode must be 'wb' or 'w', got {mode!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_stale_temporaries(path.parent, path.name)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, mode) as handle:
             os.fchmod(handle.fileno(), 0o666 & ~_current_umask())  # mkstemp makes 0600; use the usual mode
@@ -68,3 +73,38 @@ def _fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(dir_fd)
+
+
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[^.]+\.tmp$")
+
+
+def remove_stale_temporaries(folder: PathLike, name: Optional[str] = None) -> List[Path]:
+    """Delete the temp files of :func:`atomic_write` in ``folder`` (of target ``name`` only, if given) whose
+    writer process no longer exists; return them. Temp files of live processes are kept."""
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMPORARY.match(entry.name)
+        if not match or (name is not None and match.group("name") != name) or _process_alive(int(match.group("pid"))):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    except OSError:
+        return True
+    return True

@@ -333,6 +333,8 @@ def from_dict(cls, data: Dict[str, Any], where: str = ""):
     defaults = cls() if _has_all_defaults(cls) else None
     for key, value in data.items():
         default = getattr(defaults, key) if defaults is not None else None
+        if value is None and default is not None and "Optional" not in str(known[key].type):
+            raise ConfigError(f"{where}{key} cannot be null; give a value like {default!r} (--set or preset)")
         if dataclasses.is_dataclass(default):
             kwargs[key] = from_dict(type(default), value, where=f"{where}{key}.")
         else:

@@ -220,14 +220,50 @@ def run_benchmark(
                                             repeats=scaling_repeats, min_time_s=scaling_min_time_s,
                                             threads=threads, device=device, seed=seed, isolate=isolate,
                                             progress=echo)
-    if echo is not None:
-        echo(format_report(report))
-    if json_path:
-        write_json(report, json_path)
-        if echo is not None:
-            echo(f"wrote {json_path}")
+    _emit(report, format_report(report), json_path, echo)
     if plot_path and (report["results"] or report.get("scaling")):
         plot_report(report, plot_path)
         if echo is not None:
             echo(f"wrote {plot_path}")
     return report
+
+
+def run_node_scaling_benchmark(max_nodes: int = 10**6, threads: Optional[int] = None,
+                               against_pyg: Optional[str] = None, python: Optional[str] = None,
+                               memory_limit_gib: float = 12.0, allocator: Optional[str] = None,
+                               json_path: Optional[str] = None, seed: int = 0, epochs: int = 1,
+                               echo: Optional[Callable[[str], None]] = print) -> Dict[str, object]:
+    """``benchmark --node-scaling``: a training epoch and a full-graph evaluation per graph size and method.
+
+    Ours with ``full`` and ``cluster`` batches and, with ``against_pyg`` (run by
+    ``python``, default this interpreter), the reference on the whole graph
+    without global attention (our layers), with its dense attention and with
+    Performer; see :mod:`.node_scaling`. Every
+    measurement runs in a fresh process in the ``allocator`` mode, under a
+    ``memory_limit_gib`` address-space limit.
+    """
+    from .node_scaling import format_node_scaling, run_node_scaling
+
+    threads = resolve_threads(threads)
+    requested = requested_mode(allocator)
+    methods = ["full", "cluster"] + (["ref-none", "ref-transformer", "ref-performer"] if against_pyg else [])
+    with _child_environment(environment_for(requested)):
+        result = run_node_scaling(max_nodes=max_nodes, methods=methods, threads=threads, seed=seed,
+                                  ref_dir=against_pyg, ref_python=python, memory_limit_mib=memory_limit_gib * 1024,
+                                  epochs=epochs, progress=echo)
+    report = {"config": dict(environment("cpu", threads), allocator=requested, max_nodes=max_nodes,
+                             reference_dir=against_pyg, reference_python=python),
+              "node_scaling": result}
+    _emit(report, format_node_scaling(result), json_path, echo)
+    return report
+
+
+def _emit(report: Dict[str, object], text: str, json_path: Optional[str],
+          echo: Optional[Callable[[str], None]]) -> None:
+    """Print the text report and write the JSON one (and say so)."""
+    if echo is not None:
+        echo(text)
+    if json_path:
+        write_json(report, json_path)
+        if echo is not None:
+            echo(f"wrote {json_path}")

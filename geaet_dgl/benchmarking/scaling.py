@@ -114,7 +114,8 @@ def build_component(component: str, hidden_dim: int = 40, num_heads: int = 4, un
         return GraphSelfAttention(hidden_dim, num_heads), lambda m, g, x, e: m(g, x, e)
     if component == "geaet_layer":
         mpnn = build_mpnn("gatedgcn", hidden_dim)
-        module = GEAETLayer(hidden_dim, mpnn, None, GEANet(hidden_dim, num_heads, unit_size, scope="batch"), norm="batch")
+        geanet = GEANet(hidden_dim, num_heads, unit_size, scope="batch")
+        module = GEAETLayer(hidden_dim, mpnn, None, geanet, norm="batch")
         return module, lambda m, g, x, e: m(g, x, e)
     raise ValueError(f"component={component!r} is not one of {', '.join(COMPONENTS)}")
 

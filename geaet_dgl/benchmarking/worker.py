@@ -9,6 +9,11 @@ keyword arguments and writes the returned dict to ``OUT_JSON``. Tasks:
 * ``scaling`` -> :func:`geaet_dgl.benchmarking.scaling.measure_scaling_point`
 * ``hetero`` -> :func:`geaet_dgl.benchmarking.hetero.measure_hetero`
 * ``hetero_pair`` -> :func:`geaet_dgl.benchmarking.hetero.measure_hetero_pair`
+* ``node_scaling`` -> :func:`geaet_dgl.benchmarking.node_scaling.measure_node_point`
+
+``memory_limit_mib`` caps the child's address space (``RLIMIT_AS``): a
+measurement too large for it fails with an allocation error in the child
+(:attr:`WorkerError.out_of_memory`) instead of exhausting the machine.
 """
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional
 
 TASKS = {
     "throughput": ("geaet_dgl.benchmarking.throughput", "measure_throughput"),
@@ -26,7 +31,10 @@ TASKS = {
     "scaling": ("geaet_dgl.benchmarking.scaling", "measure_scaling_point"),
     "hetero": ("geaet_dgl.benchmarking.hetero", "measure_hetero"),
     "hetero_pair": ("geaet_dgl.benchmarking.hetero", "measure_hetero_pair"),
+    "node_scaling": ("geaet_dgl.benchmarking.node_scaling", "measure_node_point"),
 }
+#: What a failed allocation prints in Python, torch's CPU allocator and C++.
+_OOM_SIGNS = ("MemoryError", "can't allocate memory", "std::bad_alloc", "Cannot allocate memory", "out of memory")
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -34,13 +42,30 @@ _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 class WorkerError(RuntimeError):
     """The measurement subprocess failed; ``returncode`` is its exit status (negative: killed by a signal)."""
 
-    def __init__(self, message: str, returncode: int):
+    def __init__(self, message: str, returncode: int, out_of_memory: bool = False):
         super().__init__(message)
         self.returncode = returncode
+        #: the child ran out of memory (an allocation failed, or it was killed by SIGKILL)
+        self.out_of_memory = out_of_memory
 
 
-def run_isolated(task: str, kwargs: Dict[str, Any], timeout: Optional[float] = None) -> Dict[str, Any]:
-    """Run ``TASKS[task](**kwargs)`` in a fresh interpreter and return its result dict."""
+def _address_space_limit(limit_mib: float) -> Callable[[], None]:
+    def apply() -> None:  # runs in the child between fork and exec
+        import resource
+
+        limit = int(limit_mib * 2**20)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return apply
+
+
+def run_isolated(task: str, kwargs: Dict[str, Any], timeout: Optional[float] = None,
+                 memory_limit_mib: Optional[float] = None, python: Optional[str] = None) -> Dict[str, Any]:
+    """Run ``TASKS[task](**kwargs)`` in a fresh interpreter and return its result dict.
+
+    ``memory_limit_mib`` caps the child's address space; ``python`` runs it with
+    another interpreter (e.g. one with the reference's packages).
+    """
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; one of {', '.join(TASKS)}")
     env = dict(os.environ)
@@ -50,15 +75,18 @@ def run_isolated(task: str, kwargs: Dict[str, Any], timeout: Optional[float] = N
         env["OMP_NUM_THREADS"] = str(kwargs["threads"])
     with tempfile.TemporaryDirectory(prefix="geaet-bench-") as tmp:
         out_path = os.path.join(tmp, "result.json")
-        cmd = [sys.executable, "-m", "geaet_dgl.benchmarking.worker", task, json.dumps(kwargs), out_path]
+        cmd = [python or sys.executable, "-m", "geaet_dgl.benchmarking.worker", task, json.dumps(kwargs), out_path]
         try:
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
+                                  preexec_fn=None if memory_limit_mib is None else _address_space_limit(memory_limit_mib))
         except subprocess.TimeoutExpired as exc:
             raise WorkerError(f"{task} worker ran past {timeout:.0f} s ({kwargs})", -1) from exc
         if proc.returncode != 0 or not os.path.exists(out_path):
             tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
-            why = "killed (out of memory?)" if proc.returncode in (-9, 137) else f"exit status {proc.returncode}"
-            raise WorkerError(f"{task} worker failed, {why}, for {kwargs}:\n{tail}", proc.returncode)
+            killed = proc.returncode in (-9, 137)
+            why = "killed (out of memory?)" if killed else f"exit status {proc.returncode}"
+            oom = killed or any(sign in proc.stderr for sign in _OOM_SIGNS)
+            raise WorkerError(f"{task} worker failed, {why}, for {kwargs}:\n{tail}", proc.returncode, oom)
         with open(out_path) as f:
             return json.load(f)
 

@@ -10,7 +10,7 @@ from typing import Optional, Tuple
 
 import click
 
-from ..benchmarking.api import JOBS, default_batch_sizes, run_benchmark
+from ..benchmarking.api import JOBS, default_batch_sizes, run_benchmark, run_node_scaling_benchmark
 from .options import ListOptionCommand, handle_errors, threads_option
 
 
@@ -18,9 +18,9 @@ from .options import ListOptionCommand, handle_errors, threads_option
 @click.option("--what", type=click.Choice(JOBS), multiple=True, metavar="JOB [JOB ...]",
               help="What to measure, one or more of: throughput (train and inference graphs/s and peak memory "
                    "per batch size; the default), breakdown (where a training step's time goes), epoch (whole "
-                   "epochs with data loading), scaling (GEANet and the GEAET layer on 1k..--max-nodes node "
-                   "graphs). With --against-pyg each beside the reference (epoch: whole epochs of both sides, "
-                   "alternated, instead of the step table).")
+                   "epochs with data loading), scaling (GEANet, the GEAET layer, Performer and full attention "
+                   "on 1k..--max-nodes node graphs). With --against-pyg each beside the reference (epoch: whole "
+                   "epochs of both sides, alternated, instead of the step table).")
 @click.option("--preset", default="mnist", show_default=True,
               help="Preset whose model is timed (synthetic graphs shaped like its dataset: mnist, cifar10, pattern).")
 @click.option("--batch-sizes", "--batch-size", "batch_sizes", type=click.IntRange(min=1), multiple=True,
@@ -56,7 +56,17 @@ from .options import ListOptionCommand, handle_errors, threads_option
               help="Also time GEANet and the GEAET layer on single kNN graphs of 1k..--max-nodes nodes "
                    "and fit the exponent of time against nodes+edges.")
 @click.option("--max-nodes", type=click.IntRange(min=1000), default=10**6, show_default=True,
-              help="Largest graph for --scaling.")
+              help="Largest graph for --scaling and --node-scaling.")
+@click.option("--node-scaling", is_flag=True,
+              help="Instead: node classification on one kNN graph of 10k..--max-nodes nodes (average degree 10): "
+                   "seconds per training epoch, seconds of a full-graph evaluation and peak memory with full and "
+                   "cluster batches, and the fitted exponent; with --against-pyg also the reference (no sampler: "
+                   "the whole graph with its dense attention and with Performer) up to where it runs out of memory.")
+@click.option("--memory-limit", type=click.FloatRange(min=1), default=12.0, show_default=True, metavar="GIB",
+              help="Address space each --node-scaling measuring process may take; a size beyond it is reported as "
+                   "out of memory (the dense attention is not started where its scores alone exceed it).")
+@click.option("--python", "ref_python", type=click.Path(dir_okay=False, exists=True), metavar="PYTHON",
+              help="Interpreter with the reference's packages for --node-scaling --against-pyg (default: this one).")
 @click.option("--against-pyg", "against_pyg", type=click.Path(file_okay=False), metavar="REF_DIR",
               help="A checkout of icm1018/GEAET (its dependencies installed here): check parity on the same "
                    "weights, then time both models interleaved on the same batches and report the ratios.")
@@ -81,9 +91,15 @@ def benchmark(what: Tuple[str, ...], preset: str, batch_sizes: Tuple[int, ...], 
               max_nodes: int, against_pyg: Optional[str], force: bool, allocator: Optional[str],
               json_path: Optional[str], plot_path: Optional[str], dataset: str, data_dir: Optional[str],
               limit_train: Optional[int], limit_val: Optional[int], epoch_repeats: int, no_fold: bool,
-              config_file: Optional[str]) -> None:
+              config_file: Optional[str], node_scaling: bool, memory_limit: float,
+              ref_python: Optional[str]) -> None:
     """Throughput (graphs/s, train and inference), peak memory, where a step's time goes, epoch time,
     scaling; optionally side by side with the PyG reference. Speed is only comparable within one run."""
+    if node_scaling:
+        run_node_scaling_benchmark(max_nodes=max_nodes, threads=threads, against_pyg=against_pyg, python=ref_python,
+                                   memory_limit_gib=memory_limit, allocator=allocator, json_path=json_path,
+                                   echo=click.echo)
+        return
     jobs = set(what or ("throughput",))
     jobs.update(job for job, flag in (("breakdown", breakdown), ("epoch", epoch), ("scaling", scaling)) if flag)
     run_benchmark(preset=preset, batch_sizes=batch_sizes or default_batch_sizes("epoch" in jobs, against_pyg),

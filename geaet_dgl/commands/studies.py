@@ -11,7 +11,8 @@ from .options import (ListOptionCommand, data_source_options, device_option, gat
 
 
 @click.command(cls=ListOptionCommand)
-@click.option("--dataset", required=True, help="Dataset: mnist or synthetic.")
+@click.option("--dataset", required=True, help="Dataset: a name of `geaet-dgl datasets` (mnist, zinc, ..., "
+                                               "synthetic) or a graph file PATH.bin.")
 @click.option("--preset", help="Configuration preset; default: the dataset's own (mnist for synthetic).")
 @click.option("--set", "settings", multiple=True, metavar="KEY=V1[,V2...]",
               help="A comma list sweeps KEY over its values (the points are the cartesian product of all "
@@ -58,7 +59,8 @@ def sweep(dataset: str, preset: Optional[str], settings: Tuple[str, ...], seeds:
               help="Indices of the graphs to draw (e.g. --graphs 0 5 7).")
 @click.option("--split", type=click.Choice(["test", "val", "train"]), default="test", show_default=True,
               help="Split the indices refer to.")
-@click.option("--dataset", help="Dataset (default: the run's); mnist and synthetic load today.")
+@click.option("--dataset", help="Dataset to draw graphs from, a name of `geaet-dgl datasets` (default: the "
+                                "run's own data).")
 @data_source_options(from_run=True)
 @limit_options
 @click.option("--out", type=click.Path(file_okay=False), metavar="DIR",

@@ -16,15 +16,28 @@ and starts in no time); it computes with one torch / DGL thread, the
 safe setting after a fork (GNU OpenMP's pool does not survive ``fork``), while
 its own process pools (the superpixel build) keep the run's size. Where
 ``fork`` does not exist the step runs in this process, as before.
+
+The child dies with its parent: on Linux the kernel kills it when the parent
+ends however it ends (``PR_SET_PDEATHSIG``, SIGKILL included), and a SIGTERM
+or SIGINT to the parent while it waits stops the child before the parent
+ends. The files the child was writing are atomic writes, so it leaves at most
+temp files, which the next write of the same file removes
+(:mod:`geaet_dgl.atomic`).
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
 import logging
 import multiprocessing
 import os
 import pickle
+import signal
+import sys
+import threading
 import traceback
-from typing import Callable
+from typing import Callable, Iterator
 
 from .errors import DataError
 
@@ -36,7 +49,23 @@ def fork_available() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _child(step: Callable[[], object], conn) -> None:
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask the kernel to SIGKILL this process when its parent ends (Linux); leave at once if it already has."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # pragma: no cover - no prctl: the parent's handler still stops us
+            pass
+    if os.getppid() != parent:  # the parent ended before the request took effect
+        os._exit(1)
+
+
+def _child(step: Callable[[], object], conn, parent: int) -> None:
+    _die_with_parent(parent)
     import torch
 
     torch.set_num_threads(1)
@@ -61,7 +90,7 @@ def _child(step: Callable[[], object], conn) -> None:
     os._exit(0)
 
 
-def run_apart(step: Callable[[], object], what: str) -> None:
+def run_apart(step: Callable[[], object], what: str, announce: bool = True) -> None:
     """Run ``step()`` in a forked child and wait; its exception, if any, is raised here.
 
     Parameters
@@ -70,6 +99,8 @@ def run_apart(step: Callable[[], object], what: str) -> None:
         Does the work and writes its results to disk; its return value is dropped.
     what : str
         Words for messages, e.g. ``"MNIST superpixels"``.
+    announce : bool
+        Log the child's start (a data build); off for quick checks.
 
     Raises
     ------
@@ -83,16 +114,20 @@ def run_apart(step: Callable[[], object], what: str) -> None:
         return
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(step, sender), name=f"prepare {what}", daemon=False)
+    process = context.Process(target=_child, args=(step, sender, os.getpid()), name=f"prepare {what}",
+                              daemon=False)
     process.start()
-    log.info("preparing %s in a separate process (pid %d); this process then loads the files", what, process.pid)
+    if announce:
+        log.info("preparing %s in a separate process (pid %d); this process then loads the files", what,
+                 process.pid)
     sender.close()
     try:
-        try:
-            payload = receiver.recv_bytes()
-        except EOFError:
-            payload = None
-        process.join()
+        with _stop_child_on_signals(process):
+            try:
+                payload = receiver.recv_bytes()
+            except EOFError:
+                payload = None
+            process.join()
     finally:
         if process.is_alive():  # interrupted while waiting: stop the child too
             process.terminate()
@@ -103,3 +138,33 @@ def run_apart(step: Callable[[], object], what: str) -> None:
     if payload is None or process.exitcode != 0:
         raise DataError(f"the process preparing {what} died (exit status {process.exitcode}; out of memory?); "
                         "free memory or lower the --limit-* options, then run again")
+
+
+@contextlib.contextmanager
+def _stop_child_on_signals(process) -> Iterator[None]:
+    """While the parent waits: SIGTERM / SIGINT first stop the child, then act as they would have."""
+    previous = {}
+
+    def restore() -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+    def handle(signum, frame) -> None:
+        if process.is_alive():
+            process.terminate()
+            process.join()
+        restore()
+        before = previous.get(signum)
+        if callable(before):  # e.g. Python's SIGINT handler: KeyboardInterrupt
+            before(signum, frame)
+        elif before != signal.SIG_IGN:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            previous[signum] = signal.signal(signum, handle)
+    try:
+        yield
+    finally:
+        restore()

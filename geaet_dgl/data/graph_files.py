@@ -35,6 +35,8 @@ Example
 """
 from __future__ import annotations
 
+import faulthandler
+import functools
 import hashlib
 import json
 import os
@@ -49,6 +51,7 @@ import torch
 
 from .dataset import DatasetSplits, GraphDataset
 from .errors import DataError
+from .fresh_process import fork_available, run_apart
 from .identity import check_unchanged, file_identity, identity_changes
 from .pe_cache import attach_pe, cached_split_pe, writable_cache_dir
 from .validation import validate_splits
@@ -100,6 +103,7 @@ def read_graph_file(path: PathLike) -> Tuple[List[dgl.DGLGraph], Dict[str, torch
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise DataError(f"graph file {path} does not exist; pass the path of a file written by dgl.save_graphs")
+    _trial_load(path)
     try:
         graphs, labels = dgl.load_graphs(path)
     except Exception as exc:  # DGLError for a foreign file; other types for truncated ones
@@ -108,6 +112,28 @@ def read_graph_file(path: PathLike) -> Tuple[List[dgl.DGLGraph], Dict[str, torch
     if not graphs:
         raise DataError(f"{path} holds no graphs; {_SAVE_HINT} with at least one graph")
     return list(graphs), dict(labels or {})
+
+
+def _trial_load(path: str) -> None:
+    """Load ``path`` once in a forked child: DGL aborts the whole process (C++ ``terminate``, no Python error) on
+    some damaged files, e.g. a size field that asks for 10^17 bytes; here that is a one-line DataError instead."""
+    if not fork_available():  # pragma: no cover - Windows: no child to try it in
+        return
+    try:
+        run_apart(functools.partial(_load_silently, path), f"a trial load of {path}", announce=False)
+    except DataError as exc:  # only the child dying raises DataError here: DGL aborted
+        raise DataError(f"{path} is damaged: DGL aborted while reading it ({_first_line(exc).split(';')[0]}); "
+                        f"{_SAVE_HINT}") from exc
+    except Exception:  # noqa: BLE001 - a Python error: the load in this process reports it in words
+        pass
+
+
+def _load_silently(path: str) -> None:
+    """In the trial child: load with stderr closed (DGL's abort prints a C++ backtrace there)."""
+    faulthandler.disable()  # its report of the abort would go to a saved copy of stderr
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    dgl.load_graphs(path)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -377,19 +403,26 @@ def _owner(row: int, graphs) -> str:
 
 
 def split_indices(num_graphs: int, path: PathLike, split_file: Optional[PathLike] = None,
-                  fractions: Optional[Sequence[float]] = None, seed: int = 0) -> Dict[str, List[int]]:
+                  fractions: Optional[Sequence[float]] = None, seed: int = 0,
+                  legacy: bool = False) -> Dict[str, List[int]]:
     """``{'train', 'val', 'test'}`` -> sorted graph indices, from ``split_file`` or a seeded random split.
 
-    ``fractions`` (default 0.8/0.1/0.1) are positive and add up to at most 1;
-    the random split is a permutation seeded by ``seed``, cut into
-    ``round(f * G)`` graphs for val and test and the rest (or ``round(f * G)``)
-    for train.
+    ``fractions`` (default 0.8/0.1/0.1) are positive and add up to 1; the
+    random split is a permutation seeded by ``seed``, cut into
+    :func:`split_sizes` graphs for train, val and test. ``legacy``: the cut
+    of runs that predate the recorded split (``data.split_indices``):
+    ``round(f * G)`` for val and test, the rest for train (or ``round(f * G)``
+    where the fractions add up to less than 1), so those runs keep their split.
     """
     if split_file is not None:
         return read_split_file(split_file, num_graphs, path)
-    fractions = split_fractions(fractions)
-    n_val, n_test = (int(round(f * num_graphs)) for f in fractions[1:])
-    n_train = num_graphs - n_val - n_test if sum(fractions) > 1 - 1e-6 else int(round(fractions[0] * num_graphs))
+    if legacy:
+        fractions = split_fractions(fractions, allow_unused=True)
+        n_val, n_test = (int(round(f * num_graphs)) for f in fractions[1:])
+        n_train = num_graphs - n_val - n_test if sum(fractions) > 1 - 1e-6 else int(round(fractions[0] * num_graphs))
+    else:
+        fractions = split_fractions(fractions)
+        n_train, n_val, n_test = split_sizes(num_graphs, fractions)
     if min(n_train, n_val, n_test) < 1:
         raise DataError(f"{os.fspath(path)} has {num_graphs} graphs: too few for the split {list(fractions)} "
                         f"({n_train}/{n_val}/{n_test}); every split needs a graph: add graphs or pass a --split-file")
@@ -412,10 +445,24 @@ def recorded_split(indices: Dict[str, List[int]], num_graphs: int, path: PathLik
     return {name: list(indices[name]) for name in SPLITS}
 
 
-def split_fractions(fractions: Union[None, str, Sequence[float]]) -> Tuple[float, float, float]:
+def split_sizes(num_graphs: int, fractions: Sequence[float]) -> Tuple[int, int, int]:
+    """Graphs per split: ``floor(f * G)`` each, the graphs left over go to the largest remainders, ties to test,
+    then val (so rounding never shrinks an evaluation split below its share: 25 graphs at 0.8/0.1/0.1 give
+    20/2/3, not 21/2/2)."""
+    exact = [f * num_graphs for f in fractions]
+    sizes = [int(np.floor(x + 1e-9)) for x in exact]
+    order = sorted(range(3), key=lambda i: (-(exact[i] - sizes[i]), -i))  # largest remainder; ties: test, val
+    for i in order[:max(0, num_graphs - sum(sizes))]:
+        sizes[i] += 1
+    return sizes[0], sizes[1], sizes[2]
+
+
+def split_fractions(fractions: Union[None, str, Sequence[float]], allow_unused: bool = False
+                    ) -> Tuple[float, float, float]:
     """``(train, val, test)`` fractions: default 0.8/0.1/0.1; text such as ``"0.7,0.2,0.1"`` (``--set``) is parsed.
 
-    Raises DataError unless there are three positive numbers adding up to at most 1.
+    Raises DataError unless there are three positive numbers adding up to 1 (fewer would leave graphs in no
+    split without a word: list the graphs to use in a split file instead); ``allow_unused``: at most 1.
     """
     if fractions is None:
         fractions = DEFAULT_SPLIT
@@ -427,7 +474,11 @@ def split_fractions(fractions: Union[None, str, Sequence[float]]) -> Tuple[float
         parsed = ()
     if len(parsed) != 3 or min(parsed) <= 0 or sum(parsed) > 1 + 1e-6:
         raise DataError(f"split fractions {fractions!r} must be three positive numbers (train val test) adding "
-                        "up to at most 1, e.g. --split 0.8 0.1 0.1")
+                        "up to 1, e.g. --split 0.8 0.1 0.1")
+    if sum(parsed) < 1 - 1e-6 and not allow_unused:
+        raise DataError(f"split fractions {' '.join(map(str, parsed))} add up to {sum(parsed):g}: "
+                        f"{1 - sum(parsed):.0%} of the graphs would be in no split; make them add up to 1, or list "
+                        "the graphs to use in a --split-file")
     return parsed  # type: ignore[return-value]
 
 
@@ -448,7 +499,7 @@ def read_split_file(split_file: PathLike, num_graphs: int, path: PathLike) -> Di
         else:
             with open(split_file) as handle:
                 raw = json.load(handle)
-    except (OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - OSError, bad JSON, and whatever numpy / zipfile raise on a damaged NPZ
         raise DataError(f"split file {split_file} cannot be read ({type(exc).__name__}: {_first_line(exc)}); write "
                         "JSON {\"train\": [...], \"val\": [...], \"test\": [...]} or np.savez(train=..., val=..., "
                         "test=...)") from exc
@@ -500,15 +551,16 @@ def inspect_graph_file(path: PathLike, task: Optional[str] = None) -> GraphFileI
 
 def run_split(num_graphs: int, path: Path, split_file: Optional[PathLike], split: Optional[Sequence[float]],
               split_seed: int, identity: Optional[Dict], indices: Optional[Dict[str, List[int]]],
-              allow_changed: bool) -> Dict[str, List[int]]:
+              allow_changed: bool, legacy: bool = False) -> Dict[str, List[int]]:
     """The split of a run on the file: the run's recorded ``indices`` (after checking the file against its
-    ``identity``), else :func:`split_indices` (also for heterograph files, :mod:`.hetero_files`)."""
+    ``identity``), else :func:`split_indices` (``legacy``: cut as runs from before the recorded split were;
+    also for heterograph files, :mod:`.hetero_files`)."""
     if identity is not None:
         check_unchanged(f"graph file {path}", identity_changes(identity, file_identity(path, num_graphs)),
                         allow_changed, "restore the file the run was trained on")
     if indices is not None:
         return recorded_split(indices, num_graphs, path)
-    return split_indices(num_graphs, path, split_file, split, split_seed)
+    return split_indices(num_graphs, path, split_file, split, split_seed, legacy=legacy)
 
 
 def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file: Optional[PathLike] = None,
@@ -516,7 +568,8 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
                     limit_train: Optional[int] = None, limit_val: Optional[int] = None,
                     limit_test: Optional[int] = None, progress: bool = True, *, rwse_k: Optional[int] = None,
                     laplacian_norm: str = "sym", identity: Optional[Dict] = None,
-                    indices: Optional[Dict[str, List[int]]] = None, allow_changed: bool = False) -> DatasetSplits:
+                    indices: Optional[Dict[str, List[int]]] = None, allow_changed: bool = False,
+                    legacy_split: bool = False) -> DatasetSplits:
     """A graph file as train / val / test splits, with positional encodings cached beside it.
 
     Parameters
@@ -538,7 +591,9 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
         A run's record of the file (:func:`~.identity.file_identity`) and of
         its split (``{'train': [...], 'val': [...], 'test': [...]}``): the
         split is then taken from ``indices``, and a file whose identity
-        differs is refused (DataError) unless ``allow_changed``.
+        differs is refused (DataError) unless ``allow_changed``. Without
+        ``indices``, ``legacy_split`` cuts the random split as runs that
+        predate the record did (:func:`split_indices`).
 
     Returns
     -------
@@ -552,7 +607,8 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
     spec = infer_feature_spec(graphs, path)
     conform_graphs(graphs, path, spec)
     targets, outputs = graph_file_labels(graphs, labels, path, task)
-    chosen = run_split(len(graphs), path, split_file, split, split_seed, identity, indices, allow_changed)
+    chosen = run_split(len(graphs), path, split_file, split, split_seed, identity, indices, allow_changed,
+                       legacy=legacy_split)  # a run from before the split was recorded keeps its cut
     limits = {"train": limit_train, "val": limit_val, "test": limit_test}
     node_offsets = None
     if task == "node-classification":

@@ -13,6 +13,11 @@ Follows ``GEAET/transform/posenc_stats.py`` (GraphGPS lineage):
 * RWSE: diagonals of ``P^t``, ``t = 1..k``, ``P = D_out^-1 A`` on the edges as
   stored (direction and multiplicity kept, like ``get_rw_landing_probs``).
 
+Graphs of up to ``DENSE_MAX_NODES`` nodes take the reference's dense route
+(``N x N`` matrices, exact); larger ones the sparse one of
+:mod:`.sparse_encodings` (Lanczos eigenpairs, row-block sparse walk products),
+whose memory grows with the edges, never with ``N^2``. ``method`` forces either.
+
 The reference reads ``posenc_LapPE.eigen.laplacian_norm`` (default ``'sym'``)
 even for EquivStableLapPE, so ``'sym'`` is the default here.
 """
@@ -24,8 +29,18 @@ import numpy as np
 import torch
 
 from .errors import DataError
+from .sparse_encodings import sparse_laplacian_eig, sparse_random_walk_se
 
 LAPLACIAN_NORMS = ("sym", "none")
+PE_METHODS = ("auto", "dense", "sparse")
+#: Largest graph encoded with dense N x N matrices (~100 MB at this size).
+DENSE_MAX_NODES = 2048
+
+
+def _use_dense(method: str, num_nodes: int) -> bool:
+    if method not in PE_METHODS:
+        raise DataError(f"unknown PE method {method!r}; use one of {', '.join(PE_METHODS)}")
+    return method == "dense" or (method == "auto" and num_nodes <= DENSE_MAX_NODES)
 
 
 def _edges_numpy(g: dgl.DGLGraph) -> Tuple[np.ndarray, np.ndarray]:
@@ -81,9 +96,13 @@ def laplacian_matrix(adj: np.ndarray, norm: str = "sym") -> np.ndarray:
 
 
 def laplacian_pe_from_edges(
-    src: np.ndarray, dst: np.ndarray, num_nodes: int, k: int, norm: str = "sym"
+    src: np.ndarray, dst: np.ndarray, num_nodes: int, k: int, norm: str = "sym", method: str = "auto"
 ) -> Tuple[np.ndarray, np.ndarray]:
     """Laplacian eigenvector PE from an edge list; see :func:`laplacian_pe`.
+
+    ``method``: ``'dense'`` (``np.linalg.eigh``), ``'sparse'``
+    (:func:`.sparse_encodings.sparse_laplacian_eig`) or ``'auto'`` (dense up to
+    ``DENSE_MAX_NODES`` nodes).
 
     Returns
     -------
@@ -104,14 +123,17 @@ def laplacian_pe_from_edges(
     eigvals = np.zeros((k,), dtype=np.float32)
     if num_nodes == 0:
         return eigvecs, eigvals
-    lap = laplacian_matrix(undirected_adjacency(src, dst, num_nodes), norm)
-    vals, vecs = np.linalg.eigh(lap)
-    keep = np.argsort(vals, kind="stable")[:k]
-    vals = np.clip(vals[keep], 0.0, None)
-    vecs = vecs[:, keep]
+    if _use_dense(method, num_nodes):
+        lap = laplacian_matrix(undirected_adjacency(src, dst, num_nodes), norm)
+        vals, vecs = np.linalg.eigh(lap)
+        keep = np.argsort(vals, kind="stable")[:k]
+        vals, vecs = vals[keep], vecs[:, keep]
+    else:
+        vals, vecs = sparse_laplacian_eig(src, dst, num_nodes, min(k, num_nodes), norm)
+    vals = np.clip(vals, 0.0, None)
     vecs = vecs / np.clip(np.linalg.norm(vecs, axis=0, keepdims=True), 1e-12, None)
-    eigvecs[:, : len(keep)] = vecs
-    eigvals[: len(keep)] = vals
+    eigvecs[:, : len(vals)] = vecs
+    eigvals[: len(vals)] = vals
     return eigvecs, eigvals
 
 
@@ -139,8 +161,14 @@ def laplacian_pe(g: dgl.DGLGraph, k: int, norm: str = "sym") -> Tuple[torch.Tens
     return torch.from_numpy(vecs), torch.from_numpy(np.broadcast_to(vals, (g.num_nodes(), k)).copy())
 
 
-def random_walk_se_from_edges(src: np.ndarray, dst: np.ndarray, num_nodes: int, k: int) -> np.ndarray:
+def random_walk_se_from_edges(
+    src: np.ndarray, dst: np.ndarray, num_nodes: int, k: int, method: str = "auto"
+) -> np.ndarray:
     """Random-walk landing probabilities from an edge list; see :func:`random_walk_se`.
+
+    ``method``: ``'dense'`` (matrix powers), ``'sparse'``
+    (:func:`.sparse_encodings.sparse_random_walk_se`) or ``'auto'`` (dense up to
+    ``DENSE_MAX_NODES`` nodes).
 
     Returns
     -------
@@ -149,6 +177,8 @@ def random_walk_se_from_edges(src: np.ndarray, dst: np.ndarray, num_nodes: int, 
     """
     if k < 1:
         raise DataError(f"RWSE size k must be >= 1, got {k}; pass k >= 1")
+    if not _use_dense(method, num_nodes):
+        return sparse_random_walk_se(src, dst, num_nodes, k)
     adj = np.zeros((num_nodes, num_nodes), dtype=np.float64)
     np.add.at(adj, (src, dst), 1.0)
     out_deg = adj.sum(axis=1)

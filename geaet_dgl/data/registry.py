@@ -18,6 +18,7 @@ from .lrgb.peptides import NUM_PEPTIDES, PEPTIDES_SIZES, load_peptides, peptides
 from .lrgb.voc_coco import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_present
 from .lrgb.voc_coco import input_transform as voc_coco_transform
 from .molecules.zinc import ZINC_SIZES, load_zinc, zinc_present
+from .ogbn import OGBN, load_ogbn, ogbn_present
 from .superpixels.cifar10 import load_cifar10
 from .superpixels.dgl_files import CIFAR10_SPEC, superpixels_present
 from .superpixels.mnist import load_mnist
@@ -99,20 +100,12 @@ def _tree(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     return load_tree(kwargs.pop("depth", None) or 3, **kwargs)
 
 
-def _lrgb_superpixels(name: str) -> Callable[..., DatasetSplits]:
+def _by_name(name: str, loader: Callable[..., DatasetSplits]) -> Callable[..., DatasetSplits]:
+    """A loader of the family ``loader`` that reads ``name`` from ``data_dir``."""
     def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
         _needs_dir(name, data_dir)
         _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
-        return load_lrgb_superpixels(name, data_dir, **kwargs)
-
-    return load
-
-
-def _peptides(name: str) -> Callable[..., DatasetSplits]:
-    def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
-        _needs_dir(name, data_dir)
-        _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
-        return load_peptides(name, data_dir, **kwargs)
+        return loader(name, data_dir, **kwargs)
 
     return load
 
@@ -140,9 +133,12 @@ def _graph_file(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
 LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
     "cifar10": _cifar10,
     "mnist": _mnist, "synthetic": _synthetic, "pattern": _sbm("pattern"), "cluster": _sbm("cluster"),
-    "zinc": _zinc, "tree": _tree, "voc": _lrgb_superpixels("voc"), "coco": _lrgb_superpixels("coco"),
-    "peptides-func": _peptides("peptides-func"), "peptides-struct": _peptides("peptides-struct"),
+    "zinc": _zinc, "tree": _tree, "voc": _by_name("voc", load_lrgb_superpixels),
+    "coco": _by_name("coco", load_lrgb_superpixels),
+    "peptides-func": _by_name("peptides-func", load_peptides),
+    "peptides-struct": _by_name("peptides-struct", load_peptides),
     "pcqm-contact": _pcqm_contact, GRAPH_FILE: _graph_file,
+    "ogbn-arxiv": _by_name("ogbn-arxiv", load_ogbn), "ogbn-products": _by_name("ogbn-products", load_ogbn),
 }
 
 
@@ -225,6 +221,11 @@ DATASETS: Dict[str, DatasetInfo] = {
                                 + f" ({NUM_PCQM_CONTACT:,} molecules)", pcqm_contact_present,
                                 "LRGB PCQM-Contact: pcqm4m-contact.tsv.gz + 530k_shuffle_split_dict.pt (GraphGPS "
                                 "layout); Hits@1/3/10 logged too"),
+    **{name: DatasetInfo(name, f"transductive node classification ({spec.num_classes})", "accuracy",
+                         "/".join(f"{n:,}" for n in spec.sizes) + f" of {spec.num_nodes:,} nodes",
+                         lambda d, name=name: ogbn_present(name, d),
+                         f"OGB's {spec.archive}.zip unzipped as {spec.folder}/, read by OGB's DGL loader")
+       for name, spec in OGBN.items()},
     "tree": DatasetInfo("tree", "root classification (2^r)", "accuracy", _tree_size(), None,
                         "TreeNeighbourMatch, generated; --set data.depth=2..7"),
     "synthetic": DatasetInfo("synthetic", "graph classification (10)", "accuracy", "256/64/64 (limits)",
@@ -263,7 +264,8 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
         ``'zinc'`` (:func:`.molecules.zinc.load_zinc`), ``'voc'`` / ``'coco'``
         (:func:`.lrgb.voc_coco.load_lrgb_superpixels`), ``'peptides-func'`` /
         ``'peptides-struct'`` (:func:`.lrgb.peptides.load_peptides`), ``'pcqm-contact'``
-        (:func:`.lrgb.pcqm_contact.load_pcqm_contact`; link-level), ``'tree'``
+        (:func:`.lrgb.pcqm_contact.load_pcqm_contact`; link-level), ``'ogbn-arxiv'`` /
+        ``'ogbn-products'`` (:func:`.ogbn.load_ogbn`; one graph with node masks), ``'tree'``
         (:func:`.generated.tree.load_tree`, ``depth=r``; ``data_dir`` ignored) or
         ``'synthetic'`` (:func:`.generated.synthetic.synthetic_splits`; ``data_dir``
         ignored, the ``limit_*`` keywords give the split sizes).

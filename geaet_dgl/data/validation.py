@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 import dgl
+import numpy as np
 import torch
 
 from .dataset import DatasetSplits, GraphDataset
@@ -73,7 +74,7 @@ def check_finite_fields(graphs: Sequence[dgl.DGLGraph], split: str, dataset_name
             if len(parts) != len(frames) or not all(isinstance(p, torch.Tensor) and p.is_floating_point()
                                                     for p in parts):  # a dict: a heterograph's (checked on load)
                 continue
-            values = torch.cat([p.reshape(p.shape[0], -1) for p in parts])
+            values = torch.cat([p.reshape(p.shape[0], int(np.prod(p.shape[1:]))) for p in parts])  # 0 rows too
             finite = torch.isfinite(values).all(dim=1)
             if bool(finite.all()):
                 continue

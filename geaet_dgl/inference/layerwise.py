@@ -155,20 +155,22 @@ def _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, ed
     """One GEAET layer on the whole graph, branches computed chunk by chunk, combined on the whole graph."""
     local = None
     if layer.local_model is not None:
-        parts, edge_out = [], None
+        parts, edge_out, passed_through = [], None, False
         for start, stop in chunks:
             sub, nodes, eids = chunk_graph(graph, start, stop)
             if degrees is not None:
                 sub.ndata[DEGREE_KEY] = degrees[nodes]
             sub_pe = pe_dist[eids] if pe_dist is not None else None
-            out_h, out_e = layer.local_model(sub, h[nodes], e[eids] if e is not None else None, pe_dist=sub_pe,
-                                             edge_output=edge_output)
+            edges_in = e[eids] if e is not None else None
+            out_h, out_e = layer.local_model(sub, h[nodes], edges_in, pe_dist=sub_pe, edge_output=edge_output)
             parts.append(out_h[:stop - start])
-            if out_e is not None:
+            if out_e is not None and out_e is edges_in:  # an MPNN without edge updates (GCN): no (E, d) copy
+                passed_through = True
+            elif out_e is not None:
                 if edge_out is None:
                     edge_out = out_e.new_empty(graph.num_edges(), out_e.shape[1])
                 edge_out[eids] = out_e
-        local = (torch.cat(parts), edge_out)
+        local = (torch.cat(parts), e if passed_through and edge_out is None else edge_out)
     global_out = None
     if layer.global_model is not None:
         global_out = _global(layer.global_model, graph, layout, h, chunks)
@@ -206,11 +208,16 @@ def _external(net, graph, layout, h, edges, chunks, edge_ranges):
         node_lse = column_logsumexp(net.scores(h[a:b], "node") for a, b in chunks)
     if net.edge_unit and edges is not None and edges.shape[0]:
         edge_lse = column_logsumexp(net.scores(edges[a:b], "edge") for a, b in edge_ranges)
-    node_parts, edge_parts = [], []
+    node_parts, edge_parts, passed_through = [], [], False
     for (start, stop), (first, last) in zip(chunks, edge_ranges):
-        out_h, out_e = net(graph, h[start:stop], edges[first:last] if edges is not None else None, layout=layout,
-                           edge_output=edges is not None, node_lse=node_lse, edge_lse=edge_lse)
+        edges_in = edges[first:last] if edges is not None else None
+        out_h, out_e = net(graph, h[start:stop], edges_in, layout=layout, edge_output=edges is not None,
+                           node_lse=node_lse, edge_lse=edge_lse)
         node_parts.append(out_h)
-        if out_e is not None:
+        if out_e is not None and out_e is edges_in:  # no edge units: the edges pass through, no (E, d) copy
+            passed_through = True
+        elif out_e is not None:
             edge_parts.append(out_e)
+    if passed_through and not edge_parts:
+        return torch.cat(node_parts), edges
     return torch.cat(node_parts), (torch.cat(edge_parts) if edge_parts else None)

@@ -15,7 +15,7 @@ eigenvector, so the match there is counted, not required).
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Union
+from typing import Any, Dict, Optional, Union
 
 import torch
 
@@ -71,13 +71,18 @@ def compare_split(ours: Dict[str, torch.Tensor], ref: Dict[str, torch.Tensor]) -
         out["eigvals_max_diff"] = _max_diff(ours["eigvals"], theirs)
         checks.append(out["eigvals_max_diff"] <= ATOL)
     if "eigvecs" in ours and "eigvecs" in ref:
-        out.update(_eigvec_match(ours["eigvecs"], ref["eigvecs"], ours["num_nodes"]))
+        out.update(_eigvec_match(ours["eigvecs"], ref["eigvecs"], ours["num_nodes"], ours.get("eigvals")))
+        checks.append(out["eigvec_simple_columns_matched"] == out["eigvec_simple_columns"])
     out["equal"] = bool(all(checks))
     return out
 
 
-def _eigvec_match(ours: torch.Tensor, ref: torch.Tensor, num_nodes: torch.Tensor) -> Dict[str, Any]:
-    """Per graph and column, min(|v - w|, |v + w|) (max over nodes): how many columns agree up to sign."""
+def _eigvec_match(ours: torch.Tensor, ref: torch.Tensor, num_nodes: torch.Tensor,
+                  eigvals: Optional[torch.Tensor] = None) -> Dict[str, Any]:
+    """Per graph and column, min(|v - w|, |v + w|) (max over nodes): how many columns agree up to sign, in all
+    and among the columns of a simple eigenvalue (unique eigenvector up to sign: these must agree; a repeated
+    eigenvalue's columns are any basis of its space, so they are only counted). ``eigvals`` ``(N, k)`` (each
+    node carrying its graph's); without them every column counts as simple."""
     ref = torch.nan_to_num(ref.reshape(ours.shape), nan=0.0).double()
     ours = ours.double()
     graph_of_node = torch.repeat_interleave(torch.arange(len(num_nodes)), num_nodes)
@@ -88,7 +93,15 @@ def _eigvec_match(ours: torch.Tensor, ref: torch.Tensor, num_nodes: torch.Tensor
         per_graph = torch.zeros_like(worst).scatter_reduce_(0, index, diff, "amax", include_self=False)
         worst = per_graph if sign == 1.0 else torch.minimum(worst, per_graph)
     matched = worst <= 1e-4
-    return {"eigvec_columns_matched": int(matched.sum()), "eigvec_columns": int(matched.numel())}
+    simple = torch.ones_like(matched)
+    if eigvals is not None and len(num_nodes):
+        firsts = torch.cumsum(num_nodes, 0) - num_nodes
+        per_graph = eigvals.double()[firsts.clamp(max=max(len(eigvals) - 1, 0))]  # (G, k)
+        close = (per_graph[:, 1:] - per_graph[:, :-1]).abs() <= 1e-6
+        simple[:, 1:] &= ~close
+        simple[:, :-1] &= ~close
+    return {"eigvec_columns_matched": int(matched.sum()), "eigvec_columns": int(matched.numel()),
+            "eigvec_simple_columns_matched": int((matched & simple).sum()), "eigvec_simple_columns": int(simple.sum())}
 
 
 def check_graphs(splits: DatasetSplits, reference_file: PathLike) -> Dict[str, Any]:
@@ -115,6 +128,8 @@ def describe(report: Dict[str, Any]) -> str:
         if "eigvals_max_diff" in r:
             text += f", eigenvalues max |diff| {r['eigvals_max_diff']:.2g}"
         if "eigvec_columns" in r:
-            text += f", eigenvectors equal up to sign in {r['eigvec_columns_matched']}/{r['eigvec_columns']} columns"
+            text += (f", eigenvectors equal up to sign in {r['eigvec_columns_matched']}/{r['eigvec_columns']} columns"
+                     f" ({r['eigvec_simple_columns_matched']}/{r['eigvec_simple_columns']} of simple eigenvalues, "
+                     "which must all agree)")
         lines.append(text)
     return "\n".join(lines)

@@ -155,10 +155,10 @@ def import_reference(checkpoint: "os.PathLike | str", config: "os.PathLike | str
     write_config(run_dir, run.to_dict())
     optimizer = build_optimizer(model.parameters(), run.train.lr, run.train.weight_decay, run.train.clip_grad_norm)
     scheduler = build_scheduler(optimizer, run.train.warmup_epochs, run.train.epochs)
-    epoch = _epoch_of(checkpoint)
+    epoch = _epoch_of(checkpoint)  # graphgym's 0-based index of the epoch just finished
     save_checkpoint(run_dir / BEST, run_config=run.to_dict(), model=model, optimizer=optimizer, scheduler=scheduler,
-                    epoch=epoch if epoch is not None else 0, step=0, global_step=0, best=None, history=[],
-                    progress=None)
+                    epoch=epoch + 1 if epoch is not None else 0, step=0, global_step=0, best=None, history=[],
+                    progress=None)  # ours counts finished epochs: <N>.ckpt has N + 1
     params = sum(p.numel() for p in model.parameters())
     write_json(run_dir / IMPORT_NOTE, {"reference_checkpoint": os.path.abspath(checkpoint),
                                        "reference_config": os.path.abspath(config), "reference_epoch": epoch,

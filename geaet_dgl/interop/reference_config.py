@@ -36,8 +36,8 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import yaml
 
-from ..config import (ConfigError, GEANetConfig, GraphormerConfig, ModelConfig, Preset, SignNetConfig, TrainConfig,
-                      apply_overrides, from_dict)
+from ..config import (ConfigError, GEANetConfig, GraphormerConfig, ModelConfig, OptionConflict, Preset, SignNetConfig,
+                      TrainConfig, apply_overrides, from_dict)
 from ..threads import default_threads
 
 log = logging.getLogger(__name__)
@@ -235,15 +235,46 @@ def _is_no_effect(key: str) -> bool:
     return key in NO_EFFECT_KEYS or key.startswith(NO_EFFECT_PREFIXES)
 
 
+def _same_kind(value: Any, default: Any) -> bool:
+    """Whether ``value`` has the type of the reference's ``default`` (an int may stand for a float)."""
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, (int, float)):
+        if isinstance(value, str):  # YAML 1.1 reads 1e-5 as text; the reference's yacs takes it as a number
+            try:
+                number = float(value)
+            except ValueError:
+                return False
+            return isinstance(default, float) or number.is_integer()
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and \
+            (isinstance(default, float) or isinstance(value, int))
+    return isinstance(value, type(default))
+
+
+def _kind_name(default: Any) -> str:
+    return {bool: "true or false", int: "an integer", float: "a number", str: "text", list: "a list",
+            dict: "a mapping"}.get(type(default), type(default).__name__)
+
+
 class _Reader:
     """The file's values over the reference's defaults; records every key read."""
 
     def __init__(self, values: Dict[str, Any], where: str):
-        self.values, self.where, self.used = values, where, set()
+        self.values, self.where, self.used, self.last = values, where, set(), ""
 
     def __call__(self, key: str) -> Any:
         self.used.add(key)
-        return self.values[key] if key in self.values else REFERENCE_DEFAULTS[key]
+        self.last = key
+        if key not in self.values:
+            if key not in REFERENCE_DEFAULTS:
+                raise ConfigError(f"{self.where}: {key} is missing; the reference's configs set it (see its "
+                                  "configs/GEAET/*.yaml)")
+            return REFERENCE_DEFAULTS[key]
+        value, default = self.values[key], REFERENCE_DEFAULTS.get(key)
+        if default is not None and not _same_kind(value, default):
+            raise ConfigError(f"{self.where}: {key}={value!r} must be {_kind_name(default)} like the reference's "
+                              f"default {default!r}")
+        return value
 
     def given(self, key: str) -> bool:
         return key in self.values
@@ -285,6 +316,17 @@ def read_reference_config(path: "os.PathLike | str") -> ReferenceConfig:
 def config_from_values(values: Dict[str, Any], where: str = "config") -> ReferenceConfig:
     """Dotted reference keys -> :class:`ReferenceConfig` (see :func:`read_reference_config`)."""
     get = _Reader(values, where)
+    try:
+        return _config_from_values(values, where, get)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        shown = f" (near {get.last}={values.get(get.last)!r})" if get.last in values else ""
+        raise ConfigError(f"{where}: a value has the wrong type{shown}: {' '.join(str(exc).split())[:160]}; "
+                          "compare with the reference's configs/GEAET/*.yaml") from exc
+
+
+def _config_from_values(values: Dict[str, Any], where: str, get: "_Reader") -> ReferenceConfig:
     dataset = _dataset(get)
     model, data = _model(get, dataset), {"dataset": dataset.name}
     laplacian = _laplacian_norm(get, model)
@@ -613,8 +655,12 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
     does not fix (``data_dir``, ``limit_*``, ...); the ignored keys are logged. ``device`` to
     ``tensorboard``: the RunConfig fields of the same names.
     """
-    from ..training.run_config import DataOptions, RunConfig  # training imports data; keep this module light
+    from ..training.run_config import DataOptions, RunConfig, check_graph_file_options  # keep this module light
 
+    if (data or {}).get("data_file") is not None:
+        raise OptionConflict(f"--config {os.fspath(path)} trains on its own dataset; a graph file (--data-file) "
+                             "cannot replace it: drop --config and train on the file with --dataset PATH.bin "
+                             "[--preset P], or drop --data-file")
     ref = read_reference_config(path)
     for reason in ("logging/hardware", "no effect on this GEAET network"):
         keys = [k for k, why in ref.ignored if why == reason]
@@ -624,6 +670,7 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
     data_settings = {k[len("data."):]: v for k, v in overrides.items() if k.startswith("data.")}
     preset = apply_overrides(ref.preset, {k: v for k, v in overrides.items() if not k.startswith("data.")})
     options = from_dict(DataOptions, {**ref.data, **dict(data or {}), **data_settings}, where="data.")
+    check_graph_file_options(options)
     run = RunConfig(preset=preset.name, model=preset.model, train=preset.train, data=options, device=device,
                     workers=workers, checkpoint_every=checkpoint_every,
                     threads=default_threads() if threads is None else threads, sync_bn=sync_bn,

@@ -12,6 +12,7 @@ import dataclasses
 import os
 import re
 import sys
+from typing import Dict, Optional, Tuple
 
 import torch
 
@@ -55,9 +56,12 @@ def _build_reference(ref_dir: str, load, dim_in: int, dim_out: int, seed: int) -
     return model_builder.create_model(to_device=False, dim_in=dim_in, dim_out=dim_out).model
 
 
-def load_reference_model(ref_dir: str, preset: str, seed: int = 0) -> torch.nn.Module:
+def load_reference_model(ref_dir: str, preset: str, seed: int = 0, overrides: Optional[Dict[str, object]] = None,
+                         dims: Optional[Tuple[int, int]] = None) -> torch.nn.Module:
     """Build the reference's GEAET network for ``preset`` from its own config file.
 
+    ``overrides`` (``{'gt.layer_type': 'GCN+Performer+GEANet', ...}``) change
+    config keys after the file is read; ``dims`` replaces ``(dim_in, dim_out)``.
     Returns the registered ``GEAET`` ``nn.Module`` (graphgym's ``model.model``),
     whose forward takes a PyG ``Batch`` and returns ``(pred, label)``.
     """
@@ -67,10 +71,17 @@ def load_reference_model(ref_dir: str, preset: str, seed: int = 0) -> torch.nn.M
         )
     ref_dir = os.path.abspath(ref_dir)
     config_file, dim_in, dim_out = dataclasses.astuple(REFERENCE_PRESETS[preset])
+    if dims is not None:
+        dim_in, dim_out = dims
     if not os.path.isfile(os.path.join(ref_dir, config_file)):
         raise ReferenceUnavailable(f"{ref_dir} is not a checkout of icm1018/GEAET ({config_file} missing)")
-    return _build_reference(ref_dir, lambda cfg: cfg.merge_from_file(os.path.join(ref_dir, config_file)),
-                            dim_in, dim_out, seed)
+
+    def load(cfg):
+        cfg.merge_from_file(os.path.join(ref_dir, config_file))
+        for key, value in (overrides or {}).items():
+            cfg.merge_from_list([key, value])
+
+    return _build_reference(ref_dir, load, dim_in, dim_out, seed)
 
 
 def as_reference_geaet(tree: dict) -> dict:

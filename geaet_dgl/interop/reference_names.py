@@ -146,9 +146,11 @@ def reference_to_ours(ref_state: Dict[str, torch.Tensor]) -> Dict[str, torch.Ten
     Graphormer's unread path tables (:data:`PATH_TABLES`) and PyG's zero GIN eps are left out.
     """
     out = {}
-    unread_paths = _EDGE_TYPE_TABLE in ref_state and ref_state[_EDGE_TYPE_TABLE].numel() == 0
+    table = ref_state.get(_EDGE_TYPE_TABLE, torch.ones(1))  # a gradient table is None where never read
+    unread_paths = table is None or table.numel() == 0
     for key, value in ref_state.items():
-        if (unread_paths and PATH_TABLES.match(key)) or (FIXED_EPS.match(key) and not torch.count_nonzero(value)):
+        if (unread_paths and PATH_TABLES.match(key)) or \
+                (FIXED_EPS.match(key) and value is not None and not torch.count_nonzero(value)):
             continue
         for rule in NAME_RULES:  # each rule in turn, on the result of the ones before
             key = rule.forward(key)

@@ -97,6 +97,9 @@ class PerformerAttention(nn.Module):
     num_features : int, ``M``; ``int(C ln C)`` when None.
     pad_keys : bool, count the reference's padding keys (module docstring).
 
+    Without gradients (``torch.no_grad()``, inference) the forward runs graph by graph on
+    ``chunk_rows`` nodes at a time and never holds an (N, H, M) tensor.
+
     Parameter names are performer_pytorch's (``to_q``, ``to_k``, ``to_v``, ``to_out``,
     ``fast_attention.projection_matrix``).
 
@@ -120,6 +123,7 @@ class PerformerAttention(nn.Module):
         self.to_k = nn.Linear(hidden_dim, inner, bias=False)
         self.to_v = nn.Linear(hidden_dim, inner, bias=False)
         self.to_out = nn.Linear(inner, hidden_dim)
+        self.chunk_rows = 16384  # nodes per step of the forward without gradients
 
     def reset_parameters(self) -> None:
         for linear in (self.to_q, self.to_k, self.to_v, self.to_out):
@@ -132,6 +136,9 @@ class PerformerAttention(nn.Module):
         layout = layout_of(graph, layout)
         rows, heads, width = node_feat.shape[0], self.num_heads, self.head_dim
         sizes = layout.cached("num_nodes_list", layout.num_nodes_per_graph.tolist)
+        if not torch.is_grad_enabled():
+            return F.dropout(self.to_out(self._attend_in_chunks(node_feat, layout, sizes)), self.dropout,
+                             self.training), edge_feat
         q, k, v = (lin(node_feat).view(rows, heads, width) for lin in (self.to_q, self.to_k, self.to_v))
         phi = self.fast_attention
         q_logits, q_norm = phi.logits(q)
@@ -161,3 +168,42 @@ class PerformerAttention(nn.Module):
         out = torch.cat(parts, dim=1) if parts else values.new_zeros(heads, 0, width + 1)
         out = (out[..., :width] / out[..., width:]).transpose(0, 1).reshape(rows, heads * width)
         return F.dropout(self.to_out(out), self.dropout, self.training), edge_feat
+
+    def _attend_in_chunks(self, node_feat: torch.Tensor, layout: BatchLayout, sizes) -> torch.Tensor:
+        """The attention before ``to_out``, (N, H C), without autograd: graph by graph, ``chunk_rows`` nodes at
+        a time, so that no (N, H, M) tensor exists (memory O(N d + chunk H M)). Same values as the forward
+        with gradients up to the order of the sums: two passes over each graph's keys (their stabiliser,
+        then their features), one over its queries."""
+        heads, width, phi = self.num_heads, self.head_dim, self.fast_attention
+        out = node_feat.new_empty(node_feat.shape[0], heads * width)
+        pad_counts = (layout.max_nodes - layout.num_nodes_per_graph).tolist() if self.pad_keys else None
+        start = 0
+        for b, n in enumerate(sizes):
+            chunks = [(s, min(s + self.chunk_rows, start + n)) for s in range(start, start + n, self.chunk_rows)]
+            start += n
+            if not chunks:
+                continue
+
+            def key_logits(s: int, e: int):
+                return phi.logits(self.to_k(node_feat[s:e]).view(-1, heads, width))
+
+            k_max = torch.stack([key_logits(s, e)[0].amax(dim=(0, 2)) for s, e in chunks]).amax(0)  # (H,)
+            if pad_counts is not None and pad_counts[b] > 0:
+                k_max = k_max.clamp(min=0.0)
+            context = node_feat.new_zeros(heads, phi.num_features, width + 1)
+            for s, e in chunks:
+                logits, norm = key_logits(s, e)
+                k_feat = phi.features(logits, norm, k_max.view(1, heads, 1))
+                v = self.to_v(node_feat[s:e]).view(-1, heads, width)
+                values = torch.cat([v, v.new_ones(e - s, heads, 1)], dim=-1).transpose(0, 1)
+                context.baddbmm_(k_feat.permute(1, 2, 0), values)
+            if pad_counts is not None and pad_counts[b] > 0:
+                zeros = torch.zeros_like(k_max)
+                context[..., width:] += pad_counts[b] * phi.features(zeros, zeros, k_max).view(heads, 1, 1)
+            for s, e in chunks:
+                logits, norm = phi.logits(self.to_q(node_feat[s:e]).view(-1, heads, width))
+                q_feat = phi.features(logits, norm, logits.amax(-1, keepdim=True))
+                res = torch.bmm(q_feat.transpose(0, 1), context)  # (H, rows, C + 1)
+                out[s:e] = (res[..., :width] / res[..., width:]).transpose(0, 1).reshape(e - s, heads * width)
+        return out
+

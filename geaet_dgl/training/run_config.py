@@ -268,6 +268,25 @@ def _graph_file_options(dataset: Optional[str], data: Dict[str, Any]) -> str:
     return dataset
 
 
+#: DataOptions fields that only a graph file reads, and how the user sets each.
+GRAPH_FILE_OPTIONS = {"task": "--task", "split_file": "--split-file", "split": "--split",
+                      "split_seed": "data.split_seed"}
+
+
+def check_graph_file_options(options: DataOptions) -> None:
+    """Refuse graph-file options on a named dataset (its split and task are fixed): they would be dropped."""
+    if options.dataset == GRAPH_FILE:
+        return
+    defaults = DataOptions()
+    given = [flag for name, flag in GRAPH_FILE_OPTIONS.items() if getattr(options, name) != getattr(defaults, name)]
+    if options.data_file is not None:
+        given.insert(0, "--data-file")
+    if given:
+        raise OptionConflict(f"{', '.join(given)} apply only to a graph file, but the run trains on {options.dataset!r}, "
+                             "whose split and task are fixed; drop them (or train on a graph file: --dataset "
+                             "PATH.bin)")
+
+
 def check_run_source(dataset: Optional[str], data_file: Optional[str], config: Optional[str],
                      preset: Optional[str], allow_changed_data: bool = False) -> None:
     """A new run needs its data (a dataset, a graph file or a reference config); a config excludes a preset;
@@ -314,6 +333,7 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     if preset is None and dataset == GRAPH_FILE and data.get("data_file") and is_node_graph_file(data["data_file"]):
         preset_name = NODE_GRAPH_PRESET
     options = from_dict(DataOptions, {"dataset": dataset, **data}, where="data.")
+    check_graph_file_options(options)
     overrides = {**_data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
     resolved = apply_overrides(get_preset(preset_name), overrides)
     run = RunConfig(preset=resolved.name, model=resolved.model, train=resolved.train, data=options,
@@ -384,6 +404,7 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
         extra.update(data_file=options.data_file, task=options.task, split_file=options.split_file,
                      split=options.split, split_seed=options.split_seed, identity=options.file_identity,
                      indices=options.split_indices, allow_changed=allow_changed_data,
+                     legacy_split=options.split_indices is None,  # a run from before the split was recorded
                      target_ntype=options.target_ntype)
     if options.laplacian_norm is not None and pe_k:  # passed only when set: loaders keep their own default
         extra["laplacian_norm"] = options.laplacian_norm

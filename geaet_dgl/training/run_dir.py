@@ -30,6 +30,8 @@ SUMMARY = "summary.json"
 CURVES = "curves.png"
 LOG = "train.log"
 RUN_FILES = (CONFIG_JSON, CONFIG_YAML, METRICS, BEST, LAST, SUMMARY, CURVES, LOG)
+#: TensorBoard's event files (``--tensorboard``), also run files: an overwritten run must not mix old curves in.
+TENSORBOARD_EVENTS = "events.out.tfevents.*"
 
 
 class RunDirError(ValueError):
@@ -55,8 +57,8 @@ def prepare_new_run_dir(path: PathLike, overwrite: bool) -> Path:
     """Create ``path`` for a fresh run.
 
     An existing non-empty directory is refused unless ``overwrite``; then only
-    the files a run writes (:data:`RUN_FILES`) are deleted, anything else in
-    the directory is left alone.
+    the files a run writes (:data:`RUN_FILES` and TensorBoard's event files)
+    are deleted, anything else in the directory is left alone.
     """
     path = Path(path)
     if path.exists() and not path.is_dir():
@@ -69,6 +71,8 @@ def prepare_new_run_dir(path: PathLike, overwrite: bool) -> Path:
             )
         for name in RUN_FILES:
             (path / name).unlink(missing_ok=True)
+        for events in path.glob(TENSORBOARD_EVENTS):
+            events.unlink(missing_ok=True)
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -12,6 +12,7 @@ from geaet_dgl.data.graph_files import split_indices
 from geaet_dgl.inference import evaluate_checkpoint
 from geaet_dgl.inference import open_trained_run
 from geaet_dgl.inference.predict import model_outputs, prepare_graphs, read_predictions
+from geaet_dgl.training import load_splits
 from tests.own_graph_files import make_graphs, tiny_args, write_task_file
 from tests.training.tiny import cli_args, one_thread
 
@@ -90,6 +91,13 @@ def test_predict_on_the_test_split_reproduces_eval(runs, task, tmp_path):
     predicted = torch.tensor([int(r["predicted"]) for r in rows])
     assert torch.equal(predicted, probs.argmax(dim=1))
     assert (predicted == targets).double().mean().item() == expected["metric"]
+    # Row by row, not only the accuracy (which ~5 test graphs could match by chance): each row's
+    # probabilities are the softmax of what the model outputs for that graph (node) as eval scores it.
+    run, model, _ = open_trained_run(run_dir / "best.pt")
+    seen = load_splits(run.data, run.model, progress=False).test.graphs
+    logits = torch.cat([o.reshape(-1, 2) for o in model_outputs(model, seen, run.train.batch_size)])
+    assert len(logits) == len(rows)
+    torch.testing.assert_close(probs, torch.softmax(logits.double(), dim=1).float(), rtol=0, atol=1e-5)
 
 
 def test_json_lines_hold_the_same_predictions(runs, tmp_path):

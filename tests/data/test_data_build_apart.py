@@ -88,9 +88,15 @@ def test_readiness_follows_the_limits_and_pe_settings(published_dir, no_hub):
     assert not superpixel_files_ready(layout, **{**READY, "limit_train": 2, "limit_test": 1, "rwse_k": 4})
 
 
-def test_a_failure_in_the_child_is_raised_here(tmp_path, no_hub):
-    with pytest.raises(DataError, match="no MNIST superpixel data route works"):
-        load_mnist(tmp_path / "empty", **OPTIONS)
+def test_a_failure_in_the_child_is_raised_here(published_dir, no_hub, monkeypatch):
+    def fail(self):  # the build's own failure, stamped with the process it happened in
+        raise DataError(f"build failed in process {os.getpid()}")
+
+    monkeypatch.setattr(SuperPixelDataset, "process", fail)
+    with pytest.raises(DataError, match=r"build failed in process (\d+)") as raised:
+        load_mnist(published_dir, **OPTIONS)
+    where = int(raised.value.args[0].rsplit(" ", 1)[1])
+    assert where != os.getpid()  # raised in the child, carried over, raised again here
 
 
 def test_a_child_that_dies_is_a_clear_error():

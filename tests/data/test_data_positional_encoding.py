@@ -129,3 +129,119 @@ def test_encodings_are_finite_on_awkward_graphs(graph_case, norm):
         assert vecs.shape == vals.shape == (n, 8) and walks.shape == (n, 4)
         assert torch.isfinite(vecs).all() and torch.isfinite(vals).all() and torch.isfinite(walks).all()
         assert (vals >= 0).all() and ((walks >= 0) & (walks <= 1 + 1e-6)).all()
+
+
+def _awkward_edges(seed=0):
+    """Three random components, two isolated nodes, a self loop and a duplicate edge: 64 nodes."""
+    rng = np.random.default_rng(seed)
+    src, dst, start = [], [], 0
+    for size in (30, 20, 12):
+        s = rng.integers(0, size, 3 * size)
+        d = (s + rng.integers(1, size, 3 * size)) % size
+        src.append(s + start)
+        dst.append(d + start)
+        start += size
+    src = np.concatenate(src + [[5, 5, 7]])  # self loop 5-5, duplicate
+    dst = np.concatenate(dst + [[5, 6, 8]])
+    return src.astype(np.int64), dst.astype(np.int64), start + 2
+
+
+def _eigenspaces(vals, tol=1e-6):
+    """Index ranges of equal eigenvalues; the last is open (its space may go on past k)."""
+    groups, i = [], 0
+    while i < len(vals):
+        j = i
+        while j + 1 < len(vals) and abs(vals[j + 1] - vals[i]) < tol:
+            j += 1
+        groups.append((i, j + 1))
+        i = j + 1
+    return groups[:-1]
+
+
+@pytest.mark.parametrize("norm", ["sym", "none"])
+def test_sparse_laplacian_pe_agrees_with_dense_up_to_sign_and_rotation(norm):
+    from geaet_dgl.data.positional_encoding import laplacian_pe_from_edges
+
+    src, dst, n = _awkward_edges()
+    k = 12
+    dense_vecs, dense_vals = laplacian_pe_from_edges(src, dst, n, k, norm, method="dense")
+    sparse_vecs, sparse_vals = laplacian_pe_from_edges(src, dst, n, k, norm, method="sparse")
+    np.testing.assert_allclose(sparse_vals, dense_vals, atol=1e-5)
+    lap = independent_laplacian(dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=n), norm)
+    v = sparse_vecs.astype(np.float64)
+    np.testing.assert_allclose(lap @ v, v * sparse_vals.astype(np.float64), atol=2e-5)
+    np.testing.assert_allclose(v.T @ v, np.eye(k), atol=2e-5)
+    groups = _eigenspaces(dense_vals.astype(np.float64))
+    assert any(stop - start > 1 for start, stop in groups)  # a degenerate space is compared too
+    for start, stop in groups:  # same eigenspace: equal orthogonal projectors
+        a, b = dense_vecs[:, start:stop].astype(np.float64), v[:, start:stop]
+        np.testing.assert_allclose(a @ a.T, b @ b.T, atol=1e-4)
+
+
+def test_sparse_pe_when_more_components_than_k():
+    """Every one of the k smallest eigenvalues is 0: a basis of the null space, largest components first."""
+    from geaet_dgl.data.positional_encoding import laplacian_pe_from_edges
+
+    src, dst, n = _awkward_edges()
+    vecs, vals = laplacian_pe_from_edges(src, dst, n, 3, "none", method="sparse")
+    np.testing.assert_allclose(vals, 0.0)
+    np.testing.assert_allclose(np.abs(vecs[:30, 0]), 1 / np.sqrt(30), rtol=1e-6)  # the 30-node component
+    np.testing.assert_allclose(np.abs(vecs[30:50, 1]), 1 / np.sqrt(20), rtol=1e-6)
+
+
+def test_sparse_rwse_equals_dense():
+    from geaet_dgl.data.positional_encoding import random_walk_se_from_edges
+
+    src, dst, n = _awkward_edges(seed=1)
+    dense = random_walk_se_from_edges(src, dst, n, 7, method="dense")
+    sparse = random_walk_se_from_edges(src, dst, n, 7, method="sparse")
+    np.testing.assert_allclose(sparse, dense, atol=1e-7)
+
+
+def test_sparse_rwse_blocks_shrink_to_their_budget(monkeypatch):
+    from geaet_dgl.data import sparse_encodings
+    from geaet_dgl.data.positional_encoding import random_walk_se_from_edges
+
+    src, dst, n = _awkward_edges(seed=2)
+    dense = random_walk_se_from_edges(src, dst, n, 6, method="dense")
+    monkeypatch.setattr(sparse_encodings, "RWSE_BLOCK_NNZ", 40)  # a handful of rows per block
+    np.testing.assert_allclose(random_walk_se_from_edges(src, dst, n, 6, method="sparse"), dense, atol=1e-7)
+
+
+def test_large_graphs_never_build_dense_matrices(monkeypatch):
+    from geaet_dgl.data import positional_encoding as pe
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("dense N x N matrix built for a large graph")
+
+    monkeypatch.setattr(pe, "DENSE_MAX_NODES", 100)
+    monkeypatch.setattr(pe, "undirected_adjacency", refuse)
+    monkeypatch.setattr(pe.np.linalg, "eigh", refuse)  # no dense eigh either
+    rng = np.random.default_rng(0)
+    n = 1200
+    src, dst = rng.integers(0, n, 5 * n), rng.integers(0, n, 5 * n)
+    g = dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=n)
+    vecs, vals = laplacian_pe(g, 4, "sym")
+    walks = random_walk_se(g, 3)
+    assert vecs.shape == (n, 4) and walks.shape == (n, 3)
+    monkeypatch.undo()
+    np.testing.assert_allclose(walks.numpy(), pe.random_walk_se_from_edges(src, dst, n, 3, method="dense"),
+                               atol=1e-7)
+
+
+def test_rwse_that_would_fill_the_graph_is_refused(monkeypatch):
+    from geaet_dgl.data import sparse_encodings
+
+    monkeypatch.setattr(sparse_encodings, "RWSE_MAX_WORK", 1e5)
+    rng = np.random.default_rng(0)
+    n = 2000
+    src, dst = rng.integers(0, n, 10 * n), rng.integers(0, n, 10 * n)
+    with pytest.raises(DataError, match=r"RWSE with k=16 .* neighbourhoods cover most of the graph; use a smaller"):
+        sparse_encodings.sparse_random_walk_se(src, dst, n, 16)
+
+
+def test_pe_method_is_checked():
+    from geaet_dgl.data.positional_encoding import laplacian_pe_from_edges
+
+    with pytest.raises(DataError, match="auto, dense, sparse"):
+        laplacian_pe_from_edges(np.array([0]), np.array([1]), 2, 1, method="lanczos")

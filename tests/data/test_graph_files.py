@@ -149,7 +149,7 @@ def test_bad_splits_get_one_line_errors(tmp_path):
     assert "no test list" in _error(tmp_path, graphs, split={"train": [0], "val": [1]})
     assert "the val list is empty" in _error(tmp_path, graphs, split={"train": [0], "val": [], "test": [1]})
     assert "too few for the split" in _error(tmp_path, graphs[:3], split_seed=0)
-    with pytest.raises(DataError, match="three positive numbers .* adding up to at most 1"):
+    with pytest.raises(DataError, match="three positive numbers .* adding up to 1"):
         split_indices(10, "g.bin", fractions=(0.8, 0.2, 0.2))
 
 

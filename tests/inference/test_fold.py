@@ -136,10 +136,15 @@ def test_edge_and_shared_units_in_both_scopes(scope, heads, shared):
     assert _max_diff(model, _batch("pattern", 2, seed=2)) < TOLERANCE
 
 
-@pytest.mark.parametrize("mpnn", ["gine", "gin", "gcn"])
+@pytest.mark.parametrize("mpnn", ["gine", "gin", "gcn", "gat", "pna", "genconv"])
 def test_other_local_models_run_as_they_are_inside_the_folded_layer(mpnn):
     model = _model("mnist", mpnn=mpnn, num_layers=2)
     assert not isinstance(fold_for_inference(model).layers[0].local_model, FoldedGatedGCN)
+    assert _max_diff(model, _batch("mnist", 3)) < TOLERANCE
+
+
+def test_the_performer_runs_as_it_is_inside_the_folded_layer():
+    model = _model("mnist", attention="performer", num_layers=2)
     assert _max_diff(model, _batch("mnist", 3)) < TOLERANCE
 
 
@@ -161,9 +166,17 @@ def test_kept_attention_weights_are_still_recorded():
     model.layers[0].global_model.keep_attention = True
     model.layers[0].external_model.keep_attention = True
     graph = _batch("mnist", 2)
-    assert _max_diff(model, graph) < TOLERANCE
-    assert model.layers[0].global_model.last_attention is not None
-    assert model.layers[0].external_model.last_node_attention is not None
+    model.eval()
+    with torch.no_grad():
+        expected = model(graph)
+    kept = (model.layers[0].global_model.last_attention, model.layers[0].external_model.last_node_attention)
+    folded = fold_for_inference(model)
+    layer = folded.layers[0]
+    layer.global_model.last_attention = layer.external_model.last_node_attention = None  # only the folded run
+    model.layers[0].global_model.last_attention = model.layers[0].external_model.last_node_attention = None
+    assert float((folded(graph) - expected).abs().max()) < TOLERANCE
+    torch.testing.assert_close(layer.global_model.last_attention, kept[0], rtol=0, atol=TOLERANCE)
+    torch.testing.assert_close(layer.external_model.last_node_attention, kept[1], rtol=0, atol=TOLERANCE)
 
 
 def test_batchnorm_without_running_statistics_is_not_folded():

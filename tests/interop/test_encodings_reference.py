@@ -148,9 +148,10 @@ def test_signnet_equals_the_reference_encoder(cfg, shape, model, dtype):
             _check_grads(ours, theirs, "encoder.node_encoder.", "pe_encoder.")
 
 
+@pytest.mark.parametrize("shape", ["mnist", "pattern"])
 @pytest.mark.parametrize("kind", ["HKdiagSE", "ElstaticSE"])
 @pytest.mark.parametrize("model", ["Linear", "mlp"])
-def test_kernel_encoders_equal_the_reference(cfg, kind, model):
+def test_kernel_encoders_equal_the_reference(cfg, kind, model, shape):
     from GEAET.encoder import kernel_pos_encoder
 
     pecfg = getattr(cfg, f"posenc_{kind}")
@@ -160,7 +161,7 @@ def test_kernel_encoders_equal_the_reference(cfg, kind, model):
     theirs = getattr(kernel_pos_encoder, f"{kind}NodeEncoder")(D, expand_x=False)
     ours = KernelSEEncoder(len(pecfg.kernel.times), 8, True, model.lower(), 2)
     _load_renamed(ours, theirs, "encoder.node_encoder.", "pe_encoder.")
-    graphs = _graphs("mnist")
+    graphs = _graphs(shape)
     graph = dgl.batch(graphs)
     batch = to_pyg_batch(graph, torch.zeros(len(graphs)))
     field = "hkdiag_se" if kind == "HKdiagSE" else "elstatic_se"

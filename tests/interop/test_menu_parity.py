@@ -1,11 +1,12 @@
 """GAT, PNA, GENConv and Performer against the reference's own modules (PyG, performer_pytorch), same weights.
 
-Skipped unless torch_geometric and performer_pytorch import (run in the reference's environment:
-``/work/refenv/bin/python -m pytest tests/interop/test_menu_parity.py``). MNIST-shaped batches (width 40,
+Skipped unless torch_geometric and performer_pytorch import (run in the reference's environment,
+``REFENV/bin/python -m pytest tests/interop/test_menu_parity.py``). MNIST-shaped batches (width 40,
 4 heads, 16 graphs of 40-75 nodes, 8 neighbours each) and PATTERN-shaped ones (width 64, 4 heads,
-8 graphs of 44-180 nodes, dense); train and eval mode: outputs within 1e-5 in float32 (as the reference runs), and outputs and the
-gradients of inputs and weights within 1e-5 in float64 (float32 gradients of weights summed over
-thousands of nodes differ by their rounding, ~1e-5 of their size, in both directions).
+8 graphs of 44-180 nodes, dense); train and eval mode: outputs within 1e-5 in float32 (as the
+reference runs), and outputs and the gradients of inputs and weights within 1e-5 in float64
+(float32 gradients of weights summed over thousands of nodes differ by their rounding, ~1e-5 of
+their size, in both directions).
 """
 import sys
 

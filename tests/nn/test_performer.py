@@ -71,3 +71,18 @@ def test_gradients_save_load_permutation_and_batching():
     assert_save_load(att, PerformerAttention(D, H, head_dim=4), bg, bg.ndata["h"], bg.edata["h"])
     assert_permutation_equivariant(att, bg, bg.ndata["h"], bg.edata["h"])
     assert_batched_equals_single(att, graphs, D)
+
+
+@pytest.mark.parametrize("pad_keys", [False, True])
+def test_the_forward_without_gradients_runs_in_chunks_with_the_same_values(pad_keys):
+    graphs = with_features([random_graph(23, 60, 1), random_graph(4, 6, 2), dgl.graph(([], []), num_nodes=0),
+                            random_graph(9, 20, 3)], D)
+    bg = dgl.batch(graphs)
+    torch.manual_seed(0)
+    att = PerformerAttention(D, H, head_dim=4, pad_keys=pad_keys).double().eval()
+    x = bg.ndata["h"].double()
+    with_grad, _ = att(bg, x)
+    att.chunk_rows = 5  # several chunks per graph, one graph shorter than a chunk
+    with torch.no_grad():
+        chunked, _ = att(bg, x)
+    torch.testing.assert_close(chunked, with_grad)
