@@ -21,7 +21,7 @@ import torch
 
 
 from ..config import ConfigError, OptionConflict
-from ..models.geaet import build_model
+from ..models import build_model
 from ..training import run_dir as files
 from ..training.checkpoint import load_checkpoint
 from ..training.distributed import free_port

@@ -38,7 +38,7 @@ from typing import Any, Dict, List, Optional
 import dgl
 import torch
 
-from ..models.geaet import build_model
+from ..models import build_model
 from ..training import run_dir as files
 from ..training.batching import epoch_seed
 from ..training.checkpoint import load_checkpoint, save_checkpoint
