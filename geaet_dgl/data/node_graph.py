@@ -284,7 +284,8 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
                     laplacian_norm: str = "sym", limit_train: Optional[int] = None, limit_val: Optional[int] = None,
                     limit_test: Optional[int] = None, progress: bool = True, split_file: Optional[PathLike] = None,
                     split: Optional[Sequence[float]] = None, split_seed: int = 0, *, identity: Optional[Dict] = None,
-                    indices: Optional[Dict] = None, allow_changed: bool = False) -> NodeGraph:
+                    indices: Optional[Dict] = None, allow_changed: bool = False,
+                    legacy_split: bool = False) -> NodeGraph:
     """A one-graph file with node masks as a :class:`NodeGraph`, positional encodings cached beside it.
 
     Parameters
@@ -303,8 +304,8 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
     identity : dict, optional
         A run's record of the file (:func:`~.identity.file_identity`): a file
         whose identity differs is refused (DataError) unless ``allow_changed``.
-    indices : dict, optional
-        Unused (graph files' recorded split; the masks are this one's).
+    indices, legacy_split
+        Unused (a graph file's recorded split and its old cut; the masks are this one's).
     """
     path = Path(data_file)
     if split_file is not None or split is not None:
