@@ -126,7 +126,6 @@ def _graph_file(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
         if kwargs.pop("target_ntype", None) is not None:
             raise DataError(f"{data_file} holds one graph of one node type with node masks; data.target_ntype is "
                             "for heterographs: drop it")
-        _drop(kwargs, ("legacy_split",))  # how old runs cut a random graph split; the masks are this file's split
         return load_node_graph(data_file, **kwargs)
     return load_file(data_file, **kwargs)
 
