@@ -27,6 +27,7 @@ COMMANDS = {
     "export-reference": "interop:export_reference_command",
     "compare": "interop:compare",
     "benchmark": "benchmark:benchmark",
+    "partition": "partition:partition",
 }
 
 

@@ -65,6 +65,14 @@ from .options import (ListOptionCommand, allow_changed_data_option, data_source_
 @click.option("--tensorboard", is_flag=True,
               help="Also write TensorBoard event files (per-epoch metrics, lr, parameter count) to the run "
                    "directory; needs `pip install tensorboard`.")
+@click.option("--partitions", type=click.Path(dir_okay=False), metavar="DIR/NAME.json",
+              help="Train on the partitions of one graph (`geaet-dgl partition`) with DGL's graph servers and "
+                   "--nproc trainers (default: one per partition); see docs/distributed.md.")
+@click.option("--ip-config", type=click.Path(dir_okay=False, exists=True), metavar="ip.txt",
+              help="With --partitions on several machines: DGL's ip_config, one line 'IP [PORT]' per machine; run "
+                   "the same command on every machine with its own --machine.")
+@click.option("--machine", type=click.IntRange(min=0), default=None,
+              help="With --ip-config: this machine's line of ip.txt, counting from 0.")
 @threads_option
 @allow_changed_data_option
 @handle_errors
@@ -76,6 +84,7 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
           settings: Tuple[str, ...], checkpoint_every: Optional[int], resume_dir: Optional[str], overwrite: bool,
           progress: bool, nproc: Optional[int], sync_bn: bool, seeds: Tuple[int, ...], task: Optional[str],
           split_file: Optional[str], split_fractions: Optional[Tuple[float, ...]], tensorboard: bool,
+          partitions: Optional[str], ip_config: Optional[str], machine: Optional[int],
           threads: Optional[int], allow_changed_data: bool, sampler: Optional[str]) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
 
@@ -89,10 +98,22 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
     from geaet_dgl import training
     from geaet_dgl.config import settings_with_options
     from geaet_dgl.studies.seeds import check_seeds_options
+    from geaet_dgl.distgraph import launch as dist_launch
     from geaet_dgl.training import launcher
 
     launcher.check_nproc(nproc)
     check_seeds_options(seeds, nproc=nproc, seed=seed, resume=resume_dir is not None)
+    dist_launch.check_partition_options(partitions, ip_config, machine, dataset=dataset, config=config,
+                                        data_file=data.get("data_file"), seeds=seeds, sampler=sampler)
+    if resume_dir is not None and dist_launch.partitioned_run(resume_dir) is not None:
+        launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
+        _print_partitioned(dist_launch.resume_partitioned(resume_dir), resume_dir)
+        return
+    if partitions is not None:
+        _train_partitions(partitions, preset, settings_with_options(parse_settings(settings), epochs=epochs,
+                                                                    batch_size=batch_size, lr=lr, seed=seed),
+                          out, nproc, overwrite, sync_bn, threads, ip_config, machine)
+        return
     if resume_dir is not None:
         launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
         summary = launcher.resume_job(resume_dir, nproc=nproc, device=device, workers=workers, progress=progress,
@@ -121,6 +142,31 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
     summary = launcher.train_job(run, run_dir, nproc=nproc or 1, overwrite=overwrite, progress=progress)
     if summary is not None:  # None on the ranks other than 0 under torchrun
         print_summary(summary, run_dir)
+
+
+def _train_partitions(partitions: str, preset: Optional[str], overrides: Dict[str, Any], out: Optional[str],
+                      nproc: Optional[int], overwrite: bool, sync_bn: bool, threads: Optional[int],
+                      ip_config: Optional[str], machine: Optional[int]) -> None:
+    from geaet_dgl import training
+    from geaet_dgl.distgraph import launch as dist_launch
+
+    run = dist_launch.partitioned_run_config(partitions, preset, overrides, threads)
+    run.sync_bn = sync_bn
+    run_dir = out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
+    summary = dist_launch.train_partitioned(run, run_dir, partitions, nproc or dist_launch.default_nproc(partitions,
+                                                                                                       ip_config),
+                                            overwrite=overwrite, ip_config=ip_config, machine=machine or 0)
+    _print_partitioned(summary, run_dir)
+
+
+def _print_partitioned(summary: Optional[Dict[str, Any]], run_dir: str) -> None:
+    if summary is None:  # machines other than trainer 0's
+        click.echo("this machine's server and trainers finished; trainer 0's machine wrote the run directory")
+        return
+    print_summary(summary, run_dir)
+    click.echo(f"best.pt on the whole graph: val {summary['metric_name']} {summary['full_graph_val_metric']:.6f}, "
+               f"test {summary['full_graph_test_metric']:.6f}; peak memory (MiB) "
+               + ", ".join(f"{name} {mib:.0f}" for name, mib in summary.get("peak_rss_mib", {}).items()))
 
 
 def _train_seeds(run: Any, seeds: list, out: str, overwrite: bool, progress: bool) -> None:

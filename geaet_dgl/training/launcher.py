@@ -149,14 +149,19 @@ def _reporting(errors_dir: str, fn: Callable, *args: Any) -> None:
     try:
         fn(*args)
     except BaseException as exc:
-        try:
-            payload = pickle.dumps(exc)
-            pickle.loads(payload)
-        except Exception:
-            payload = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))
-        with open(os.path.join(errors_dir, f"{os.environ['RANK']}.pkl"), "wb") as handle:
-            handle.write(payload)
+        save_exception(errors_dir, os.environ["RANK"], exc)
         raise
+
+
+def save_exception(folder: str, name: str, exc: BaseException) -> None:
+    """``folder/name.pkl``: ``exc`` pickled (as a RuntimeError with its text if it does not pickle)."""
+    try:
+        payload = pickle.dumps(exc)
+        pickle.loads(payload)
+    except Exception:
+        payload = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))
+    with open(os.path.join(folder, f"{name}.pkl"), "wb") as handle:
+        handle.write(payload)
 
 
 def _spawn_and_report(fn: Callable, nproc: int, *args: Any) -> None:

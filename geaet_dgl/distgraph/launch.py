@@ -1,0 +1,210 @@
+"""``geaet-dgl train --partitions DIR/NAME.json``: graph servers + trainers on one machine, then full-graph scores.
+
+On one machine ``nproc`` trainers (a multiple of the partitions) and one graph
+server per partition run as separate processes (:mod:`.processes`), each
+partition as a simulated machine of DGL's (see :mod:`.engine`). The run
+directory gets the usual files (rank 0 writes them), the processes' logs in
+``dist-logs/``, and, once training ends, ``summary.json`` gains the val and
+test metric of ``best.pt`` scored on the whole graph file in one pass
+(``full_graph_val_metric`` / ``full_graph_test_metric``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from typing import Any, Dict, Optional
+
+import torch
+
+
+from ..config import ConfigError, OptionConflict
+from ..models import build_model
+from ..training import run_dir as files
+from ..training.checkpoint import load_checkpoint
+from ..training.distributed import free_port
+from ..training.losses import get_loss
+from ..inference.evaluation import evaluate_node_splits
+from ..training.run_config import RunConfig, data_pe_sizes, make_run_config
+from . import engine
+from .partition import check_matches_graph, load_single_graph, read_sidecar
+from .processes import LocalJob, run_job
+from .worker import JOB_ENV
+
+LOG_DIR = "dist-logs"
+#: In the run directory of a run on partitions: where they are and how many trainers (read by --resume).
+RUN_MARKER = "partitions.json"
+
+
+def check_partition_options(partitions: Optional[str], ip_config: Optional[str], machine: Optional[int], *,
+                            dataset: Optional[str] = None, config: Optional[str] = None,
+                            data_file: Optional[str] = None, seeds: Any = (), sampler: Optional[str] = None) -> None:
+    """Refuse option combinations ``train --partitions`` cannot take (:class:`OptionConflict`)."""
+    if partitions is None:
+        if ip_config is not None or machine is not None:
+            raise OptionConflict("--ip-config and --machine go with --partitions DIR/NAME.json")
+        return
+    clash = [flag for flag, value in (("--dataset", dataset), ("--config", config), ("--data-file", data_file),
+                                      ("--seeds", seeds), ("--sampler", sampler)) if value]
+    if clash:
+        raise OptionConflict(f"--partitions trains on the graph the partitions were cut from; drop {', '.join(clash)}")
+    if (ip_config is None) != (machine is None):
+        raise OptionConflict("--ip-config and --machine go together: each machine runs the command with its own "
+                             "line of ip.txt")
+
+
+def default_nproc(partitions: str, ip_config: Optional[str]) -> int:
+    """Trainers when ``--nproc`` is left out: one per partition on one machine, one per machine with ``ip_config``."""
+    return 1 if ip_config is not None else engine.read_partitions(partitions).num_parts
+
+
+def partitioned_run(run_dir: str) -> Optional[Dict[str, Any]]:
+    """The :data:`RUN_MARKER` of a run on partitions (None for any other run directory)."""
+    path = os.path.join(run_dir, RUN_MARKER)
+    if not os.path.isfile(path):
+        return None
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def resume_partitioned(run_dir: str) -> Optional[Dict[str, Any]]:
+    """Continue a run on partitions after its last finished epoch, with the trainers that started it."""
+    marker = partitioned_run(run_dir)
+    with open(os.path.join(run_dir, files.CONFIG_JSON)) as handle:
+        run = RunConfig.from_dict(json.load(handle))
+    return train_partitioned(run, run_dir, marker["partitions"], marker["nproc"], resume=True,
+                             ip_config=marker["ip_config"], machine=marker["machine"])
+
+
+def partitioned_run_config(partitions: str, preset: Optional[str] = None,
+                           overrides: Optional[Dict[str, Any]] = None, threads: Optional[int] = None) -> RunConfig:
+    """The run configuration for the graph a partition folder was cut from (widths, head, loss from the file).
+
+    ``data.sampler`` is ``random`` (what the trainers do), so ``eval`` and
+    ``predict`` on the run's checkpoints read the graph file as a node task.
+    """
+    sidecar = read_sidecar(partitions)
+    overrides = {"data.sampler": "random", **(overrides or {})}
+    run = make_run_config(sidecar["graph_file"]["path"], preset, overrides, threads=threads)
+    check_encodings(run, sidecar)
+    return run
+
+
+def check_encodings(run: RunConfig, sidecar: dict) -> None:
+    """The model's positional encoding must be one the partitions carry."""
+    pe, k = run.model.pe, run.model.pe_k
+    have = {"eslappe": sidecar["lap_k"], "lappe": sidecar["lap_k"], "rwse": sidecar["rwse_k"]}
+    if pe in have and have[pe] != k:
+        flag = "--rwse-k" if pe == "rwse" else "--lap-k"
+        raise ConfigError(f"model.pe={pe} reads {k} values per node but the partitions carry {have[pe]}; "
+                          f"partition again with {flag} {k}, or train with --set model.pe=none")
+
+
+def train_partitioned(run: RunConfig, run_dir: str, partitions: str, nproc: int, *, resume: bool = False,
+                      overwrite: bool = False, ip_config: Optional[str] = None, machine: int = 0) -> Optional[Dict[str, Any]]:
+    """Train ``run`` on the partitions; rank 0's machine returns the summary (see the module docstring).
+
+    Without ``ip_config``: every partition on this machine, ``nproc`` trainers
+    in all. With ``ip_config`` (one ``IP [PORT]`` line per machine, as many
+    as partitions): this is machine ``machine``; it starts the server of
+    partition ``machine`` and ``nproc`` trainers, and every machine runs the
+    same command with its own ``machine``. The torch.distributed rendezvous
+    is on the first machine, at its port + 100.
+    """
+    parts = engine.read_partitions(partitions)
+    sidecar = read_sidecar(partitions)
+    check_matches_graph(partitions, sidecar, parts.num_nodes, parts.num_edges)
+    if ip_config is None:
+        hosts = [("127.0.0.1", free_port()) for _ in range(parts.num_parts)]
+        machines, total, master = list(range(parts.num_parts)), nproc, ("127.0.0.1", free_port())
+        if nproc % parts.num_parts:
+            raise ConfigError(f"--nproc {nproc} trainers cannot share {parts.num_parts} partitions evenly; pass a "
+                              f"multiple of {parts.num_parts}")
+    else:
+        hosts = engine.read_ip_config(ip_config)
+        if len(hosts) != parts.num_parts:
+            raise ConfigError(f"{ip_config} lists {len(hosts)} machines but {partitions} has {parts.num_parts} "
+                              "partitions; DGL serves one partition per machine: partition into as many parts")
+        if not 0 <= machine < len(hosts):
+            raise ConfigError(f"--machine {machine} is not a line of {ip_config} (0..{len(hosts) - 1})")
+        machines, total, master = [machine], nproc * len(hosts), (hosts[0][0], hosts[0][1] + 100)
+    last = os.path.join(run_dir, files.LAST)
+    if resume and os.path.isfile(last):  # on trainer 0's machine
+        saved = load_checkpoint(last).get("ranks", {}).get("world_size", 1)
+        if saved != total:
+            raise ConfigError(f"this run was trained by {saved} trainers; resume it with as many (--nproc)")
+    run.world_size = total
+    if not resume:
+        files.prepare_new_run_dir(run_dir, overwrite)
+        files.write_json(os.path.join(run_dir, RUN_MARKER), {"partitions": os.path.abspath(partitions),
+                                                             "nproc": nproc, "machine": machine,
+                                                             "ip_config": ip_config and os.path.abspath(ip_config)})
+        files.write_config(run_dir, run.to_dict())  # every machine: what --resume reads
+    job_dir = tempfile.mkdtemp(prefix="geaet-dgl-job-")
+    token = f"gd{secrets.token_hex(4)}"
+    try:
+        job = LocalJob(os.path.join(run_dir, LOG_DIR), token)
+        errors_dir = os.path.join(job_dir, "errors")
+        os.makedirs(errors_dir)
+        ip_path = os.path.join(job_dir, "ip_config.txt")
+        engine.write_ip_config(ip_path, hosts)
+        confs = engine.machine_configs(parts, token, job_dir)
+        spec = {"run": run.to_dict(), "run_dir": os.path.abspath(run_dir), "resume": resume, "ip_config": ip_path,
+                "master": list(master), "num_trainers": total, "errors_dir": errors_dir,
+                "graph_names": [engine.machine_graph_name(parts.graph_name, token, k) for k in range(parts.num_parts)]}
+        spec_path = os.path.join(job_dir, "job.json")
+        with open(spec_path, "w") as handle:
+            json.dump(spec, handle)
+        per_machine = total // parts.num_parts
+        threads = str(max(1, (run.threads or 1) // (per_machine * len(machines))))
+
+        def start(job: LocalJob) -> None:
+            for k in machines:
+                env = engine.server_env(k, ip_path, confs[k], total)
+                job.start(f"server-{k}", dict(env, **{engine.MACHINE_ENV: str(k), engine.SHM_ENV: token,
+                                                      JOB_ENV: spec_path}), server=True)
+            for k in machines:
+                for i in range(per_machine):
+                    env = engine.trainer_env(ip_path, confs[k], total)
+                    job.start(f"trainer-{k * per_machine + i}",
+                              dict(env, **{engine.MACHINE_ENV: str(k), engine.SHM_ENV: token, JOB_ENV: spec_path,
+                                           "OMP_NUM_THREADS": threads}), server=False)
+
+        run_job(job, errors_dir, start)
+    finally:
+        shutil.rmtree(job_dir, ignore_errors=True)
+    if not os.path.isfile(os.path.join(run_dir, files.SUMMARY)):  # another machine holds trainer 0
+        return None
+    summary = score_best_on_graph(run_dir, sidecar["graph_file"]["path"])
+    summary["peak_rss_mib"] = {name: round(value, 1) for name, value in sorted(job.peak_mib.items())}
+    files.write_json(os.path.join(run_dir, files.SUMMARY), summary)
+    return summary
+
+
+def score_on_graph(checkpoint: str, graph_file: str) -> Dict[str, float]:
+    """``{split: metric}`` of a checkpoint's model on the whole graph, val and test.
+
+    Scored as ``geaet-dgl eval`` scores a node task: one full-graph pass
+    (layer-wise when it does not fit), every node with its whole graph as context.
+    """
+    state = load_checkpoint(checkpoint)
+    run = RunConfig.from_dict(state["run_config"])
+    model = build_model(run.model)
+    model.load_state_dict(state["model"])
+    lap_k, rwse_k = data_pe_sizes(run.model)
+    data = load_single_graph(graph_file, lap_k, rwse_k or 0)
+    scores = evaluate_node_splits(model, data, get_loss(run.train.loss), run.train.metric, torch.device("cpu"))
+    return {split: result["metric"] for split, result in scores.items()}
+
+
+def score_best_on_graph(run_dir: str, graph_file: str) -> Dict[str, Any]:
+    """Add ``best.pt``'s whole-graph val and test metrics (:func:`score_on_graph`) to ``summary.json``."""
+    scores = score_on_graph(os.path.join(run_dir, files.BEST), graph_file)
+    summary_path = os.path.join(run_dir, files.SUMMARY)
+    with open(summary_path) as handle:
+        summary = json.load(handle)
+    summary.update({f"full_graph_{split}_metric": value for split, value in scores.items()})
+    files.write_json(summary_path, summary)
+    return summary

@@ -1,0 +1,81 @@
+"""`geaet-dgl partition`: DGL's METIS partitions of one graph, sizes, edge cut, encodings, bad input."""
+import json
+import os
+
+import dgl
+import pytest
+import torch
+
+from geaet_dgl.data.errors import DataError
+from geaet_dgl.data.positional_encoding import laplacian_pe
+from geaet_dgl.distgraph.engine import read_partitions
+from geaet_dgl.distgraph.partition import check_matches_graph, partition_file, read_sidecar
+
+from .conftest import planted_graph
+
+
+def _owner_of_original_nodes(config: str, orig_nids: torch.Tensor) -> dict:
+    """Original node ID -> partition, read from the partition files themselves."""
+    owner = {}
+    with open(config) as handle:
+        parts = json.load(handle)["num_parts"]
+    for part in range(parts):
+        graph = dgl.distributed.load_partition(config, part)[0]
+        inner = graph.ndata["inner_node"].bool()
+        for new_id in graph.ndata[dgl.NID][inner].tolist():
+            owner[int(orig_nids[new_id])] = part
+    return owner
+
+
+def test_partition_sizes_edge_cut_and_balance(graph_file, tmp_path):
+    out = str(tmp_path / "parts")
+    report = partition_file(graph_file, 2, out, lap_k=0)
+    graph = planted_graph()
+    orig_nids = torch.load(os.path.join(out, "orig_nids.pt"))
+    owner = _owner_of_original_nodes(report.config, orig_nids)
+    assert sorted(owner) == list(range(graph.num_nodes()))  # every node in exactly one partition
+    counted = [sum(1 for p in owner.values() if p == part) for part in range(2)]
+    assert report.part_nodes == counted
+    src, dst = graph.edges()
+    cut = sum(1 for u, v in zip(src.tolist(), dst.tolist()) if owner[u] != owner[v])
+    assert report.edge_cut == cut and 0 < cut < graph.num_edges() / 2
+    train = graph.ndata["train_mask"]
+    per_part = [sum(1 for n, p in owner.items() if p == part and train[n]) for part in range(2)]
+    assert report.part_train_nodes == per_part
+    assert abs(per_part[0] - per_part[1]) <= 0.1 * sum(per_part)  # balance_ntypes=train_mask
+    assert sum(report.part_edges) == graph.num_edges()
+    assert "edge cut" in report.lines()[-1]
+
+
+def test_encodings_are_computed_on_the_whole_graph(tmp_path):
+    graph = planted_graph(num_nodes=120)
+    path = str(tmp_path / "g.bin")
+    dgl.save_graphs(path, [graph])
+    report = partition_file(path, 2, str(tmp_path / "parts"), lap_k=4)
+    orig_nids = torch.load(str(tmp_path / "parts" / "orig_nids.pt"))
+    whole, _ = laplacian_pe(graph, 4)
+    for part in range(2):
+        part_graph, node_feats = dgl.distributed.load_partition(report.config, part)[:2]
+        inner = part_graph.ndata["inner_node"].bool()
+        new_ids = part_graph.ndata[dgl.NID][inner]
+        torch.testing.assert_close(node_feats["_N/lap_pe"], whole[orig_nids[new_ids]])
+
+
+def test_refuses_a_file_of_many_graphs(tmp_path):
+    path = str(tmp_path / "many.bin")
+    dgl.save_graphs(path, [planted_graph(50, seed=1), planted_graph(60, seed=2)])
+    with pytest.raises(DataError, match="holds 2 graphs.*--nproc"):
+        partition_file(path, 2, str(tmp_path / "parts"))
+
+
+def test_missing_partition_and_foreign_graph(graph_file, tmp_path):
+    out = tmp_path / "parts"
+    report = partition_file(graph_file, 2, str(out), lap_k=0)
+    parts = read_partitions(report.config)
+    check_matches_graph(report.config, read_sidecar(report.config), parts.num_nodes, parts.num_edges)
+    dgl.save_graphs(graph_file, [planted_graph(seed=5)])  # the file changed after partitioning
+    with pytest.raises(DataError, match="does not match"):
+        check_matches_graph(report.config, read_sidecar(report.config), parts.num_nodes, parts.num_edges)
+    os.remove(out / "part1" / "graph.dgl")
+    with pytest.raises(DataError, match="partition 1 .* is missing"):
+        read_partitions(report.config)
