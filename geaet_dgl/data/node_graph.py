@@ -334,7 +334,7 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
                     limit_test: Optional[int] = None, progress: bool = True, split_file: Optional[PathLike] = None,
                     split: Optional[Sequence[float]] = None, split_seed: int = 0, *, identity: Optional[Dict] = None,
                     indices: Optional[Dict] = None, allow_changed: bool = False,
-                    target_ntype: Optional[str] = None) -> NodeGraph:
+                    target_ntype: Optional[str] = None, legacy_split: bool = False) -> NodeGraph:
     """A one-graph file with node masks as a :class:`NodeGraph`, positional encodings cached beside it.
 
     Parameters
@@ -353,7 +353,7 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
     identity : dict, optional
         A run's record of the file (:func:`~.identity.file_identity`): a file
         whose identity differs is refused (DataError) unless ``allow_changed``.
-    indices : dict, optional
+    indices, legacy_split
         Unused (graph files' recorded split; the masks are this one's).
     target_ntype : str, optional
         A heterograph's node type with the labels and masks (default: the
