@@ -11,6 +11,10 @@ from geaet_dgl.data.errors import DataError
 from geaet_dgl.data.generated.hetero import author_paper_graphs
 from geaet_dgl.data.node_graph import inspect_node_graph, load_node_graph
 from geaet_dgl.inference.predict import read_predictions
+from geaet_dgl.models import build_model
+from geaet_dgl.models.geaet import set_degree_statistics
+from geaet_dgl.nn.hetero_mpnn import RelationMPNN
+from geaet_dgl.training.run_config import make_run_config
 from tests.training.tiny import one_thread
 
 TINY = {"model.hidden_dim": 16, "model.num_layers": 2, "model.geanet.unit_size": 4, "model.num_heads": 2,
@@ -136,3 +140,23 @@ def test_sampled_batches_of_a_heterograph_are_refused_naming_sampler_full(tmp_pa
                "--sampler", "random", *_args())
     assert out.exit_code != 0
     assert "use --sampler full" in out.output and "Traceback" not in out.output
+
+
+def test_pna_on_a_heterograph_takes_each_relation_s_degrees(tmp_path):
+    """model.mpnn=pna trains on a masked heterograph; each relation's PNA averages that relation's in-degrees."""
+    path = tmp_path / "g.bin"
+    graph = _graph(10)
+    dgl.save_graphs(str(path), [graph])
+    out = _cli("train", "--dataset", path, "--epochs", 1, "--out", tmp_path / "run", "--no-progress",
+               *_args({"model.mpnn": "pna"}))
+    assert out.exit_code == 0, out.output
+    run = make_run_config("file", data={"data_file": str(path)}, overrides={**TINY, "model.mpnn": "pna"})
+    model = build_model(run.model)
+    set_degree_statistics(model, [graph])
+    relation_mpnns = [m for m in model.modules() if isinstance(m, RelationMPNN)]
+    assert len(relation_mpnns) == run.model.num_layers
+    for mpnn in relation_mpnns:
+        for relation, conv in zip(graph.canonical_etypes, mpnn.convs):
+            src, dst = graph.edges(etype=relation)
+            degrees = [sum(1 for d in dst.tolist() if d == node) for node in range(graph.num_nodes(relation[2]))]
+            assert float(conv.aggr_module.avg_deg_lin) == pytest.approx(sum(degrees) / len(degrees))
