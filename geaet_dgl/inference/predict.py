@@ -120,8 +120,9 @@ def model_outputs(model: torch.nn.Module, graphs: List[dgl.DGLGraph], batch_size
     graph for graph heads, one ``(N_i, out_feats)`` per graph for node heads."""
     device = torch.device(device)
     config = model.config
-    if config.head == "node" and len(graphs) == 1 and graphs[0].is_homogeneous:
+    if config.head == "node" and len(graphs) == 1:
         # one graph: every node with the whole graph as context, layer by layer when one pass does not fit
+        # (a heterograph: its target type's nodes, in one pass)
         return [full_graph_forward(model.to(device), graphs[0].to(device)).cpu()]
     model = fold_for_inference(model.to(device))  # eval mode, BatchNorms folded: same outputs, faster
     outputs: List[torch.Tensor] = []
@@ -209,10 +210,12 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
                                                      run.model.hetero.target_ntype)
     prepare_graphs(graphs, graphs_path, run, checkpoint, progress=progress)
     batch_size, scope = run.train.batch_size, run.model.geanet.scope
-    whole_graph = kind.level == "node" and len(graphs) == 1 and graphs[0].is_homogeneous
+    whole_graph = kind.level == "node" and len(graphs) == 1
     uses_batch = run.model.external and scope == "batch"
     if whole_graph:
-        log.info("scoring the %d nodes of one graph, each with the whole graph as context", graphs[0].num_nodes())
+        target = run.model.hetero.target_ntype or None
+        log.info("scoring the %d %snodes of one graph, each with the whole graph as context",
+                 graphs[0].num_nodes(target), f"{target!r} " if target else "")
     else:
         log.info("predicting %d graphs in batches of %d (the run's train.batch_size)%s", len(graphs), batch_size,
                  "; GEANet scope=batch: a graph's output depends on the graphs batched with it" if uses_batch
