@@ -15,6 +15,11 @@ The file
   convention). Nodes in no mask are unlabelled context: the model reads them,
   the loss and the metrics do not.
 
+Or one heterograph (:mod:`.hetero_files`) with the label and the three masks
+in ``g.nodes[t].data`` of its target type ``t`` (``data.target_ntype``, or
+the only labelled type): the same checks run on that type's nodes, and the
+model predicts them.
+
 :func:`has_node_masks` tells such a file from a file of many graphs;
 :func:`load_node_graph` reads it into a :class:`NodeGraph`. Every problem is a
 one-line :class:`DataError` naming the fix.
