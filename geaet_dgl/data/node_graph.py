@@ -359,7 +359,7 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
         A run's record of the file (:func:`~.identity.file_identity`): a file
         whose identity differs is refused (DataError) unless ``allow_changed``.
     indices, legacy_split
-        Unused (graph files' recorded split; the masks are this one's).
+        Unused (a graph file's recorded split and its old cut; the masks are this one's).
     target_ntype : str, optional
         A heterograph's node type with the labels and masks (default: the
         only labelled type); heterographs take no positional encoding.
