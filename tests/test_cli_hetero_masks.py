@@ -17,15 +17,15 @@ from geaet_dgl.nn.hetero_mpnn import RelationMPNN
 from geaet_dgl.training.run_config import make_run_config
 from tests.training.tiny import one_thread
 
-TINY = {"model.hidden_dim": 16, "model.num_layers": 2, "model.geanet.unit_size": 4, "model.num_heads": 2,
-        "train.warmup_epochs": 0, "train.lr": 0.01}
+from tests.test_cli_hetero import TINY as HETERO_TINY, _args as hetero_args
+
+#: The heterograph tests' tiny model, two layers of width 16 (the geaet-node preset's 4 GEANet heads).
+TINY = {**HETERO_TINY, "model.hidden_dim": 16, "model.num_layers": 2, "model.geanet.unit_size": 4,
+        "train.lr": 0.01}
 
 
 def _args(settings=None):
-    args = []
-    for key, value in {**TINY, **(settings or {})}.items():
-        args += ["--set", f"{key}={value}"]
-    return args
+    return hetero_args({**TINY, **(settings or {})})
 
 
 def _graph(count=60, seed=0):
