@@ -14,7 +14,9 @@ with, per type and optional,
   one node type, the target (``--set data.target_ntype=t`` picks it when
   several types have labels).
 
-Splits are the homogeneous files' (split file or seeded fractions). The
+Splits are the homogeneous files' (split file or seeded fractions); one
+heterograph with ``train_mask``/``val_mask``/``test_mask`` on its target
+type is a transductive node task read by :mod:`.node_graph`. The
 first graph decides whether a file is read here (more than one node or edge
 type) or by :mod:`.graph_files`: :func:`inspect_file` and :func:`load_file`
 dispatch. Every problem is one :class:`DataError` line naming the file, the

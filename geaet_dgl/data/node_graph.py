@@ -15,6 +15,11 @@ The file
   convention). Nodes in no mask are unlabelled context: the model reads them,
   the loss and the metrics do not.
 
+Or one heterograph (:mod:`.hetero_files`) with the label and the three masks
+in ``g.nodes[t].data`` of its target type ``t`` (``data.target_ntype``, or
+the only labelled type): the same checks run on that type's nodes, and the
+model predicts them.
+
 :func:`has_node_masks` tells such a file from a file of many graphs;
 :func:`load_node_graph` reads it into a :class:`NodeGraph`. Every problem is a
 one-line :class:`DataError` naming the fix.
@@ -46,6 +51,7 @@ import torch
 
 from .errors import DataError
 from .graph_files import GraphFileInfo, conform_graphs, infer_feature_spec, read_graph_file
+from .hetero_files import HeteroFileInfo, HeteroSchema, conform_hetero_graphs, infer_schema, is_heterograph, node_target
 from .identity import check_unchanged, file_identity, identity_changes
 from .pe_cache import attach_pe, cached_split_pe, writable_cache_dir
 
@@ -58,9 +64,20 @@ _SAVE_HINT = ("store three disjoint torch.bool masks of shape (N,): g.ndata['tra
               "g.ndata['test_mask']")
 
 
+def node_frame(graph: dgl.DGLGraph, ntype: Optional[str] = None):
+    """``graph.ndata``, or ``graph.nodes[ntype].data`` (a heterograph's target node type)."""
+    return graph.nodes[ntype].data if ntype else graph.ndata
+
+
+def frame_name(ntype: Optional[str]) -> str:
+    """How messages name the frame: ``ndata``, or ``nodes[ntype].data``."""
+    return f"nodes[{ntype!r}].data" if ntype else "ndata"
+
+
 def has_node_masks(graphs: Sequence[dgl.DGLGraph]) -> bool:
-    """Whether the file's graphs carry any of the masks (then they must be one graph with all three)."""
-    return any(name in g.ndata for g in graphs for name in MASKS.values())
+    """Whether the file's graphs carry any of the masks, on any node type (then they must be one graph with
+    all three, on the target type)."""
+    return any(name in g.nodes[t].data for g in graphs for t in g.ntypes for name in MASKS.values())
 
 
 class NodeGraph:
@@ -83,6 +100,9 @@ class NodeGraph:
     num_classes : int
         Classes (largest labelled class + 1, at least 2), or targets per node.
     name, source : str
+    target_ntype : str
+        A heterograph's node type that carries the label and masks (the
+        model predicts its nodes); ``""`` for a graph of one node type.
     """
 
     level = "transductive"
@@ -90,7 +110,7 @@ class NodeGraph:
     input_transform = None
 
     def __init__(self, graph: dgl.DGLGraph, task: str, num_classes: int, name: str, source: str = "",
-                 cache_dir: Optional[PathLike] = None, stamp: str = ""):
+                 cache_dir: Optional[PathLike] = None, stamp: str = "", target_ntype: str = ""):
         if task not in NODE_TASKS:
             raise DataError(f"task {task!r} is not one of {', '.join(NODE_TASKS)}")
         self.graph = graph
@@ -98,6 +118,7 @@ class NodeGraph:
         self.num_classes = int(num_classes)
         self.name = name
         self.source = source
+        self.target_ntype = target_ntype
         #: Where samplers may cache work on this graph (METIS partitions), and a stamp of the file's version.
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
         self.stamp = stamp
@@ -106,7 +127,7 @@ class NodeGraph:
         """``(N,)`` bool mask of ``split`` ('train', 'val' or 'test')."""
         if split not in MASKS:
             raise ValueError(f"split={split!r} is not one of {', '.join(MASKS)}")
-        return self.graph.ndata[MASKS[split]]
+        return node_frame(self.graph, self.target_ntype)[MASKS[split]]
 
     def nodes(self, split: str) -> torch.Tensor:
         """``(n,)`` int64 ids of the nodes of ``split``, increasing."""
@@ -114,7 +135,7 @@ class NodeGraph:
 
     def labels(self, split: str) -> torch.Tensor:
         """The targets of ``split``'s nodes, in :meth:`nodes` order."""
-        return self.graph.ndata[LABEL_KEY][self.mask(split)]
+        return node_frame(self.graph, self.target_ntype)[LABEL_KEY][self.mask(split)]
 
     def sizes(self) -> Dict[str, int]:
         """``{'train': nodes, 'val': nodes, 'test': nodes}``."""
@@ -155,76 +176,82 @@ class NodeGraph:
                 f"{self.graph.num_edges()} edges, splits {self.sizes()})")
 
 
-def check_masks(graphs: Sequence[dgl.DGLGraph], path: PathLike) -> None:
-    """Refuse masks that do not split one graph's nodes: several graphs, a missing, non-boolean,
-    wrongly shaped or empty mask, or a node in two masks."""
+def check_masks(graphs: Sequence[dgl.DGLGraph], path: PathLike, ntype: Optional[str] = None) -> None:
+    """Refuse masks that do not split one graph's nodes (of node type ``ntype`` in a heterograph): several
+    graphs, a missing, non-boolean, wrongly shaped or empty mask, or a node in two masks."""
     path = os.fspath(path)
     if len(graphs) != 1:
-        holder = next(i for i, g in enumerate(graphs) if any(name in g.ndata for name in MASKS.values()))
+        holder = next(i for i, g in enumerate(graphs) if has_node_masks([g]))
         raise DataError(f"{path}: graph {holder} has node masks but the file holds {len(graphs)} graphs; masks "
                         "split the nodes of one graph: save one graph (dgl.batch(graphs)) or drop the masks and "
                         "split the graphs with --split")
     g = graphs[0]
-    num_nodes = g.num_nodes()
+    frame, where = node_frame(g, ntype), frame_name(ntype)
+    num_nodes = g.num_nodes(ntype)
+    nodes = f"{ntype!r} nodes" if ntype else "nodes"
     for name in MASKS.values():
-        if name not in g.ndata:
-            present = [n for n in MASKS.values() if n in g.ndata]
-            raise DataError(f"{path}: the graph has {', '.join(present)} but no {name}; {_SAVE_HINT}")
-        mask = g.ndata[name]
+        if name not in frame:
+            present = [n for n in MASKS.values() if n in frame]
+            hint = _SAVE_HINT.replace("g.ndata", f"g.{where}") if ntype else _SAVE_HINT
+            raise DataError(f"{path}: the graph has {', '.join(present)} but no {name}; {hint}")
+        mask = frame[name]
         # dgl.save_graphs stores torch.bool as uint8: read back 0/1 bytes as the booleans they were.
         if mask.dtype == torch.uint8 and bool(((mask == 0) | (mask == 1)).all()):
-            mask = g.ndata[name] = mask.bool()
+            mask = frame[name] = mask.bool()
         if mask.dtype != torch.bool:
-            raise DataError(f"{path}: ndata[{name!r}] has type {mask.dtype}; store it as torch.bool "
-                            f"(g.ndata[{name!r}] = mask.bool())")
+            raise DataError(f"{path}: {where}[{name!r}] has type {mask.dtype}; store it as torch.bool "
+                            f"(g.{where}[{name!r}] = mask.bool())")
         if tuple(mask.shape) != (num_nodes,):
-            raise DataError(f"{path}: ndata[{name!r}] has shape {tuple(mask.shape)} but the graph has {num_nodes} "
-                            f"nodes; store one flag per node, shape ({num_nodes},)")
+            raise DataError(f"{path}: {where}[{name!r}] has shape {tuple(mask.shape)} but the graph has {num_nodes} "
+                            f"{nodes}; store one flag per node, shape ({num_nodes},)")
         if not bool(mask.any()):
-            raise DataError(f"{path}: ndata[{name!r}] selects no node; put at least one node in every split")
+            raise DataError(f"{path}: {where}[{name!r}] selects no node; put at least one node in every split")
     names = list(MASKS.values())
     for i, first in enumerate(names):
         for second in names[i + 1:]:
-            both = g.ndata[first] & g.ndata[second]
+            both = frame[first] & frame[second]
             if bool(both.any()):
                 node = int(both.nonzero()[0])
                 raise DataError(f"{path}: node {node} is in both {first} and {second}; each node belongs to one "
                                 "split at most: make the masks disjoint")
 
 
-def node_labels(graph: dgl.DGLGraph, path: PathLike, task: Optional[str] = None) -> tuple:
-    """``ndata['label']`` checked on the masked nodes -> (task, classes or targets per node).
+def node_labels(graph: dgl.DGLGraph, path: PathLike, task: Optional[str] = None, ntype: Optional[str] = None
+                ) -> tuple:
+    """``ndata['label']`` (``nodes[ntype].data['label']`` of a heterograph) checked on the masked nodes
+    -> (task, classes or targets per node).
 
     Integer labels mean classification, float labels regression, unless
-    ``task`` says otherwise. The graph keeps ``ndata['label']``, as int64
+    ``task`` says otherwise. The graph keeps the labels, as int64
     classes (unmasked nodes clipped to 0) or float32 targets.
     """
     path = os.fspath(path)
-    if LABEL_KEY not in graph.ndata:
-        raise DataError(f"{path}: the graph has masks but no ndata['label']; store a class (int) or target "
-                        "(float) per node as g.ndata['label']")
-    values = graph.ndata[LABEL_KEY]
+    frame, where = node_frame(graph, ntype), frame_name(ntype)
+    if LABEL_KEY not in frame:
+        raise DataError(f"{path}: the graph has masks but no {where}['label']; store a class (int) or target "
+                        f"(float) per node as g.{where}['label']")
+    values = frame[LABEL_KEY]
     if values.dtype == torch.bool or values.is_complex():
-        raise DataError(f"{path}: ndata['label'] has type {values.dtype}; store int64 classes or float targets")
+        raise DataError(f"{path}: {where}['label'] has type {values.dtype}; store int64 classes or float targets")
     if task is None:
         task = "node-regression" if values.is_floating_point() else "node-classification"
     if task not in NODE_TASKS:
         raise DataError(f"{path} is one graph with node masks: its task is one of {', '.join(NODE_TASKS)}, not "
                         f"{task!r}; drop --task or pick one of those")
-    labelled = graph.ndata["train_mask"] | graph.ndata["val_mask"] | graph.ndata["test_mask"]
+    labelled = frame["train_mask"] | frame["val_mask"] | frame["test_mask"]
     if task == "node-regression":
         values = values.float()
         if not bool(torch.isfinite(values[labelled]).all()):
             node = int((~torch.isfinite(values.reshape(len(values), -1)).all(dim=1) & labelled).nonzero()[0])
             raise DataError(f"{path}: node {node} (in a mask) has a NaN/inf target; fix it or take it out of the "
                             "masks")
-        graph.ndata[LABEL_KEY] = values
+        frame[LABEL_KEY] = values
         return task, 1 if values.ndim == 1 else int(values[0].numel())
     if values.ndim != 1:
-        raise DataError(f"{path}: ndata['label'] has shape {tuple(values.shape)}; classification needs one class "
+        raise DataError(f"{path}: {where}['label'] has shape {tuple(values.shape)}; classification needs one class "
                         "per node, shape (N,) (or store float targets for regression)")
     if values.is_floating_point() and not bool((values[labelled] == values[labelled].round()).all()):
-        raise DataError(f"{path}: ndata['label'] holds values that are not class ids; store int64 classes 0..C-1, "
+        raise DataError(f"{path}: {where}['label'] holds values that are not class ids; store int64 classes 0..C-1, "
                         "or use --task node-regression")
     values = values.long()
     bad = labelled & (values < 0)
@@ -232,20 +259,21 @@ def node_labels(graph: dgl.DGLGraph, path: PathLike, task: Optional[str] = None)
         node = int(bad.nonzero()[0])
         raise DataError(f"{path}: node {node} (in a mask) has class {int(values[node])}; classes are 0..C-1 "
                         "(give unlabelled nodes any value but keep them out of the masks)")
-    graph.ndata[LABEL_KEY] = torch.where(labelled, values, torch.zeros_like(values))
+    frame[LABEL_KEY] = torch.where(labelled, values, torch.zeros_like(values))
     return task, max(2, int(values[labelled].max()) + 1)
 
 
-def limit_masks(graph: dgl.DGLGraph, limits: Dict[str, Optional[int]]) -> None:
+def limit_masks(graph: dgl.DGLGraph, limits: Dict[str, Optional[int]], ntype: Optional[str] = None) -> None:
     """Keep the first ``limits[split]`` nodes (lowest ids) of each mask, in place (``None``: all)."""
+    frame = node_frame(graph, ntype)
     for split, count in limits.items():
         if count is None:
             continue
-        mask = graph.ndata[MASKS[split]]
+        mask = frame[MASKS[split]]
         keep = mask.nonzero().squeeze(1)[:count]
         limited = torch.zeros_like(mask)
         limited[keep] = True
-        graph.ndata[MASKS[split]] = limited
+        frame[MASKS[split]] = limited
 
 
 def cache_tag(path: PathLike) -> str:
@@ -259,24 +287,50 @@ def is_node_graph_file(path: PathLike) -> bool:
         first, _ = dgl.load_graphs(os.fspath(path), [0])
     except Exception:  # a missing or foreign file: the graph-file reader names the problem
         return False
-    if len(first[0].ntypes) > 1:  # a heterograph: its own reader (hetero_files)
-        return False
     return has_node_masks(first)
 
 
-def _read(path: PathLike, task: Optional[str]):
+def _hetero_target(graphs: Sequence[dgl.DGLGraph], path: str, target_ntype: Optional[str]) -> str:
+    """The heterograph's target type (:func:`~.hetero_files.node_target`), refusing masks on another type."""
+    target = node_target(graphs, path, target_ntype or "")
+    for ntype in graphs[0].ntypes:
+        if ntype != target and any(name in graphs[0].nodes[ntype].data for name in MASKS.values()):
+            raise DataError(f"{path}: node type {ntype!r} has node masks but the target type (with the labels) is "
+                            f"{target!r}; store the masks on g.nodes[{target!r}].data, or pick the type with "
+                            f"--set data.target_ntype")
+    return target
+
+
+def _read(path: PathLike, task: Optional[str], target_ntype: Optional[str] = None):
+    """-> (graph, feature spec or heterograph schema, task, outputs, target node type or '')."""
     graphs, _ = read_graph_file(path)
-    check_masks(graphs, path)
-    graph = graphs[0]
-    spec = infer_feature_spec(graphs, path)
-    conform_graphs(graphs, path, spec)
-    task, outputs = node_labels(graph, path, task)
-    return graph, spec, task, outputs
+    path = os.fspath(path)
+    if not is_heterograph(graphs[0]):
+        if target_ntype:
+            raise DataError(f"{path} holds one graph of one node type with node masks; data.target_ntype is for "
+                            "heterographs: drop it")
+        check_masks(graphs, path)
+        spec = infer_feature_spec(graphs, path)
+        conform_graphs(graphs, path, spec)
+        task, outputs = node_labels(graphs[0], path, task)
+        return graphs[0], spec, task, outputs, ""
+    schema = infer_schema(graphs, path, target_ntype)
+    target = _hetero_target(graphs, path, target_ntype)
+    check_masks(graphs, path, target)
+    schema = HeteroSchema(schema.ntypes, schema.node_in_feats, schema.canonical_etypes, schema.edge_in_feats, target)
+    conform_hetero_graphs(graphs, path, schema)
+    task, outputs = node_labels(graphs[0], path, task, target)
+    return graphs[0], schema, task, outputs, target
 
 
-def inspect_node_graph(path: PathLike, task: Optional[str] = None) -> GraphFileInfo:
-    """What a one-graph file with masks holds (task, outputs, feature widths); all its checks run."""
-    graph, spec, task, outputs = _read(path, task)
+def inspect_node_graph(path: PathLike, task: Optional[str] = None, target_ntype: Optional[str] = None
+                       ) -> GraphFileInfo:
+    """What a one-graph file with masks holds (task, outputs, feature widths, or a heterograph's
+    :class:`~.hetero_files.HeteroFileInfo`); all its checks run."""
+    graph, spec, task, outputs, target = _read(path, task, target_ntype)
+    if target:
+        return HeteroFileInfo(path=os.fspath(path), num_graphs=1, task=task, num_outputs=outputs, features=None,
+                              schema=spec)
     return GraphFileInfo(path=os.fspath(path), num_graphs=1, task=task, num_outputs=outputs, features=spec)
 
 
@@ -285,7 +339,7 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
                     limit_test: Optional[int] = None, progress: bool = True, split_file: Optional[PathLike] = None,
                     split: Optional[Sequence[float]] = None, split_seed: int = 0, *, identity: Optional[Dict] = None,
                     indices: Optional[Dict] = None, allow_changed: bool = False,
-                    legacy_split: bool = False) -> NodeGraph:
+                    target_ntype: Optional[str] = None, legacy_split: bool = False) -> NodeGraph:
     """A one-graph file with node masks as a :class:`NodeGraph`, positional encodings cached beside it.
 
     Parameters
@@ -306,20 +360,28 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
         whose identity differs is refused (DataError) unless ``allow_changed``.
     indices, legacy_split
         Unused (a graph file's recorded split and its old cut; the masks are this one's).
+    target_ntype : str, optional
+        A heterograph's node type with the labels and masks (default: the
+        only labelled type); heterographs take no positional encoding.
     """
     path = Path(data_file)
     if split_file is not None or split is not None:
         raise DataError(f"{path} carries its own node masks, which are the split; drop --split / --split-file "
                         "(or remove the masks from the graph)")
-    graph, _, task, outputs = _read(path, task)
+    graph, _, task, outputs, target = _read(path, task, target_ntype)
+    if target and (pe_k or rwse_k):
+        raise DataError("heterograph models take no positional encoding; set model.pe=none")
     if identity is not None:
         check_unchanged(f"graph file {path}", identity_changes(identity, file_identity(path, 1)), allow_changed,
                         "restore the file the run was trained on")
-    limit_masks(graph, {"train": limit_train, "val": limit_val, "test": limit_test})
+    limit_masks(graph, {"train": limit_train, "val": limit_val, "test": limit_test}, target)
     stat = path.stat()
     stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
     where = hashlib.sha1(os.fspath(path.resolve()).encode()).hexdigest()[:10]
     cache_dir = writable_cache_dir(path.parent / "geaet_cache", f"{cache_tag(path)}-{where}")  # PE, METIS parts
+    if target:
+        return NodeGraph(graph, task, outputs, name=path.name, cache_dir=cache_dir, stamp=stamp, target_ntype=target,
+                         source=f"heterograph file {path} ({task} of {target!r} nodes, node masks)")
     pe = cached_split_pe([graph], cache_dir, tag=f"{cache_tag(path)}-graph", k=pe_k, norm=laplacian_norm,
                          rwse_k=rwse_k, stamp=stamp, progress=progress)
     attach_pe([graph], pe)

@@ -122,10 +122,7 @@ def _graph_file(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     data_file = kwargs.pop("data_file", None)
     if not data_file:
         raise DataError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
-    if is_node_graph_file(data_file):  # one graph with train/val/test node masks
-        if kwargs.pop("target_ntype", None) is not None:
-            raise DataError(f"{data_file} holds one graph of one node type with node masks; data.target_ntype is "
-                            "for heterographs: drop it")
+    if is_node_graph_file(data_file):  # one graph (or heterograph) with train/val/test node masks
         return load_node_graph(data_file, **kwargs)
     return load_file(data_file, **kwargs)
 

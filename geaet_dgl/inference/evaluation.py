@@ -15,7 +15,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from ..data import collate_for
-from ..data.node_graph import MASKS, NodeGraph
+from ..data.node_graph import MASKS, NodeGraph, node_frame
 from ..threads import apply_threads
 from ..training.batching import EpochBatchSampler, make_epoch_loader, move_batch
 from ..training.losses import get_loss
@@ -89,10 +89,11 @@ def evaluate_node_splits(model: nn.Module, data: NodeGraph, loss_fn, metric: str
     model.eval()
     graph = data.graph.to(device)
     output = full_graph_forward(model, graph, chunk_nodes=chunk_nodes)
+    frame = node_frame(graph, data.target_ntype)  # a heterograph's rows are its target type's nodes
     results = {}
     for split in splits:
-        mask = graph.ndata[MASKS[split]]
-        rows, labels = output[mask], graph.ndata["label"][mask]
+        mask = frame[MASKS[split]]
+        rows, labels = output[mask], frame["label"][mask]
         accumulator = MetricAccumulator(metric)
         accumulator.update(rows, labels, loss_fn(rows, labels).item(), 1)
         results[split] = accumulator.compute()

@@ -93,8 +93,12 @@ def full_graph_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes:
     half of ``budget`` (default: :func:`available_bytes`), else chunks sized
     to fit. The dense Transformer takes at most
     :data:`~geaet_dgl.nn.self_attention.MAX_DENSE_NODES` queries per chunk.
+    A heterograph (:class:`~geaet_dgl.models.hetero_geaet.HeteroGEAET`) runs in one pass:
+    (N_target, out_feats).
     """
     model.eval()
+    if not graph.is_homogeneous:  # a heterograph model has no layer-wise path: one pass
+        return model(graph)
     if chunk_nodes is None:
         budget = budget if budget is not None else available_bytes(graph.device) // 2
         chunk_nodes = chunk_size(model.config, graph.num_nodes(), graph.num_edges(), budget)

@@ -42,7 +42,7 @@ from ..config import ConfigError, ModelConfig
 from ..data.errors import DataError
 from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
 from ..data.hetero_files import HeteroSchema, conform_hetero_graphs
-from ..data.node_graph import MASKS
+from ..data.node_graph import MASKS, frame_name, node_frame
 from ..data.pe_cache import attach_pe, compute_split_pe
 from ..data.input_transform import apply_input_transform
 from ..data.registry import input_transform_of, laplacian_norm_of
@@ -120,8 +120,9 @@ def model_outputs(model: torch.nn.Module, graphs: List[dgl.DGLGraph], batch_size
     graph for graph heads, one ``(N_i, out_feats)`` per graph for node heads."""
     device = torch.device(device)
     config = model.config
-    if config.head == "node" and len(graphs) == 1 and graphs[0].is_homogeneous:
+    if config.head == "node" and len(graphs) == 1:
         # one graph: every node with the whole graph as context, layer by layer when one pass does not fit
+        # (a heterograph: its target type's nodes, in one pass)
         return [full_graph_forward(model.to(device), graphs[0].to(device)).cpu()]
     model = fold_for_inference(model.to(device))  # eval mode, BatchNorms folded: same outputs, faster
     outputs: List[torch.Tensor] = []
@@ -192,7 +193,8 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
     A node-level model on a file of one graph scores every node with the
     whole graph as context (:func:`~.layerwise.full_graph_forward`);
     ``nodes`` ('train', 'val' or 'test') keeps only the rows of the nodes in
-    that mask of the graph (``ndata['<nodes>_mask']``).
+    that mask of the graph (``ndata['<nodes>_mask']``, on a heterograph the
+    target type's ``nodes[t].data['<nodes>_mask']``).
 
     Returns
     -------
@@ -204,13 +206,16 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("device=cuda but no CUDA device is available; use --device cpu")
     graphs, _ = read_graph_file(graphs_path)
-    keep = None if nodes is None else node_selection(graphs, graphs_path, nodes, kind.level)
+    keep = None if nodes is None else node_selection(graphs, graphs_path, nodes, kind.level,
+                                                     run.model.hetero.target_ntype)
     prepare_graphs(graphs, graphs_path, run, checkpoint, progress=progress)
     batch_size, scope = run.train.batch_size, run.model.geanet.scope
-    whole_graph = kind.level == "node" and len(graphs) == 1 and graphs[0].is_homogeneous
+    whole_graph = kind.level == "node" and len(graphs) == 1
     uses_batch = run.model.external and scope == "batch"
     if whole_graph:
-        log.info("scoring the %d nodes of one graph, each with the whole graph as context", graphs[0].num_nodes())
+        target = run.model.hetero.target_ntype or None
+        log.info("scoring the %d %snodes of one graph, each with the whole graph as context",
+                 graphs[0].num_nodes(target), f"{target!r} " if target else "")
     else:
         log.info("predicting %d graphs in batches of %d (the run's train.batch_size)%s", len(graphs), batch_size,
                  "; GEANet scope=batch: a graph's output depends on the graphs batched with it" if uses_batch
@@ -229,8 +234,10 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
             "whole_graph": whole_graph}
 
 
-def node_selection(graphs: List[dgl.DGLGraph], path: PathLike, nodes: str, level: str) -> torch.Tensor:
-    """The ``(N,)`` bool mask ``ndata['<nodes>_mask']`` of the file's one graph (``predict --nodes``)."""
+def node_selection(graphs: List[dgl.DGLGraph], path: PathLike, nodes: str, level: str, ntype: str = ""
+                   ) -> torch.Tensor:
+    """The ``(N,)`` bool mask ``ndata['<nodes>_mask']`` of the file's one graph (``predict --nodes``); of a
+    heterograph's target type ``ntype``, ``nodes[ntype].data['<nodes>_mask']``."""
     path = os.fspath(path)
     if nodes not in MASKS:
         raise ConfigError(f"--nodes {nodes!r} is not one of {', '.join(MASKS)}")
@@ -239,12 +246,14 @@ def node_selection(graphs: List[dgl.DGLGraph], path: PathLike, nodes: str, level
     if len(graphs) != 1:
         raise DataError(f"{path} holds {len(graphs)} graphs; --nodes reads the node masks of a file with one graph")
     name = MASKS[nodes]
-    if name not in graphs[0].ndata:
-        raise DataError(f"{path}: the graph has no ndata[{name!r}]; --nodes {nodes} keeps the nodes of that mask "
+    ntype = ntype or None
+    frame, where, count = node_frame(graphs[0], ntype), frame_name(ntype), graphs[0].num_nodes(ntype)
+    if name not in frame:
+        raise DataError(f"{path}: the graph has no {where}[{name!r}]; --nodes {nodes} keeps the nodes of that mask "
                         "(store it, or drop --nodes for every node)")
-    mask = graphs[0].ndata[name]
-    if mask.dtype not in (torch.bool, torch.uint8) or tuple(mask.shape) != (graphs[0].num_nodes(),):
-        raise DataError(f"{path}: ndata[{name!r}] is not a boolean mask of shape ({graphs[0].num_nodes()},); "
+    mask = frame[name]
+    if mask.dtype not in (torch.bool, torch.uint8) or tuple(mask.shape) != (count,):
+        raise DataError(f"{path}: {where}[{name!r}] is not a boolean mask of shape ({count},); "
                         "store one torch.bool flag per node")
     return mask.bool()
 

@@ -15,6 +15,7 @@ from ..nn.branches import build_attention, build_geanet, build_mpnn
 from ..nn.geaet_layer import GEAETLayer
 from ..nn.biased_attention import ATTENTION_BIAS
 from ..nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder
+from ..nn.hetero_mpnn import RelationMPNN
 from ..nn.pna import PNALayer, degree_histogram
 from .encoders import build_encoder
 from .heads import GraphHead, LinkHead, NodeHead, RootHead
@@ -175,9 +176,17 @@ def build_head(config: ModelConfig) -> nn.Module:
 
 def set_degree_statistics(model: nn.Module, graphs) -> None:
     """Give every PNA layer of ``model`` the in-degree histogram of ``graphs`` (the training split), as the
-    reference builds PNA from ``gt.pna_degrees``; nothing to do without PNA layers."""
+    reference builds PNA from ``gt.pna_degrees``; nothing to do without PNA layers. On heterographs each
+    relation's PNA (:class:`~geaet_dgl.nn.hetero_mpnn.RelationMPNN`) gets its relation's histogram."""
     layers = [m for m in model.modules() if isinstance(m, PNALayer)]
-    if layers:
+    graphs = list(graphs)
+    if layers and graphs and not graphs[0].is_homogeneous:
+        for module in model.modules():
+            if isinstance(module, RelationMPNN):
+                for relation, conv in zip(graphs[0].canonical_etypes, module.convs):
+                    if isinstance(conv, PNALayer):
+                        conv.set_degree_histogram(degree_histogram(graphs, relation))
+    elif layers:
         histogram = degree_histogram(graphs)
         for layer in layers:
             layer.set_degree_histogram(histogram)

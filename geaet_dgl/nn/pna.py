@@ -42,11 +42,12 @@ class _DegreeStatistics(nn.Module):
         self.avg_deg_log.fill_(float(((degrees + 1).log() * hist).sum()) / total)
 
 
-def degree_histogram(graphs) -> list:
-    """Counts of in-degree 0, 1, 2, ... over the nodes of ``graphs`` (PyG's ``PNAConv.get_degree_histogram``)."""
+def degree_histogram(graphs, etype=None) -> list:
+    """Counts of in-degree 0, 1, 2, ... over the nodes of ``graphs`` (PyG's ``PNAConv.get_degree_histogram``);
+    of heterographs, the in-degrees along relation ``etype`` of its destination type's nodes."""
     counts = torch.zeros(1, dtype=torch.long)
     for graph in graphs:
-        binned = torch.bincount(graph.in_degrees(), minlength=counts.numel())
+        binned = torch.bincount(graph.in_degrees(etype=etype), minlength=counts.numel())
         counts = torch.nn.functional.pad(counts, (0, binned.numel() - counts.numel())) + binned
     return counts.tolist()
 

@@ -46,8 +46,9 @@ from typing import Iterator, List, Optional, Tuple
 import dgl
 import torch
 
+from ..config import ConfigError
 from ..data.errors import DataError
-from ..data.node_graph import MASKS, NodeGraph, cache_tag
+from ..data.node_graph import MASKS, NodeGraph, cache_tag, node_frame
 from .batching import make_epoch_loader
 
 SAMPLERS = ("full", "cluster", "random")
@@ -165,6 +166,9 @@ def make_node_sampler(data: NodeGraph, kind: str = "full", num_parts: int = 0,
     """
     if kind not in SAMPLERS:
         raise ValueError(f"sampler={kind!r} is not one of {', '.join(SAMPLERS)}")
+    if data.target_ntype and kind != "full":
+        raise ConfigError(f"--sampler {kind} cuts graphs of one node type; a heterograph with node masks trains on "
+                          "the whole graph: use --sampler full")
     num_nodes = data.graph.num_nodes()
     if kind == "full":
         return NodeSampler(data, kind, 1)
@@ -184,8 +188,10 @@ def make_node_sampler(data: NodeGraph, kind: str = "full", num_parts: int = 0,
     return NodeSampler(data, kind, parts, cluster)
 
 
-def masked_rows(graph: dgl.DGLGraph, output: torch.Tensor, split: str = "train"
+def masked_rows(graph: dgl.DGLGraph, output: torch.Tensor, split: str = "train", ntype: str = ""
                 ) -> Tuple[torch.Tensor, torch.Tensor]:
-    """The outputs and targets of the batch's nodes in ``split``'s mask: -> ``(output[m], label[m])``."""
-    mask = graph.ndata[MASKS[split]]
-    return output[mask], graph.ndata["label"][mask]
+    """The outputs and targets of the batch's nodes in ``split``'s mask: -> ``(output[m], label[m])``
+    (of a heterograph's target type ``ntype``, whose nodes the model's rows are)."""
+    frame = node_frame(graph, ntype)
+    mask = frame[MASKS[split]]
+    return output[mask], frame["label"][mask]

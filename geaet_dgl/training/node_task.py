@@ -37,7 +37,7 @@ import torch
 from torch import nn
 
 from ..config import ConfigError, ModelConfig
-from ..data.node_graph import MASKS, NodeGraph
+from ..data.node_graph import MASKS, NodeGraph, node_frame
 from ..inference.layerwise import available_bytes, inference_bytes
 from ..nn.self_attention import MAX_DENSE_NODES
 from .node_batches import make_node_sampler, masked_rows
@@ -103,10 +103,11 @@ class NodeTask:
     def forward_batch(self, model: nn.Module, batch) -> Optional[Tuple[torch.Tensor, torch.Tensor, int]]:
         """(outputs, labels, count) of the batch's training nodes; None when it has none."""
         graph = batch.to(self.device)
-        count = int(graph.ndata[MASKS["train"]].sum())
+        ntype = self.data.target_ntype
+        count = int(node_frame(graph, ntype)[MASKS["train"]].sum())
         if count == 0:
             return None
-        output, labels = masked_rows(graph, model(graph), "train")
+        output, labels = masked_rows(graph, model(graph), "train", ntype)
         return output, labels, count
 
     def score_splits(self, model: nn.Module, loss_fn) -> Tuple[Dict[str, float], Dict[str, float]]:

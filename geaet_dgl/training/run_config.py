@@ -238,7 +238,7 @@ def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str
             raise ConfigError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
         masked = is_node_graph_file(options.data_file)  # one graph with node masks: they are the split
         if masked:
-            info = inspect_node_graph(options.data_file, options.task)
+            info = inspect_node_graph(options.data_file, options.task, options.target_ntype)
         else:
             info = inspect_file(options.data_file, options.task, options.target_ntype)
         options.task = info.task
