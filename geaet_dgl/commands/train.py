@@ -37,7 +37,7 @@ from .options import (ListOptionCommand, allow_changed_data_option, data_source_
                                                                      "epoch ends only).")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True), metavar="RUN_DIR",
               help="Continue the run in RUN_DIR from its last.pt, with its own configuration "
-                   "(only --device and --workers may change).")
+                   "(only --device, --workers, --nproc, --threads, --progress and --allow-changed-data may change).")
 @click.option("--overwrite", is_flag=True, help="Replace the run files of an existing run directory.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
 @click.option("--nproc", type=click.IntRange(min=1), default=None,

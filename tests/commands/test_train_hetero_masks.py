@@ -17,7 +17,7 @@ from geaet_dgl.nn.hetero_mpnn import RelationMPNN
 from geaet_dgl.training.run_config import make_run_config
 from tests.training.tiny import one_thread
 
-from tests.test_cli_hetero import TINY as HETERO_TINY, _args as hetero_args
+from tests.commands.test_train_hetero import TINY as HETERO_TINY, _args as hetero_args
 
 #: The heterograph tests' tiny model, two layers of width 16 (the geaet-node preset's 4 GEANet heads).
 TINY = {**HETERO_TINY, "model.hidden_dim": 16, "model.num_layers": 2, "model.geanet.unit_size": 4,
