@@ -16,11 +16,14 @@ from .options import device_option, handle_errors
 @click.option("--json", "as_json", is_flag=True, help="Write JSON lines instead of CSV.")
 @click.option("--nodes", type=click.Choice(["train", "val", "test"]),
               help="One graph with node masks: only the rows of the nodes in that mask (default every node).")
+@click.option("--allow-changed-data", is_flag=True,
+              help="With --nodes on the run's own graph file changed since training: read its masks as they are "
+                   "now (logged) instead of refusing.")
 @device_option("predict")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
 @handle_errors
-def predict(checkpoint: str, graphs_path: str, out: str, as_json: bool, nodes: str, device: str,
-            progress: bool) -> None:
+def predict(checkpoint: str, graphs_path: str, out: str, as_json: bool, nodes: str, allow_changed_data: bool,
+            device: str, progress: bool) -> None:
     """Predict new graphs with a trained checkpoint: class and probabilities, or regressed values.
 
     Graphs are batched as the run evaluated (its train.batch_size, reported); with GEANet in batch scope a
@@ -30,7 +33,7 @@ def predict(checkpoint: str, graphs_path: str, out: str, as_json: bool, nodes: s
     from geaet_dgl.inference import predict_file
 
     result = predict_file(checkpoint, graphs_path, out, as_json=as_json, device=device, progress=progress,
-                          nodes=nodes)
+                          nodes=nodes, allow_changed_data=allow_changed_data)
     per = "node" if result["level"] == "node" else "graph"
     scope = {"batch": "GEANet batch scope: outputs depend on batch-mates",
              "graph": "GEANet graph scope: each graph independent"}.get(result["scope"], "no GEANet")

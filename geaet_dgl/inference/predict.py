@@ -42,6 +42,7 @@ from ..config import ConfigError, ModelConfig
 from ..data.errors import DataError
 from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
 from ..data.hetero_files import HeteroSchema, conform_hetero_graphs
+from ..data.identity import check_unchanged, file_identity, identity_changes
 from ..data.node_graph import MASKS, frame_name, node_frame
 from ..data.pe_cache import attach_pe, compute_split_pe
 from ..data.input_transform import apply_input_transform
@@ -187,14 +188,17 @@ def _csv_text(rows: List[Dict[str, Any]], kind: OutputKind) -> str:
 
 
 def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_json: bool = False,
-                 device: str = "cpu", progress: bool = True, nodes: Optional[str] = None) -> Dict[str, Any]:
+                 device: str = "cpu", progress: bool = True, nodes: Optional[str] = None,
+                 allow_changed_data: bool = False) -> Dict[str, Any]:
     """Predict every graph of ``graphs_path`` with ``checkpoint``; write the rows to ``out``.
 
     A node-level model on a file of one graph scores every node with the
     whole graph as context (:func:`~.layerwise.full_graph_forward`);
     ``nodes`` ('train', 'val' or 'test') keeps only the rows of the nodes in
     that mask of the graph (``ndata['<nodes>_mask']``, on a heterograph the
-    target type's ``nodes[t].data['<nodes>_mask']``).
+    target type's ``nodes[t].data['<nodes>_mask']``). When that file is the
+    one the run trained on, its masks are the run's split: a file changed since
+    training is refused (``allow_changed_data``: read as it is now, logged).
 
     Returns
     -------
@@ -206,8 +210,10 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("device=cuda but no CUDA device is available; use --device cpu")
     graphs, _ = read_graph_file(graphs_path)
-    keep = None if nodes is None else node_selection(graphs, graphs_path, nodes, kind.level,
-                                                     run.model.hetero.target_ntype)
+    keep = None
+    if nodes is not None:
+        check_own_file_unchanged(run, graphs_path, len(graphs), allow_changed_data)
+        keep = node_selection(graphs, graphs_path, nodes, kind.level, run.model.hetero.target_ntype)
     prepare_graphs(graphs, graphs_path, run, checkpoint, progress=progress)
     batch_size, scope = run.train.batch_size, run.model.geanet.scope
     whole_graph = kind.level == "node" and len(graphs) == 1
@@ -232,6 +238,17 @@ def predict_file(checkpoint: PathLike, graphs_path: PathLike, out: PathLike, as_
     return {"rows": len(rows), "graphs": len(graphs), "level": kind.level, "kind": kind.kind,
             "batch_size": batch_size, "scope": scope if run.model.external else None, "out": os.fspath(out),
             "whole_graph": whole_graph}
+
+
+def check_own_file_unchanged(run: RunConfig, path: PathLike, num_graphs: int, allow_changed: bool) -> None:
+    """Refuse ``path`` (read by ``predict --nodes``) when it is the graph file the run trained on and has
+    changed since (its masks would no longer be the run's split); other files are new graphs to score."""
+    trained_on, recorded = run.data.data_file, run.data.file_identity
+    if not (trained_on and recorded and os.path.exists(trained_on) and os.path.samefile(path, trained_on)):
+        return
+    changes = identity_changes(recorded, file_identity(path, num_graphs))
+    check_unchanged(f"graph file {os.fspath(path)}", changes, allow_changed,
+                    "restore the file the run was trained on")
 
 
 def node_selection(graphs: List[dgl.DGLGraph], path: PathLike, nodes: str, level: str, ntype: str = ""

@@ -153,3 +153,33 @@ def test_predict_nodes_needs_a_mask_of_one_graph(tmp_path):
     graph.ndata.pop("test_mask")
     with pytest.raises(DataError, match=r"the graph has no ndata\['test_mask'\]; --nodes test keeps"):
         node_selection([graph], "g.bin", "test", "node")
+
+
+def test_predict_nodes_refuses_the_runs_own_file_changed_since_training(tmp_path):
+    graph = planted_partition(120, 3, p_in=0.1, p_out=0.005, seed=4)
+    path = _save(graph, tmp_path / "g.bin")
+    run_dir = tmp_path / "run"
+    settings = [a for key, value in SMALL.items() if key != "train.epochs" for a in ("--set", f"{key}={value}")]
+    trained = _cli("train", "--dataset", path, "--epochs", 1, "--out", run_dir, "--no-progress", "--threads", 1,
+                   *settings)
+    assert trained.exit_code == 0, trained.output
+    predict = ["predict", "--checkpoint", run_dir / "best.pt", "--graphs", path, "--nodes", "test"]
+    assert _cli(*predict, "--out", tmp_path / "before.csv").exit_code == 0
+    # Another file with the same masks is new data to score, not the run's split: never refused.
+    copy = _save(graph, tmp_path / "copy.bin")
+    assert _cli("predict", "--checkpoint", run_dir / "best.pt", "--graphs", copy, "--nodes", "test",
+                "--out", tmp_path / "copy.csv").exit_code == 0
+
+    moved = graph.ndata["val_mask"].nonzero()[0, 0]  # a validation node moves into the test mask
+    graph.ndata["val_mask"][moved], graph.ndata["test_mask"][moved] = False, True
+    _save(graph, path)
+    refused = _cli(*predict, "--out", tmp_path / "after.csv")
+    lines = refused.stderr.strip().splitlines()
+    assert refused.exit_code != 0 and len(lines) == 1, refused.output
+    assert lines[0].startswith("error: graph file") and "changed since the run was trained" in lines[0]
+    assert "--allow-changed-data" in lines[0] and not (tmp_path / "after.csv").exists()
+
+    allowed = _cli(*predict, "--out", tmp_path / "after.csv", "--allow-changed-data")
+    assert allowed.exit_code == 0, allowed.output
+    rows = read_predictions(tmp_path / "after.csv")
+    assert [int(r["node"]) for r in rows] == graph.ndata["test_mask"].nonzero().squeeze(1).tolist()
