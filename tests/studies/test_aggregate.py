@@ -8,7 +8,7 @@ from click.testing import CliRunner
 import cli
 from geaet_dgl.studies import aggregate_summaries, format_mean_std, mean_std
 
-from .tiny import tiny_args
+from .tiny import interrupt_seed_study, tiny_args
 
 
 def test_mean_and_sample_std_equal_a_hand_computation():
@@ -65,25 +65,14 @@ def test_train_seeds_aggregates_the_per_seed_runs_and_skips_finished_ones(tmp_pa
 
 def test_run_seeds_resumes_an_interrupted_seed(tmp_path, monkeypatch):
     from geaet_dgl.studies import run_seeds
-    from geaet_dgl.training import TrainingInterrupted, make_run_config
-    from geaet_dgl.training.trainer import Trainer
+    from geaet_dgl.training import make_run_config
 
     run = make_run_config("synthetic", None, {"model.hidden_dim": 8, "model.num_layers": 1,
                                               "model.geanet.unit_size": 2, "train.epochs": 2,
                                               "train.batch_size": 8, "train.warmup_epochs": 0},
                           {"limit_train": 16, "limit_val": 8, "limit_test": 8})
-    original = Trainer._run_epoch
-
-    def stop_seed1_after_epoch1(self):
-        original(self)
-        if self.run.train.seed == 1 and self.epoch == 1:
-            raise TrainingInterrupted("stopped for the test", 15)
-
-    monkeypatch.setattr(Trainer, "_run_epoch", stop_seed1_after_epoch1)
-    with pytest.raises(TrainingInterrupted):
-        run_seeds(run, [0, 1], tmp_path, progress=False)
+    interrupt_seed_study(monkeypatch, run, [0, 1], tmp_path)
     assert (tmp_path / "seed0" / "summary.json").is_file() and not (tmp_path / "seed1" / "summary.json").exists()
-    monkeypatch.setattr(Trainer, "_run_epoch", original)
     agg = run_seeds(run, [0, 1], tmp_path, progress=False)
     assert "resuming" in (tmp_path / "seed1" / "train.log").read_text()
     assert [row["seed"] for row in agg["per_seed"]] == [0, 1]

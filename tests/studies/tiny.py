@@ -9,3 +9,25 @@ def tiny_args(*settings: str, unit_size: bool = True) -> list:
     for item in TINY_SETTINGS + (["model.geanet.unit_size=2"] if unit_size else []) + list(settings):
         args += ["--set", item]
     return args + TINY_LIMITS + ["--no-progress"]
+
+
+def interrupt_seed_study(monkeypatch, run, seeds, out) -> None:
+    """Run the seed study ``run_seeds(run, seeds, out)`` with seed 1 stopped (TrainingInterrupted) after its
+    first epoch, as Ctrl-C would stop it; the trainer is restored afterwards."""
+    import pytest
+
+    from geaet_dgl.studies import run_seeds
+    from geaet_dgl.training import TrainingInterrupted
+    from geaet_dgl.training.trainer import Trainer
+
+    original = Trainer._run_epoch
+
+    def stop_seed1_after_epoch1(self):
+        original(self)
+        if self.run.train.seed == 1 and self.epoch == 1:
+            raise TrainingInterrupted("stopped for the test", 15)
+
+    monkeypatch.setattr(Trainer, "_run_epoch", stop_seed1_after_epoch1)
+    with pytest.raises(TrainingInterrupted):
+        run_seeds(run, seeds, out, progress=False)
+    monkeypatch.setattr(Trainer, "_run_epoch", original)
