@@ -262,6 +262,54 @@ _PRESETS["pcqm-contact"] = Preset(
 )
 
 
+#: OGB's AtomEncoder / BondEncoder vocabularies (``ogb.utils.features.get_atom_feature_dims`` / ``bond``).
+_ATOM_VOCAB = [119, 5, 12, 12, 10, 6, 6, 2, 2]
+_BOND_VOCAB = [5, 6, 2]
+
+
+def _graphgps(name: str, model: ModelConfig, train: TrainConfig, config_file: str) -> Preset:
+    """A preset copying GraphGPS's ``configs/GPS/<config_file>`` (its network, optimiser and schedule) with
+    GEANet added in every layer (``scope=batch``, as the paper's presets), as ``pcqm-contact`` does."""
+    return Preset(name=name, dataset=name, model=model, train=train,
+                  note=f"ours: GraphGPS's {config_file} with GEANet in every layer; the paper gives no {name} "
+                       "configuration or parameter count")
+
+
+def _gps_model(hidden_dim: int, num_layers: int, num_heads: int, dropout: float, **changes) -> ModelConfig:
+    """GraphGPS's GatedGCN + Transformer layer stack at ``gt.dropout`` (local, attention, FFN), GEANet added."""
+    config = ModelConfig(
+        hidden_dim=hidden_dim, num_layers=num_layers, mpnn="gatedgcn", attention="transformer", num_heads=num_heads,
+        geanet=GEANetConfig(num_heads=4, scope="batch"), local_dropout=dropout, global_dropout=dropout,
+        external_dropout=dropout, ffn_dropout=dropout, attn_dropout=0.5, norm="batch", pooling="mean")
+    for key, value in changes.items():
+        setattr(config, key, value)
+    return config
+
+
+_MOLECULE = dict(node_in_feats=9, edge_in_feats=3, node_encoder="embedding", edge_encoder="embedding",
+                 node_vocab_sizes=_ATOM_VOCAB, edge_vocab_sizes=_BOND_VOCAB, pe="lappe", pe_layers=2)
+
+_PRESETS["ogbg-molhiv"] = _graphgps(
+    "ogbg-molhiv",
+    _gps_model(64, 10, 4, 0.05, **_MOLECULE, out_feats=1, pe_k=8, pe_dim=8, head="san_graph", head_layers=3),
+    TrainConfig(batch_size=32, lr=1e-4, weight_decay=1e-5, epochs=100, warmup_epochs=5, loss="cross_entropy",
+                metric="roc_auc"),
+    "ogbg-molhiv-GPS.yaml")
+_PRESETS["ogbg-molpcba"] = _graphgps(
+    "ogbg-molpcba",
+    _gps_model(384, 5, 4, 0.2, **_MOLECULE, out_feats=128, pe_k=10, pe_dim=16, head="graph", head_layers=1),
+    TrainConfig(batch_size=512, lr=5e-4, weight_decay=1e-5, epochs=100, warmup_epochs=5, loss="bce",
+                metric="average_precision"),
+    "ogbg-molpcba-GPS.yaml")
+_PRESETS["ogbg-ppa"] = _graphgps(
+    "ogbg-ppa",
+    _gps_model(256, 3, 8, 0.1, node_in_feats=1, edge_in_feats=7, out_feats=37, node_encoder="constant",
+               edge_encoder="linear", pe="none", attention="performer", head="graph", head_layers=2),
+    TrainConfig(batch_size=32, lr=3e-4, weight_decay=1e-5, epochs=200, warmup_epochs=10, loss="cross_entropy",
+                metric="accuracy"),
+    "ogbg-ppa-GPS.yaml")
+
+
 # The general preset for the user's own graphs (``train --dataset PATH.bin``): input and output widths, encoders,
 # head and loss come from the file (see geaet_dgl/training/graph_file_run.py); the values below are placeholders.
 _PRESETS["geaet"] = Preset(

@@ -18,6 +18,7 @@ from .lrgb.peptides import NUM_PEPTIDES, PEPTIDES_SIZES, load_peptides, peptides
 from .lrgb.voc_coco import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_present
 from .lrgb.voc_coco import input_transform as voc_coco_transform
 from .molecules.zinc import ZINC_SIZES, load_zinc, zinc_present
+from .ogbg.graphprop import OGBG, load_ogbg, ogbg_present
 from .ogbn import OGBN, load_ogbn, ogbn_present
 from .superpixels.cifar10 import load_cifar10
 from .superpixels.dgl_files import CIFAR10_SPEC, superpixels_present
@@ -136,13 +137,14 @@ LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
     "peptides-struct": _by_name("peptides-struct", load_peptides),
     "pcqm-contact": _pcqm_contact, GRAPH_FILE: _graph_file,
     "ogbn-arxiv": _by_name("ogbn-arxiv", load_ogbn), "ogbn-products": _by_name("ogbn-products", load_ogbn),
+    **{name: _by_name(name, load_ogbg) for name in OGBG},
 }
 
 
 # The Laplacian each loader takes its (ES)LapPE eigenvectors from by default (the reference config's):
 # code that computes PE for new graphs of a dataset (``predict``) must use the same one.
 LAPLACIAN_NORM: Dict[str, str] = {"peptides-func": "none", "peptides-struct": "none", "voc": "none", "coco": "none",
-                                  "pcqm-contact": "none"}
+                                  "pcqm-contact": "none", **{name: "none" for name in OGBG}}
 
 
 def laplacian_norm_of(name: str) -> str:
@@ -184,6 +186,9 @@ def _tree_size() -> str:
 _PEPTIDES_SIZE = ("/".join(f"{PEPTIDES_SIZES[s]:,}" for s in ("train", "val", "test"))
                   + f" ({NUM_PEPTIDES:,} peptides)")
 
+_OGBG_TASKS = {"ogbg-molhiv": "graph binary classification", "ogbg-molpcba": "graph multi-label classif. (128)",
+               "ogbg-ppa": "graph classification (37)", "ogbg-code2": "graph subtoken sequence (5 of 5,002)"}
+
 DATASETS: Dict[str, DatasetInfo] = {
     "mnist": DatasetInfo("mnist", "graph classification (10)", "accuracy", "55,000/5,000/10,000",
                          _mnist_present, "DGL superpixel pickles, or built from MNIST IDX (--mnist-images)"),
@@ -223,6 +228,10 @@ DATASETS: Dict[str, DatasetInfo] = {
                          lambda d, name=name: ogbn_present(name, d),
                          f"OGB's {spec.archive}.zip unzipped as {spec.folder}/, read by OGB's DGL loader")
        for name, spec in OGBN.items()},
+    **{name: DatasetInfo(name, _OGBG_TASKS[name], spec.metric, "/".join(f"{n:,}" for n in spec.sizes),
+                         lambda d, name=name: ogbg_present(name, d),
+                         f"OGB's {spec.archive}.zip unzipped as {spec.folder}/, read by OGB's DGL loader")
+       for name, spec in OGBG.items()},
     "tree": DatasetInfo("tree", "root classification (2^r)", "accuracy", _tree_size(), None,
                         "TreeNeighbourMatch, generated; --set data.depth=2..7"),
     "synthetic": DatasetInfo("synthetic", "graph classification (10)", "accuracy", "256/64/64 (limits)",
@@ -262,7 +271,8 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
         (:func:`.lrgb.voc_coco.load_lrgb_superpixels`), ``'peptides-func'`` /
         ``'peptides-struct'`` (:func:`.lrgb.peptides.load_peptides`), ``'pcqm-contact'``
         (:func:`.lrgb.pcqm_contact.load_pcqm_contact`; link-level), ``'ogbn-arxiv'`` /
-        ``'ogbn-products'`` (:func:`.ogbn.load_ogbn`; one graph with node masks), ``'tree'``
+        ``'ogbn-products'`` (:func:`.ogbn.load_ogbn`; one graph with node masks), ``'ogbg-molhiv'`` /
+        ``'ogbg-molpcba'`` / ``'ogbg-ppa'`` / ``'ogbg-code2'`` (:func:`.ogbg.graphprop.load_ogbg`), ``'tree'``
         (:func:`.generated.tree.load_tree`, ``depth=r``; ``data_dir`` ignored) or
         ``'synthetic'`` (:func:`.generated.synthetic.synthetic_splits`; ``data_dir``
         ignored, the ``limit_*`` keywords give the split sizes).

@@ -4,7 +4,7 @@ Each metric is a plain function of two tensors and returns a Python float.
 Classification metrics read predicted labels (see :func:`predicted_labels`),
 the others read the raw model output. The definitions follow the reference
 (GraphGPS' ``CustomLogger``): sklearn's accuracy and macro F1, Benchmarking
-GNNs' ``accuracy_SBM`` and OGB's ``eval_ap``; the link ranking metrics
+GNNs' ``accuracy_SBM``, OGB's ``eval_ap`` and OGB's ``Evaluator`` itself for ROC-AUC; the link ranking metrics
 (Hits@k, MRR) follow GraphGPS's ``inductive_edge`` head (see
 :func:`link_ranking_table`).
 
@@ -91,6 +91,47 @@ def average_precision(scores: torch.Tensor, target: torch.Tensor) -> float:
     if not per_label:
         raise ValueError("average_precision needs a label column with both positives and negatives")
     return sum(per_label) / len(per_label)
+
+
+#: The OGB dataset whose ``Evaluator`` computes each OGB metric (OGB's metric code does not depend on the dataset
+#: beyond its task count, which is set to the data's).
+_OGB_EVALUATORS = {"rocauc": "ogbg-molhiv", "ap": "ogbg-molpcba", "acc": "ogbg-ppa", "F1": "ogbg-code2"}
+
+
+def ogb_evaluate(metric: str, input_dict: dict, num_tasks: int = 1) -> float:
+    """``ogb.graphproppred.Evaluator(...).eval(input_dict)[metric]`` for ``num_tasks`` label columns.
+
+    ``metric`` is OGB's name (``'rocauc'``, ``'ap'``, ``'acc'``, ``'F1'``);
+    the evaluator is that of the OGB dataset using it, with ``num_tasks`` set
+    to the data's (the only dataset-specific check OGB's code makes).
+    """
+    from ogb.graphproppred import Evaluator
+
+    evaluator = Evaluator(_OGB_EVALUATORS[metric])
+    evaluator.num_tasks = num_tasks
+    return float(evaluator.eval(input_dict)[metric])
+
+
+def roc_auc(scores: torch.Tensor, target: torch.Tensor) -> float:
+    """ROC-AUC averaged over label columns, by OGB's ``Evaluator`` (``ogbg-molhiv``'s metric).
+
+    Per column with at least one positive and one negative (NaN targets left
+    out), sklearn's ``roc_auc_score``; then the mean. A ValueError if no
+    column has both classes (OGB's RuntimeError).
+
+    Parameters
+    ----------
+    scores : (N,) or (N, T) float, any monotone score (logits)
+    target : (N,) or (N, T) in {0, 1}, NaN where unlabelled
+    """
+    scores, target = _as_columns(scores).double(), _as_columns(target).double()
+    if scores.shape != target.shape:
+        raise ValueError(f"roc_auc needs scores and targets of one shape, got {tuple(scores.shape)} and "
+                         f"{tuple(target.shape)}")
+    try:
+        return ogb_evaluate("rocauc", {"y_true": target.numpy(), "y_pred": scores.numpy()}, target.shape[1])
+    except RuntimeError as exc:  # OGB: "No positively labeled data available. Cannot compute ROC-AUC."
+        raise ValueError("roc_auc needs a label column with both positives and negatives") from exc
 
 
 def f1_macro(pred: torch.Tensor, target: torch.Tensor) -> float:
@@ -258,6 +299,7 @@ METRICS: Dict[str, MetricSpec] = {
     "mae": MetricSpec("mae", mae, False, "scores"),
     "average_precision": MetricSpec("average_precision", average_precision, True, "scores"),
     "f1_macro": MetricSpec("f1_macro", f1_macro, True, "labels"),
+    "roc_auc": MetricSpec("roc_auc", roc_auc, True, "scores"),
     "mrr": MetricSpec("mrr", mean_reciprocal_rank, True, "links"),
 }
 
