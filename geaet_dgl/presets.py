@@ -310,6 +310,14 @@ _PRESETS["ogbg-ppa"] = _graphgps(
     "ogbg-ppa-GPS.yaml")
 
 
+_PRESETS["pcqm4mv2"] = _graphgps(
+    "pcqm4mv2",
+    _gps_model(304, 5, 4, 0.0, **_MOLECULE, out_feats=1, pe_k=8, pe_dim=8, head="san_graph", head_layers=3),
+    TrainConfig(batch_size=256, lr=5e-4, weight_decay=0.0, epochs=100, warmup_epochs=5, loss="l1", metric="mae"),
+    "pcqm4m-GPS.yaml")
+_PRESETS["pcqm4mv2"].note += "; also the preset of pcqm4mv2-subset and pcqm4mv2-inference"
+
+
 # The general preset for the user's own graphs (``train --dataset PATH.bin``): input and output widths, encoders,
 # head and loss come from the file (see geaet_dgl/training/graph_file_run.py); the values below are placeholders.
 _PRESETS["geaet"] = Preset(

@@ -19,6 +19,7 @@ from .lrgb.voc_coco import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_p
 from .lrgb.voc_coco import input_transform as voc_coco_transform
 from .molecules.zinc import ZINC_SIZES, load_zinc, zinc_present
 from .ogbg.graphprop import OGBG, load_ogbg, ogbg_present
+from .ogbg.pcqm4mv2 import SIZES as PCQM4MV2_SIZES, VARIANTS as PCQM4MV2_VARIANTS, load_pcqm4mv2, pcqm4mv2_present
 from .ogbn import OGBN, load_ogbn, ogbn_present
 from .superpixels.cifar10 import load_cifar10
 from .superpixels.dgl_files import CIFAR10_SPEC, superpixels_present
@@ -138,13 +139,15 @@ LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
     "pcqm-contact": _pcqm_contact, GRAPH_FILE: _graph_file,
     "ogbn-arxiv": _by_name("ogbn-arxiv", load_ogbn), "ogbn-products": _by_name("ogbn-products", load_ogbn),
     **{name: _by_name(name, load_ogbg) for name in OGBG},
+    **{name: _by_name(name, load_pcqm4mv2) for name in PCQM4MV2_VARIANTS},
 }
 
 
 # The Laplacian each loader takes its (ES)LapPE eigenvectors from by default (the reference config's):
 # code that computes PE for new graphs of a dataset (``predict``) must use the same one.
 LAPLACIAN_NORM: Dict[str, str] = {"peptides-func": "none", "peptides-struct": "none", "voc": "none", "coco": "none",
-                                  "pcqm-contact": "none", **{name: "none" for name in OGBG}}
+                                  "pcqm-contact": "none", **{name: "none" for name in OGBG},
+                                  **{name: "none" for name in PCQM4MV2_VARIANTS}}
 
 
 def laplacian_norm_of(name: str) -> str:
@@ -189,6 +192,12 @@ _PEPTIDES_SIZE = ("/".join(f"{PEPTIDES_SIZES[s]:,}" for s in ("train", "val", "t
 _OGBG_TASKS = {"ogbg-molhiv": "graph binary classification", "ogbg-molpcba": "graph multi-label classif. (128)",
                "ogbg-ppa": "graph classification (37)", "ogbg-code2": "graph subtoken sequence (5 of 5,002)"}
 
+_PCQM4MV2_NOTES = {
+    "full": "OGB-LSC pcqm4m-v2.zip unzipped, read by OGB's DGL loader (RDKit); GraphGPS's PCQM4Mv2-full split",
+    "subset": "the same files; GraphGPS's PCQM4Mv2-subset (10% of train, 50k val, OGB's valid as test)",
+    "inference": "the same files; OGB's valid / test-dev / test-challenge (val and test unlabelled): evaluate only",
+}
+
 DATASETS: Dict[str, DatasetInfo] = {
     "mnist": DatasetInfo("mnist", "graph classification (10)", "accuracy", "55,000/5,000/10,000",
                          _mnist_present, "DGL superpixel pickles, or built from MNIST IDX (--mnist-images)"),
@@ -232,6 +241,9 @@ DATASETS: Dict[str, DatasetInfo] = {
                          lambda d, name=name: ogbg_present(name, d),
                          f"OGB's {spec.archive}.zip unzipped as {spec.folder}/, read by OGB's DGL loader")
        for name, spec in OGBG.items()},
+    **{name: DatasetInfo(name, "graph regression", "mae", "/".join(f"{n:,}" for n in PCQM4MV2_SIZES[name]),
+                         pcqm4mv2_present, _PCQM4MV2_NOTES[variant])
+       for name, variant in PCQM4MV2_VARIANTS.items()},
     "tree": DatasetInfo("tree", "root classification (2^r)", "accuracy", _tree_size(), None,
                         "TreeNeighbourMatch, generated; --set data.depth=2..7"),
     "synthetic": DatasetInfo("synthetic", "graph classification (10)", "accuracy", "256/64/64 (limits)",
@@ -272,7 +284,8 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
         ``'peptides-struct'`` (:func:`.lrgb.peptides.load_peptides`), ``'pcqm-contact'``
         (:func:`.lrgb.pcqm_contact.load_pcqm_contact`; link-level), ``'ogbn-arxiv'`` /
         ``'ogbn-products'`` (:func:`.ogbn.load_ogbn`; one graph with node masks), ``'ogbg-molhiv'`` /
-        ``'ogbg-molpcba'`` / ``'ogbg-ppa'`` / ``'ogbg-code2'`` (:func:`.ogbg.graphprop.load_ogbg`), ``'tree'``
+        ``'ogbg-molpcba'`` / ``'ogbg-ppa'`` / ``'ogbg-code2'`` (:func:`.ogbg.graphprop.load_ogbg`),
+        ``'pcqm4mv2'`` / ``'pcqm4mv2-subset'`` / ``'pcqm4mv2-inference'`` (:func:`.ogbg.pcqm4mv2.load_pcqm4mv2`), ``'tree'``
         (:func:`.generated.tree.load_tree`, ``depth=r``; ``data_dir`` ignored) or
         ``'synthetic'`` (:func:`.generated.synthetic.synthetic_splits`; ``data_dir``
         ignored, the ``limit_*`` keywords give the split sizes).

@@ -38,7 +38,8 @@ DEVICE_CHOICES = ("cpu", "cuda")
 CONFIG_VERSION = 2
 
 #: Datasets without a preset of their own train with this preset by default.
-DEFAULT_PRESETS = {"synthetic": "mnist", GRAPH_FILE: "geaet"}
+DEFAULT_PRESETS = {"synthetic": "mnist", GRAPH_FILE: "geaet", "pcqm4mv2-subset": "pcqm4mv2",
+                   "pcqm4mv2-inference": "pcqm4mv2"}
 #: The default preset of a graph file holding one graph with node masks.
 NODE_GRAPH_PRESET = "geaet-node"
 

@@ -54,3 +54,19 @@ def test_datasets_table_lists_ogbg(tmp_path):
     rows = {row["name"]: row for row in json.loads(result.stdout)}
     assert rows["ogbg-ppa"]["present"] is True and rows["ogbg-molhiv"]["present"] is False
     assert rows["ogbg-molhiv"]["metric"] == "roc_auc" and rows["ogbg-molpcba"]["metric"] == "average_precision"
+
+
+@pytest.mark.parametrize("name", ["pcqm4mv2", "pcqm4mv2-subset"])
+def test_pcqm4mv2_fixture_one_epoch_and_eval(tmp_path, monkeypatch, name):
+    from tests.data.fixtures_pcqm4mv2 import small_variants, write_pcqm4mv2_fixture
+
+    write_pcqm4mv2_fixture(tmp_path / "data")
+    small_variants(monkeypatch)
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(cli.main, ["train", "--dataset", name, "--data-dir", str(tmp_path / "data"),
+                                           "--out", str(run_dir)] + TINY + SMALL_PE)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["metric_name"] == "mae" and summary["preset"] == "pcqm4mv2" and summary["test_metric"] > 0
+    again = evaluate_checkpoint(run_dir / "best.pt", split="test", progress=False)
+    assert again["metric"] == pytest.approx(summary["test_metric"])

@@ -10,7 +10,7 @@ from geaet_dgl.data import DataError, load_dataset
 from geaet_dgl.data.ogbg.graphprop import missing_files, ogbg_present
 from geaet_dgl.models.encoders import TypeEmbeddingEncoder
 from geaet_dgl.training.metrics import accuracy, average_precision, roc_auc
-from tests.data.fixtures_ogbg import SPLIT, write_molecule_fixture, write_ppa_fixture
+from tests.data.fixtures_ogbg import SMILES, SPLIT, write_molecule_fixture, write_ppa_fixture
 
 
 @pytest.mark.parametrize("name", ["ogbg-molhiv", "ogbg-molpcba"])
@@ -108,3 +108,31 @@ def test_metrics_equal_ogb_evaluators():
     assert accuracy(torch.from_numpy(ppa_pred), torch.from_numpy(ppa_true)) == pytest.approx(expected)
     with pytest.raises(ValueError, match="both positives and negatives"):
         roc_auc(torch.zeros(5), torch.ones(5))
+
+
+def test_pcqm4mv2_variants_follow_graphgps(tmp_path, monkeypatch):
+    from rdkit import Chem  # noqa: F401  (OGB's smiles2graph needs it)
+    from geaet_dgl.data.ogbg import pcqm4mv2
+    from tests.data.fixtures_pcqm4mv2 import SPLIT as OGB_SPLIT, small_variants, write_pcqm4mv2_fixture
+
+    written = write_pcqm4mv2_fixture(tmp_path)
+    small_variants(monkeypatch)
+    shuffled = np.random.default_rng(42).permutation(np.asarray(OGB_SPLIT["train"]))  # GraphGPS's shuffle
+    expected = {
+        "pcqm4mv2": (shuffled[3:], shuffled[:3], OGB_SPLIT["valid"]),
+        "pcqm4mv2-subset": (shuffled[3:][:int(0.5 * 7)], shuffled[:2], OGB_SPLIT["valid"]),
+        "pcqm4mv2-inference": (OGB_SPLIT["valid"], OGB_SPLIT["test-dev"], OGB_SPLIT["test-challenge"]),
+    }
+    for name, parts in expected.items():
+        splits = load_dataset(name, tmp_path, pe_k=2, progress=False)
+        for part, index in zip((splits.train, splits.val, splits.test), parts):
+            gaps = torch.as_tensor(written["gaps"][np.asarray(index)], dtype=torch.float32).reshape(-1, 1)
+            assert torch.equal(part.labels.nan_to_num(-1), gaps.nan_to_num(-1)), name
+            for graph, i in zip(part.graphs, index):
+                assert graph.num_nodes() == Chem.MolFromSmiles(SMILES[i]).GetNumAtoms()
+                assert graph.ndata["feat"].shape[1] == 9 and graph.edata["feat"].shape[1] == 3
+    assert pcqm4mv2.SIZES["pcqm4mv2"] == (3_228_606, 150_000, 73_545)
+    assert pcqm4mv2.SIZES["pcqm4mv2-subset"] == (322_860, 50_000, 73_545)
+    (written["files"]["release"]).unlink()
+    with pytest.raises(DataError, match=r"RELEASE_v1\.txt is missing; download .*pcqm4m-v2\.zip"):
+        load_dataset("pcqm4mv2", tmp_path, progress=False)
