@@ -318,6 +318,16 @@ _PRESETS["pcqm4mv2"] = _graphgps(
 _PRESETS["pcqm4mv2"].note += "; also the preset of pcqm4mv2-subset and pcqm4mv2-inference"
 
 
+_PRESETS["malnet-tiny"] = _graphgps(
+    "malnet-tiny",
+    _gps_model(64, 5, 4, 0.0, node_in_feats=5, edge_in_feats=1, out_feats=5, node_encoder="linear",
+               edge_encoder="constant", pe="lappe", pe_k=10, pe_dim=16, pe_layers=2, attention="performer",
+               head="graph", head_layers=3, pooling="max"),
+    TrainConfig(batch_size=16, lr=5e-4, weight_decay=1e-5, epochs=150, warmup_epochs=10, loss="cross_entropy",
+                metric="accuracy"),
+    "malnettiny-GPS.yaml")
+
+
 # The general preset for the user's own graphs (``train --dataset PATH.bin``): input and output widths, encoders,
 # head and loss come from the file (see geaet_dgl/training/graph_file_run.py); the values below are placeholders.
 _PRESETS["geaet"] = Preset(

@@ -21,6 +21,7 @@ from .molecules.zinc import ZINC_SIZES, load_zinc, zinc_present
 from .ogbg.graphprop import OGBG, load_ogbg, ogbg_present
 from .ogbg.pcqm4mv2 import SIZES as PCQM4MV2_SIZES, VARIANTS as PCQM4MV2_VARIANTS, load_pcqm4mv2, pcqm4mv2_present
 from .ogbn import OGBN, load_ogbn, ogbn_present
+from .malnet_tiny import MALNET_TINY_SIZES, load_malnet_tiny, malnet_present
 from .superpixels.cifar10 import load_cifar10
 from .superpixels.dgl_files import CIFAR10_SPEC, superpixels_present
 from .superpixels.mnist import load_mnist
@@ -140,6 +141,7 @@ LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
     "ogbn-arxiv": _by_name("ogbn-arxiv", load_ogbn), "ogbn-products": _by_name("ogbn-products", load_ogbn),
     **{name: _by_name(name, load_ogbg) for name in OGBG},
     **{name: _by_name(name, load_pcqm4mv2) for name in PCQM4MV2_VARIANTS},
+    "malnet-tiny": _by_name("malnet-tiny", lambda name, data_dir, **kwargs: load_malnet_tiny(data_dir, **kwargs)),
 }
 
 
@@ -147,7 +149,7 @@ LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
 # code that computes PE for new graphs of a dataset (``predict``) must use the same one.
 LAPLACIAN_NORM: Dict[str, str] = {"peptides-func": "none", "peptides-struct": "none", "voc": "none", "coco": "none",
                                   "pcqm-contact": "none", **{name: "none" for name in OGBG},
-                                  **{name: "none" for name in PCQM4MV2_VARIANTS}}
+                                  **{name: "none" for name in PCQM4MV2_VARIANTS}, "malnet-tiny": "none"}
 
 
 def laplacian_norm_of(name: str) -> str:
@@ -244,6 +246,10 @@ DATASETS: Dict[str, DatasetInfo] = {
     **{name: DatasetInfo(name, "graph regression", "mae", "/".join(f"{n:,}" for n in PCQM4MV2_SIZES[name]),
                          pcqm4mv2_present, _PCQM4MV2_NOTES[variant])
        for name, variant in PCQM4MV2_VARIANTS.items()},
+    "malnet-tiny": DatasetInfo("malnet-tiny", "graph classification (5)", "accuracy",
+                               "/".join(f"{MALNET_TINY_SIZES[s]:,}" for s in ("train", "val", "test")), malnet_present,
+                               "MalNet-Tiny edge lists + split_info_tiny in PyG's MalNetTiny/raw layout; "
+                               "LocalDegreeProfile features"),
     "tree": DatasetInfo("tree", "root classification (2^r)", "accuracy", _tree_size(), None,
                         "TreeNeighbourMatch, generated; --set data.depth=2..7"),
     "synthetic": DatasetInfo("synthetic", "graph classification (10)", "accuracy", "256/64/64 (limits)",
@@ -285,7 +291,8 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
         (:func:`.lrgb.pcqm_contact.load_pcqm_contact`; link-level), ``'ogbn-arxiv'`` /
         ``'ogbn-products'`` (:func:`.ogbn.load_ogbn`; one graph with node masks), ``'ogbg-molhiv'`` /
         ``'ogbg-molpcba'`` / ``'ogbg-ppa'`` / ``'ogbg-code2'`` (:func:`.ogbg.graphprop.load_ogbg`),
-        ``'pcqm4mv2'`` / ``'pcqm4mv2-subset'`` / ``'pcqm4mv2-inference'`` (:func:`.ogbg.pcqm4mv2.load_pcqm4mv2`), ``'tree'``
+        ``'pcqm4mv2'`` / ``'pcqm4mv2-subset'`` / ``'pcqm4mv2-inference'`` (:func:`.ogbg.pcqm4mv2.load_pcqm4mv2`),
+        ``'malnet-tiny'`` (:func:`.malnet_tiny.load_malnet_tiny`), ``'tree'``
         (:func:`.generated.tree.load_tree`, ``depth=r``; ``data_dir`` ignored) or
         ``'synthetic'`` (:func:`.generated.synthetic.synthetic_splits`; ``data_dir``
         ignored, the ``limit_*`` keywords give the split sizes).

@@ -70,3 +70,18 @@ def test_pcqm4mv2_fixture_one_epoch_and_eval(tmp_path, monkeypatch, name):
     assert summary["metric_name"] == "mae" and summary["preset"] == "pcqm4mv2" and summary["test_metric"] > 0
     again = evaluate_checkpoint(run_dir / "best.pt", split="test", progress=False)
     assert again["metric"] == pytest.approx(summary["test_metric"])
+
+
+def test_malnet_tiny_fixture_one_epoch_and_eval(tmp_path):
+    from tests.data.fixtures_malnet import write_malnet_fixture
+
+    write_malnet_fixture(tmp_path / "data")
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(cli.main, ["train", "--dataset", "malnet-tiny", "--data-dir", str(tmp_path / "data"),
+                                           "--out", str(run_dir)] + TINY + SMALL_PE)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["metric_name"] == "accuracy" and summary["preset"] == "malnet-tiny"
+    assert 0 <= summary["test_metric"] <= 1
+    again = evaluate_checkpoint(run_dir / "best.pt", split="test", progress=False)
+    assert again["metric"] == pytest.approx(summary["test_metric"])
