@@ -23,12 +23,13 @@ SIGNNET_MODEL_CHOICES = ("deepset", "mlp")
 NORM_CHOICES = ("batch", "layer")
 SCOPE_CHOICES = ("graph", "batch")
 GEANET_VARIANT_CHOICES = ("reference", "paper")
-HEAD_CHOICES = ("graph", "mlp_graph", "san_graph", "node", "root", "link")
+HEAD_CHOICES = ("graph", "mlp_graph", "san_graph", "node", "root", "link", "sequence")
 POOLING_CHOICES = ("mean", "sum", "max")
-ENCODER_CHOICES = ("linear", "embedding", "constant", "typedict")
+ENCODER_CHOICES = ("linear", "embedding", "constant", "typedict", "ast")
 ACTIVATION_CHOICES = ("relu", "gelu")
-LOSS_CHOICES = ("cross_entropy", "weighted_cross_entropy", "l1", "bce", "link_cross_entropy")
-METRIC_CHOICES = ("accuracy", "balanced_accuracy", "mae", "average_precision", "f1_macro", "mrr", "roc_auc")
+LOSS_CHOICES = ("cross_entropy", "weighted_cross_entropy", "l1", "bce", "link_cross_entropy", "subtoken_cross_entropy")
+METRIC_CHOICES = ("accuracy", "balanced_accuracy", "mae", "average_precision", "f1_macro", "mrr", "roc_auc",
+                  "f1_subtoken")
 
 
 class ConfigError(ValueError):
@@ -253,6 +254,12 @@ class ModelConfig:
                               "model.graphormer.enable=true and model.graphormer.degrees_only=false")
         if self.pe in CONCAT_PES and self.pe_dim >= self.hidden_dim:
             raise ConfigError(f"pe_dim={self.pe_dim} must be smaller than hidden_dim={self.hidden_dim}")
+        if self.node_encoder == "ast" and (self.node_in_feats != 3 or len(self.node_vocab_sizes) != 3):
+            raise ConfigError("node_encoder='ast' reads 3 columns (type, attribute, depth): set node_in_feats=3 and "
+                              "three node_vocab_sizes")
+        if self.head == "sequence" and self.head_layers != 1:
+            raise ConfigError(f"head='sequence' has one linear layer per position (GraphGPS's ogb_code_graph); set "
+                              f"head_layers=1 (got {self.head_layers})")
         if self.node_encoder == "embedding" and len(self.node_vocab_sizes) != self.node_in_feats:
             raise ConfigError("node_encoder='embedding' needs one vocabulary size per node feature column")
         if self.edge_encoder == "embedding" and len(self.edge_vocab_sizes) != self.edge_in_feats:

@@ -310,6 +310,16 @@ _PRESETS["ogbg-ppa"] = _graphgps(
     "ogbg-ppa-GPS.yaml")
 
 
+_PRESETS["ogbg-code2"] = _graphgps(
+    "ogbg-code2",
+    _gps_model(256, 4, 4, 0.2, node_in_feats=3, edge_in_feats=2, out_feats=5_002, node_encoder="ast",
+               edge_encoder="embedding", node_vocab_sizes=[98, 10_030, 21], edge_vocab_sizes=[2, 2], pe="none",
+               attention="performer", head="sequence", head_layers=1),
+    TrainConfig(batch_size=32, lr=1e-4, weight_decay=1e-5, epochs=30, warmup_epochs=2,
+                loss="subtoken_cross_entropy", metric="f1_subtoken"),
+    "ogbg-code2-GPS.yaml")
+_PRESETS["ogbg-code2"].note += ("; ASTs clipped to 1,000 nodes, the 5,000 most frequent training subtokens + "
+                                "__UNK__ + __EOS__, 5 positions")
 _PRESETS["pcqm4mv2"] = _graphgps(
     "pcqm4mv2",
     _gps_model(304, 5, 4, 0.0, **_MOLECULE, out_feats=1, pe_k=8, pe_dim=8, head="san_graph", head_layers=3),

@@ -32,6 +32,30 @@ class TypeEmbeddingEncoder(nn.Module):
         return out
 
 
+class ASTNodeEncoder(nn.Module):
+    """GraphGPS's ``ASTNode`` encoder (ogbg-code2): node type + node attribute + depth embeddings, summed.
+
+    Input (M, 3) int64 columns (type, attribute, depth); depths above
+    ``vocab_sizes[2] - 1`` (20 in GraphGPS) share the last embedding. Output
+    (M, out_feats). Embeddings keep torch's default initialisation, as GraphGPS's.
+    """
+
+    def __init__(self, vocab_sizes: Sequence[int], out_feats: int):
+        super().__init__()
+        if len(vocab_sizes) != 3:
+            raise ValueError(f"encoder='ast' needs three vocabulary sizes (types, attributes, depths), got "
+                             f"{list(vocab_sizes)}")
+        self.max_depth = int(vocab_sizes[2]) - 1
+        self.type_encoder = nn.Embedding(vocab_sizes[0], out_feats)
+        self.attribute_encoder = nn.Embedding(vocab_sizes[1], out_feats)
+        self.depth_encoder = nn.Embedding(vocab_sizes[2], out_feats)
+
+    def forward(self, feat: torch.Tensor) -> torch.Tensor:
+        feat = feat.long().view(feat.shape[0], 3)
+        depth = feat[:, 2].clamp(max=self.max_depth)
+        return self.type_encoder(feat[:, 0]) + self.attribute_encoder(feat[:, 1]) + self.depth_encoder(depth)
+
+
 class TypeDictEncoder(nn.Module):
     """One embedding of the first integer feature column (GraphGPS's ``TypeDictNode`` / ``TypeDictEdge``).
 
@@ -72,15 +96,17 @@ class LinearEncoder(nn.Module):
 
 
 def build_encoder(kind: str, in_feats: int, out_feats: int, vocab_sizes: Sequence[int] = ()) -> nn.Module:
-    """Encoder by name: 'linear', 'embedding', 'constant' or 'typedict'."""
+    """Encoder by name: 'linear', 'embedding', 'constant', 'typedict' or 'ast'."""
     if kind == "linear":
         return LinearEncoder(in_feats, out_feats)
     if kind == "embedding":
         return TypeEmbeddingEncoder(vocab_sizes, out_feats)
     if kind == "constant":
         return ConstantEncoder(out_feats)
+    if kind == "ast":
+        return ASTNodeEncoder(vocab_sizes, out_feats)
     if kind == "typedict":
         if len(vocab_sizes) != 1:
             raise ValueError(f"encoder='typedict' needs one vocabulary size, got {list(vocab_sizes)}")
         return TypeDictEncoder(vocab_sizes[0], out_feats)
-    raise ValueError(f"encoder={kind!r} is not one of linear, embedding, constant, typedict")
+    raise ValueError(f"encoder={kind!r} is not one of linear, embedding, constant, typedict, ast")

@@ -18,7 +18,7 @@ from ..nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder
 from ..nn.hetero_mpnn import RelationMPNN
 from ..nn.pna import PNALayer, degree_histogram
 from .encoders import build_encoder
-from .heads import GraphHead, LinkHead, NodeHead, RootHead
+from .heads import GraphHead, LinkHead, NodeHead, RootHead, SequenceHead
 from .positional import EquivStableLapPEEncoder, KernelSEEncoder, LapPEDeepSetEncoder
 from .signnet import SignNetEncoder
 
@@ -169,6 +169,8 @@ def build_head(config: ModelConfig) -> nn.Module:
         return RootHead(d, config.out_feats, config.head_layers)
     if config.head == "link":
         return LinkHead(d, config.head_layers)
+    if config.head == "sequence":
+        return SequenceHead(d, config.out_feats, config.head_layers, config.pooling)
     style = {"mlp_graph": "dropout_mlp", "san_graph": "san"}.get(config.head, "graphgym")
     return GraphHead(d, config.out_feats, config.head_layers, config.pooling, style, config.activation,
                      config.head_dropout)

@@ -135,6 +135,35 @@ class LinkHead(nn.Module):
         return self.layer_post_mp(node_feat)
 
 
+#: Subtokens a :class:`SequenceHead` predicts (GraphGPS's ``max_seq_len`` for ogbg-code2).
+MAX_SEQ_LEN = 5
+
+
+class SequenceHead(nn.Module):
+    """GraphGPS's ``ogb_code_graph`` head (ogbg-code2): pool each graph, then one ``Linear(d, V)`` per position.
+
+    (N, d) -> (B, MAX_SEQ_LEN * V): the logits of position ``p`` over the
+    vocabulary of V subtokens are columns ``p * V .. (p + 1) * V - 1`` (read
+    them as ``output.view(B, MAX_SEQ_LEN, V)``). GraphGPS refuses more than one
+    layer; so does this.
+    """
+
+    def __init__(self, hidden_dim: int, vocab_size: int, num_layers: int = 1, pooling: str = "mean",
+                 max_seq_len: int = MAX_SEQ_LEN):
+        super().__init__()
+        if num_layers != 1:
+            raise ValueError(f"head='sequence' has one linear layer per position (GraphGPS's ogb_code_graph), "
+                             f"got head_layers={num_layers}; set model.head_layers=1")
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling={pooling!r} is not one of {', '.join(POOLINGS)}")
+        self.pooling = pooling
+        self.graph_pred_linear_list = nn.ModuleList(nn.Linear(hidden_dim, vocab_size) for _ in range(max_seq_len))
+
+    def forward(self, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
+        pooled = pool_nodes(self.pooling, node_feat, layout)
+        return torch.cat([linear(pooled) for linear in self.graph_pred_linear_list], dim=1)
+
+
 def pair_scores(pair_feat: torch.Tensor, src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
     """Dot-product logits of node pairs: (N, d), (M,), (M,) -> (M,) with ``s_m = z[src_m] . z[dst_m]``."""
     return (pair_feat[src] * pair_feat[dst]).sum(dim=-1)

@@ -18,7 +18,7 @@ from typing import Callable, Dict
 import torch
 import torch.nn.functional as F
 
-from ..models.heads import pair_scores
+from ..models.heads import MAX_SEQ_LEN, pair_scores
 
 
 def _squeeze(output: torch.Tensor, target: torch.Tensor):
@@ -139,12 +139,27 @@ def link_cross_entropy(output: torch.Tensor, target: torch.Tensor) -> torch.Tens
     return F.binary_cross_entropy_with_logits(pair_scores(output, src, dst), labels)
 
 
+def subtoken_cross_entropy(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """GraphGPS's ``subtoken_cross_entropy`` (ogbg-code2): the mean over the positions of each position's
+    softmax cross-entropy.
+
+    Parameters
+    ----------
+    output : (B, MAX_SEQ_LEN * V) float logits (:class:`~geaet_dgl.models.heads.SequenceHead`)
+    target : (B, MAX_SEQ_LEN + R) label rows; the first MAX_SEQ_LEN columns are the training ids
+    """
+    logits = output.view(output.shape[0], MAX_SEQ_LEN, -1).float()
+    ids = target[:, :MAX_SEQ_LEN].long()
+    return sum(F.cross_entropy(logits[:, p], ids[:, p]) for p in range(MAX_SEQ_LEN)) / MAX_SEQ_LEN
+
+
 LOSSES: Dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "cross_entropy": cross_entropy,
     "weighted_cross_entropy": weighted_cross_entropy,
     "l1": l1,
     "bce": bce,
     "link_cross_entropy": link_cross_entropy,
+    "subtoken_cross_entropy": subtoken_cross_entropy,
 }
 
 

@@ -134,6 +134,38 @@ def roc_auc(scores: torch.Tensor, target: torch.Tensor) -> float:
         raise ValueError("roc_auc needs a label column with both positives and negatives") from exc
 
 
+def predicted_subtokens(output: torch.Tensor) -> torch.Tensor:
+    """(B, MAX_SEQ_LEN * V) sequence-head logits -> (B, MAX_SEQ_LEN) int64 ids, the arg-max at each position,
+    with ``__EOS__`` (the last id of the training vocabulary, V - 1) written as -1."""
+    from ..models.heads import MAX_SEQ_LEN
+
+    ids = output.view(output.shape[0], MAX_SEQ_LEN, -1).argmax(dim=-1)
+    return ids.masked_fill(ids == output.shape[1] // MAX_SEQ_LEN - 1, -1)
+
+
+def f1_subtoken(tokens: torch.Tensor, target: torch.Tensor) -> float:
+    """ogbg-code2's F1 by OGB's ``Evaluator``: per graph, over the sets of predicted and reference subtokens.
+
+    A prediction is decoded as GraphGPS's ``decode_arr_to_seq`` does: the ids
+    before the first ``__EOS__``.
+
+    Parameters
+    ----------
+    tokens : (B, MAX_SEQ_LEN) int64 ids, ``__EOS__`` as -1 (:func:`predicted_subtokens`), or the
+        (B, MAX_SEQ_LEN * V) logits themselves
+    target : (B, MAX_SEQ_LEN + R) label rows: training ids, then the reference name's ids padded with NaN
+    """
+    from ..models.heads import MAX_SEQ_LEN
+
+    if tokens.is_floating_point():
+        tokens = predicted_subtokens(tokens)
+    predictions, references = [], []
+    for row, labels in zip(tokens.tolist(), target[:, MAX_SEQ_LEN:]):
+        predictions.append(row[:row.index(-1)] if -1 in row else row)
+        references.append([int(v) for v in labels[~torch.isnan(labels)].tolist()])
+    return ogb_evaluate("F1", {"seq_ref": references, "seq_pred": predictions})
+
+
 def f1_macro(pred: torch.Tensor, target: torch.Tensor) -> float:
     """Macro F1, sklearn's ``f1_score(average='macro', zero_division=0)`` (PascalVOC-SP, COCO-SP).
 
@@ -283,8 +315,9 @@ class MetricSpec:
     """A metric: its function, whether larger is better, and what it reads.
 
     ``reads`` is ``"labels"`` (the function gets :func:`predicted_labels` of
-    the output), ``"scores"`` (it gets the raw output) or ``"links"`` (it gets
-    the per-graph :func:`link_ranking_table` of each batch, stacked).
+    the output), ``"tokens"`` (:func:`predicted_subtokens`), ``"scores"``
+    (it gets the raw output) or ``"links"`` (it gets the per-graph
+    :func:`link_ranking_table` of each batch, stacked).
     """
 
     name: str
@@ -300,6 +333,7 @@ METRICS: Dict[str, MetricSpec] = {
     "average_precision": MetricSpec("average_precision", average_precision, True, "scores"),
     "f1_macro": MetricSpec("f1_macro", f1_macro, True, "labels"),
     "roc_auc": MetricSpec("roc_auc", roc_auc, True, "scores"),
+    "f1_subtoken": MetricSpec("f1_subtoken", f1_subtoken, True, "tokens"),
     "mrr": MetricSpec("mrr", mean_reciprocal_rank, True, "links"),
 }
 
@@ -341,7 +375,11 @@ class MetricAccumulator:
         if self.spec.reads == "links":  # ranked now: a split's node embeddings are too big to keep
             output, target = link_ranking_table(output, target)
         output, target = output.cpu(), target.cpu()
-        self._outputs.append(predicted_labels(output) if self.spec.reads == "labels" else output)
+        if self.spec.reads == "labels":
+            output = predicted_labels(output)
+        elif self.spec.reads == "tokens":  # ids, not a split's (B, 5 x 5,002) logits
+            output = predicted_subtokens(output)
+        self._outputs.append(output)
         self._targets.append(target)
         self.loss_sum += loss * rows
         self.count += rows

@@ -85,3 +85,20 @@ def test_malnet_tiny_fixture_one_epoch_and_eval(tmp_path):
     assert 0 <= summary["test_metric"] <= 1
     again = evaluate_checkpoint(run_dir / "best.pt", split="test", progress=False)
     assert again["metric"] == pytest.approx(summary["test_metric"])
+
+
+def test_code2_fixture_one_epoch_and_eval(tmp_path, monkeypatch):
+    from geaet_dgl.data.ogbg import code2
+    from tests.data.fixtures_ogbg import write_code2_fixture
+
+    write_code2_fixture(tmp_path / "data")
+    monkeypatch.setattr(code2, "NUM_VOCAB", 8)  # the fixture's names have 11 subtokens
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(cli.main, ["train", "--dataset", "ogbg-code2", "--data-dir", str(tmp_path / "data"),
+                                           "--out", str(run_dir), "--set", "model.out_feats=10"] + TINY)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["metric_name"] == "f1_subtoken" and summary["preset"] == "ogbg-code2"
+    assert 0 <= summary["test_metric"] <= 1
+    again = evaluate_checkpoint(run_dir / "best.pt", split="test", progress=False)
+    assert again["metric"] == pytest.approx(summary["test_metric"])

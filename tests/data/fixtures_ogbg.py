@@ -81,3 +81,46 @@ def write_ppa_fixture(data_dir: Path, seed: int = 0, num_graphs: int = 16) -> di
     _common(root, num_nodes, edges, labels, SPLIT, OGBG["ogbg-ppa"].split)
     _csv(root / "raw" / "edge-feat.csv.gz", feats)
     return {"num_nodes": num_nodes, "edges": edges, "labels": labels, "edge_feat": feats, "split": SPLIT}
+
+
+#: Subtokens of the fixture's method names.
+WORDS = ["get", "set", "name", "value", "to", "string", "is", "valid", "read", "file", "init", "add", "item"]
+
+
+def _ast(rng, n: int):
+    """A random tree on ``n`` nodes renumbered in DFS preorder: -> (parent -> child edges, depths)."""
+    parent = [-1] + [int(rng.integers(0, i)) for i in range(1, n)]
+    children = {i: [c for c in range(n) if parent[c] == i] for i in range(n)}
+    order, stack = [], [0]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(reversed(children[node]))
+    new = {old: i for i, old in enumerate(order)}
+    depth = [0] * n
+    for old in order[1:]:
+        depth[new[old]] = depth[new[parent[old]]] + 1
+    edges = np.array([[new[parent[old]], new[old]] for old in order[1:]], dtype=np.int64)
+    return edges, np.array(depth)
+
+
+def write_code2_fixture(data_dir: Path, seed: int = 0, num_graphs: int = 16) -> dict:
+    """Random ASTs with 6-40 nodes, OGB's code2 raw files (no inverse edges added by OGB) and method names of
+    1-7 subtokens (longer than GraphGPS's 5, and words only the validation / test names use)."""
+    rng = np.random.default_rng(seed)
+    root = Path(data_dir) / OGBG["ogbg-code2"].folder
+    sizes = rng.integers(6, 41, num_graphs).tolist()
+    trees = [_ast(rng, n) for n in sizes]
+    names = [" ".join(rng.choice(WORDS[:10], int(rng.integers(1, 8)))) for _ in range(num_graphs)]
+    for index in SPLIT["test"]:
+        names[index] += " item"  # a subtoken outside the training vocabulary
+    _common(root, sizes, [edges for edges, _ in trees], np.asarray(names, dtype=object)[:, None], SPLIT,
+            OGBG["ogbg-code2"].split)
+    feat = np.concatenate([np.stack([rng.integers(0, 98, n), rng.integers(0, 10030, n)], axis=1) for n in sizes])
+    attributed = rng.integers(0, 2, sum(sizes))
+    _csv(root / "raw" / "node-feat.csv.gz", feat)
+    _csv(root / "raw" / "node_is_attributed.csv.gz", attributed[:, None])
+    _csv(root / "raw" / "node_dfs_order.csv.gz", np.concatenate([np.arange(n) for n in sizes])[:, None])
+    _csv(root / "raw" / "node_depth.csv.gz", np.concatenate([depth for _, depth in trees])[:, None])
+    return {"sizes": sizes, "trees": trees, "names": [n.split(" ") for n in names], "feat": feat,
+            "attributed": attributed, "split": SPLIT}
