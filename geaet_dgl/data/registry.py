@@ -18,6 +18,7 @@ from .lrgb.peptides import NUM_PEPTIDES, PEPTIDES_SIZES, load_peptides, peptides
 from .lrgb.voc_coco import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_present
 from .lrgb.voc_coco import input_transform as voc_coco_transform
 from .molecules.zinc import ZINC_SIZES, load_zinc, zinc_present
+from .ogbg.code2 import load_code2
 from .ogbg.graphprop import OGBG, load_ogbg, ogbg_present
 from .ogbg.pcqm4mv2 import SIZES as PCQM4MV2_SIZES, VARIANTS as PCQM4MV2_VARIANTS, load_pcqm4mv2, pcqm4mv2_present
 from .ogbn import OGBN, load_ogbn, ogbn_present
@@ -139,7 +140,8 @@ LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
     "peptides-struct": _by_name("peptides-struct", load_peptides),
     "pcqm-contact": _pcqm_contact, GRAPH_FILE: _graph_file,
     "ogbn-arxiv": _by_name("ogbn-arxiv", load_ogbn), "ogbn-products": _by_name("ogbn-products", load_ogbn),
-    **{name: _by_name(name, load_ogbg) for name in OGBG},
+    **{name: _by_name(name, load_ogbg) for name in OGBG if name != "ogbg-code2"},
+    "ogbg-code2": _by_name("ogbg-code2", lambda name, data_dir, **kwargs: load_code2(data_dir, **kwargs)),
     **{name: _by_name(name, load_pcqm4mv2) for name in PCQM4MV2_VARIANTS},
     "malnet-tiny": _by_name("malnet-tiny", lambda name, data_dir, **kwargs: load_malnet_tiny(data_dir, **kwargs)),
 }

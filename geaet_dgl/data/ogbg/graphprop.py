@@ -208,7 +208,7 @@ def load_ogbg(name: str, data_dir: PathLike, pe_k: int = 0, limit_train: Optiona
 
     Parameters
     ----------
-    name : {'ogbg-molhiv', 'ogbg-molpcba', 'ogbg-ppa', 'ogbg-code2'}
+    name : {'ogbg-molhiv', 'ogbg-molpcba', 'ogbg-ppa'} (code2: :func:`.code2.load_code2`)
     data_dir : path-like
         Holds OGB's folder (see the module docstring).
     pe_k : int
@@ -225,15 +225,11 @@ def load_ogbg(name: str, data_dir: PathLike, pe_k: int = 0, limit_train: Optiona
     Returns
     -------
     DatasetSplits
-        ``num_classes``: 2 (molhiv, read by one logit), 128 (molpcba), 37 (ppa) or the
-        code2 vocabulary with ``__UNK__`` and ``__EOS__`` (5,002).
+        ``num_classes``: 2 (molhiv, read by one logit), 128 (molpcba) or 37 (ppa).
     """
     spec = _spec(name)
     if spec.name == "ogbg-code2":
-        from .code2 import load_code2
-
-        return load_code2(data_dir, pe_k=pe_k, limit_train=limit_train, limit_val=limit_val, limit_test=limit_test,
-                          progress=progress, rwse_k=rwse_k, laplacian_norm=laplacian_norm)
+        raise DataError("ogbg-code2 is prepared by geaet_dgl.data.ogbg.code2.load_code2 (load_dataset picks it)")
     dataset = read_ogbg(spec.name, data_dir)
     root = ogbg_root(spec.name, data_dir)
     split = read_split(spec, dataset, root)
