@@ -19,4 +19,6 @@ def test_presets_json_lists_six_presets_matching_the_paper():
     # Presets the paper gives no table column for are marked so (no paper count).
     assert {row["name"] for row in rows} - {row["name"] for row in paper} == {"cluster", "zinc", "tree",
                                                                               "peptides-func", "pcqm-contact", "geaet",
-                                                                              "geaet-node", "ogbn-arxiv", "ogbn-products"}
+                                                                              "geaet-node", "ogbn-arxiv", "ogbn-products",
+                                                                              "ogbg-molhiv", "ogbg-molpcba", "ogbg-ppa",
+                                                                              "ogbg-code2", "pcqm4mv2", "malnet-tiny"}
