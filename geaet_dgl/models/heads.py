@@ -16,7 +16,7 @@ from torch import nn
 from ..nn.activation import make_activation
 from ..nn.batch_layout import BatchLayout
 
-POOLINGS = ("mean", "sum", "max")
+POOLINGS = ("mean", "sum", "max", "first")
 
 
 class PostMPMLP(nn.Module):
@@ -66,9 +66,12 @@ class SANMLP(nn.Module):
 
 
 def pool_nodes(kind: str, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
-    """(N, d) -> (B, d) mean/sum/max over each graph's nodes (segment kernels)."""
+    """(N, d) -> (B, d) mean/sum/max over each graph's nodes (segment kernels), or each graph's first node
+    (``first``: GraphGPS's ``graph_token`` pooling, the graph token's row)."""
     if kind not in POOLINGS:
         raise ValueError(f"pooling={kind!r} is not one of {', '.join(POOLINGS)}")
+    if kind == "first":
+        return node_feat[torch.cumsum(layout.num_nodes_per_graph, 0) - layout.num_nodes_per_graph]
     return dgl.ops.segment_reduce(layout.num_nodes_per_graph, node_feat, kind)
 
 
@@ -138,3 +141,19 @@ class LinkHead(nn.Module):
 def pair_scores(pair_feat: torch.Tensor, src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
     """Dot-product logits of node pairs: (N, d), (M,), (M,) -> (M,) with ``s_m = z[src_m] . z[dst_m]``."""
     return (pair_feat[src] * pair_feat[dst]).sum(dim=-1)
+
+
+class SequenceHead(nn.Module):
+    """Pool the nodes of each graph, then one linear map per position of a token sequence (GraphGPS's
+    ``ogb_code_graph`` head for ogbg-code2): (N, d) -> (B, seq_len, vocab_size) logits."""
+
+    def __init__(self, hidden_dim: int, vocab_size: int, seq_len: int, pooling: str = "mean"):
+        super().__init__()
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling={pooling!r} is not one of {', '.join(POOLINGS)}")
+        self.pooling = pooling
+        self.graph_pred_linear_list = nn.ModuleList(nn.Linear(hidden_dim, vocab_size) for _ in range(seq_len))
+
+    def forward(self, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
+        pooled = pool_nodes(self.pooling, node_feat, layout)
+        return torch.stack([linear(pooled) for linear in self.graph_pred_linear_list], dim=1)

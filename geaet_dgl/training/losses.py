@@ -139,12 +139,22 @@ def link_cross_entropy(output: torch.Tensor, target: torch.Tensor) -> torch.Tens
     return F.binary_cross_entropy_with_logits(pair_scores(output, src, dst), labels)
 
 
+def sequence_cross_entropy(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Mean over the positions of a token sequence of each position's softmax cross-entropy (GraphGPS's
+    ``subtoken_cross_entropy`` of ogbg-code2): (B, L, V) logits, (B, L) int tokens -> scalar."""
+    if output.ndim != 3 or target.shape != output.shape[:2]:
+        raise ValueError(f"sequence_cross_entropy needs (B, L, V) logits and (B, L) tokens, got "
+                         f"{tuple(output.shape)} and {tuple(target.shape)}")
+    return F.cross_entropy(output.reshape(-1, output.shape[-1]).float(), target.reshape(-1).long())
+
+
 LOSSES: Dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "cross_entropy": cross_entropy,
     "weighted_cross_entropy": weighted_cross_entropy,
     "l1": l1,
     "bce": bce,
     "link_cross_entropy": link_cross_entropy,
+    "sequence_cross_entropy": sequence_cross_entropy,
 }
 
 
