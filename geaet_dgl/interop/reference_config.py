@@ -768,8 +768,10 @@ def _train(get: _Reader, dataset: _Dataset) -> TrainConfig:
     eval_period = get("train.eval_period")
     if not isinstance(eval_period, int) or isinstance(eval_period, bool) or eval_period < 1:
         raise get.fail("train.eval_period", "must be a positive integer")
-    get.require("optim.optimizer", ("adamW",))
-    scheduler = get.require("optim.scheduler", ("cosine_with_warmup", "linear_with_warmup"))
+    inference = get("train.mode") == "inference-only"  # nothing is optimised: the optimiser is not read
+    get.require("optim.optimizer", ("adamW", "adam") if inference else ("adamW",))
+    scheduler = get.require("optim.scheduler", ("cosine_with_warmup", "linear_with_warmup")
+                            + (("cos",) if inference else ()))
     train.schedule = "cosine" if scheduler == "cosine_with_warmup" else "linear"
     accumulate = get("optim.batch_accumulation")
     if not isinstance(accumulate, int) or isinstance(accumulate, bool) or accumulate < 1:
@@ -789,6 +791,8 @@ def _train(get: _Reader, dataset: _Dataset) -> TrainConfig:
     if loss == "cross_entropy":
         loss = {"classification_multilabel": "bce", "subtoken_prediction": "sequence_cross_entropy"}.get(
             dataset.task_type, "cross_entropy")
+        if _schema.schema_of(dataset.name).task == "link":  # GraphGPS's inductive_edge: scored pairs
+            loss = "link_cross_entropy"
     elif loss not in ("weighted_cross_entropy", "l1"):
         raise get.fail("model.loss_fun", "is not supported; use cross_entropy, weighted_cross_entropy or l1")
     train.loss = loss
@@ -826,7 +830,8 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
                                                                         if k != "dataset"}, ref.preset)
     if file_options is not None:  # the user's own graph file replaces the file's dataset
         if ref.preset.model.edge_encoder == "none":  # the file's model reads no edges: it stays so
-            file_settings = {k: v for k, v in file_settings.items() if not k.startswith("model.edge_")}
+            file_settings = {k: v for k, v in file_settings.items()
+                             if k not in ("model.edge_encoder", "model.edge_vocab_sizes")}
         fixed = {"laplacian_norm": ref.data["laplacian_norm"]} if "laplacian_norm" in ref.data else {}
         data = {**dataclasses.asdict(file_options), **fixed}
         ref.data = {}
