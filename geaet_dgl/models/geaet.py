@@ -125,7 +125,7 @@ class GEAET(nn.Module):
         h = self.node_encoder(graph.ndata["feat"])
         if self.degree_encoder is not None:
             h = self.degree_encoder(h, _require(graph, "in_degree"), _require(graph, "out_degree"))
-        if self.edge_encoder is None:  # no edge encoder (graphgym's edge_encoder: False): zero edge features
+        if getattr(self, "edge_encoder", None) is None:  # no edge encoder (graphgym's edge_encoder: False): zero edge features
             e = h.new_zeros(1, cfg.hidden_dim).expand(graph.num_edges(), -1)
         else:
             edge_in = graph.edata["feat"] if "feat" in graph.edata else \
@@ -142,9 +142,9 @@ class GEAET(nn.Module):
             h = torch.cat([h, self.pe_encoder(_require(graph, KERNEL_FIELDS[cfg.pe]))], dim=-1)
         elif cfg.pe == "signnet":
             h = torch.cat([h, self.pe_encoder(graph, _require(graph, "lap_pe"), layout)], dim=-1)
-        if self.se_encoder is not None:
+        if getattr(self, "se_encoder", None) is not None:  # (the folded inference model has none)
             h = torch.cat([h, self.se_encoder(_require(graph, KERNEL_FIELDS[cfg.se]))], dim=-1)
-        if self.bias_encoder is not None and self.graph_token is None:  # read by every biased attention layer of this forward
+        if self.bias_encoder is not None and getattr(self, "graph_token", None) is None:  # read by every biased attention layer of this forward
             layout.cached(ATTENTION_BIAS, lambda: self.attention_bias(graph, layout))
         return h, e, pe_dist
 
@@ -165,7 +165,7 @@ class GEAET(nn.Module):
             raise ValueError("the batch has no nodes; drop empty graphs from the dataset")
         layout = layout if layout is not None else BatchLayout.from_graph(graph)
         h, e, pe_dist = self.encode(graph, layout)
-        if self.graph_token is not None:
+        if getattr(self, "graph_token", None) is not None:
             bias = self.attention_bias(graph, layout)
             graph, h, layout = self.graph_token(graph, h, layout)
             if bias is not None:
