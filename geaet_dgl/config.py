@@ -18,16 +18,23 @@ PE_CHOICES = ("none", "eslappe", "lappe", "rwse", "signnet", "hkdiagse", "elstat
 CONCAT_PES = ("lappe", "rwse", "signnet", "hkdiagse", "elstaticse")
 #: Encodings of precomputed per-node statistics, encoded by ``pe_model``.
 KERNEL_PES = ("rwse", "hkdiagse", "elstaticse")
+#: A second encoding concatenated after ``pe`` (``model.se``; GraphGPS's ``Atom+LapPE+RWSE``).
+SE_CHOICES = ("none", "rwse")
+#: The encodings ``model.se`` may follow.
+PES_BEFORE_SE = ("none", "lappe", "signnet")
 PE_MODEL_CHOICES = ("linear", "mlp")
 SIGNNET_MODEL_CHOICES = ("deepset", "mlp")
-NORM_CHOICES = ("batch", "layer")
+NORM_CHOICES = ("batch", "layer", "none")
 SCOPE_CHOICES = ("graph", "batch")
 GEANET_VARIANT_CHOICES = ("reference", "paper")
 HEAD_CHOICES = ("graph", "mlp_graph", "san_graph", "node", "root", "link", "sequence")
-POOLING_CHOICES = ("mean", "sum", "max")
-ENCODER_CHOICES = ("linear", "embedding", "constant", "typedict", "ast")
+POOLING_CHOICES = ("mean", "sum", "max", "first")
+ENCODER_CHOICES = ("linear", "embedding", "constant", "typedict", "ast", "premp")
+#: Edge encoders: also ``none`` (no parameters, zero edge features: graphgym's ``edge_encoder: False``).
+EDGE_ENCODER_CHOICES = ENCODER_CHOICES + ("none",)
 ACTIVATION_CHOICES = ("relu", "gelu")
-LOSS_CHOICES = ("cross_entropy", "weighted_cross_entropy", "l1", "bce", "link_cross_entropy", "subtoken_cross_entropy")
+LOSS_CHOICES = ("cross_entropy", "weighted_cross_entropy", "l1", "bce", "link_cross_entropy",
+                "subtoken_cross_entropy")
 METRIC_CHOICES = ("accuracy", "balanced_accuracy", "mae", "average_precision", "f1_macro", "mrr", "roc_auc",
                   "f1_subtoken")
 
@@ -148,6 +155,9 @@ class GraphormerConfig:
     num_in_degrees: int = 64
     num_out_degrees: int = 64
     input_dropout: float = 0.0
+    #: GraphGPS's graph token (``graphormer.use_graph_token``): one learned virtual node per graph, attended
+    #: to and from every node at a learned per-head bias, pooled with the nodes.
+    graph_token: bool = False
 
 
 @dataclass
@@ -167,6 +177,14 @@ class ModelConfig:
     pe_layers: int = 2
     pe_raw_norm: bool = False
     pe_model: str = "linear"
+    #: A kernel structural encoding concatenated after ``pe`` (``'rwse'``), with its own steps, width,
+    #: BatchNorm of the raw statistics, model and depth: GraphGPS's ``<Base>+LapPE+RWSE``.
+    se: str = "none"
+    se_k: int = 16
+    se_dim: int = 16
+    se_raw_norm: bool = False
+    se_model: str = "linear"
+    se_layers: int = 1
     signnet: SignNetConfig = field(default_factory=SignNetConfig)
     graphormer: GraphormerConfig = field(default_factory=GraphormerConfig)
     hidden_dim: int = 40
@@ -191,7 +209,14 @@ class ModelConfig:
     pooling: str = "mean"
     head_layers: int = 2
     head_dropout: float = 0.0
+    #: ``head='sequence'`` (ogbg-code2): positions predicted, each over ``out_feats`` tokens.
+    seq_len: int = 5
     hetero: HeteroConfig = field(default_factory=HeteroConfig)
+
+    def node_width(self) -> int:
+        """Width of the encoded node features before the concatenated encodings (``pe``, then ``se``)."""
+        return self.hidden_dim - (self.pe_dim if self.pe in CONCAT_PES else 0) - \
+            (self.se_dim if self.se != "none" else 0)
 
     def geanet_unit_size(self) -> int:
         """GEANet's slots per head: ``geanet.unit_size``, or ``hidden_dim // geanet.num_heads`` when None."""
@@ -200,6 +225,12 @@ class ModelConfig:
         return self.hidden_dim // max(self.geanet.num_heads, 1)
 
     def validate(self) -> "ModelConfig":
+        if isinstance(self.pe, str) and "+" in self.pe:  # --set model.pe=lappe+rwse: the second is model.se
+            first, _, second = self.pe.partition("+")
+            if second not in SE_CHOICES[1:] or "+" in second:
+                raise ConfigError(f"pe={self.pe!r}: a second encoding after '+' must be one of "
+                                  f"{', '.join(SE_CHOICES[1:])} (model.se)")
+            self.pe, self.se = first, second
         self.hetero.validate(self)
         _check_choice("mpnn", self.mpnn, MPNN_CHOICES)
         _check_choice("attention", self.attention, ATTENTION_CHOICES)
@@ -209,7 +240,19 @@ class ModelConfig:
         _check_choice("head", self.head, HEAD_CHOICES)
         _check_choice("pooling", self.pooling, POOLING_CHOICES)
         _check_choice("node_encoder", self.node_encoder, ENCODER_CHOICES)
-        _check_choice("edge_encoder", self.edge_encoder, ENCODER_CHOICES)
+        _check_choice("edge_encoder", self.edge_encoder, EDGE_ENCODER_CHOICES)
+        _check_choice("se", self.se, SE_CHOICES)
+        if self.se != "none":
+            _check_choice("se_model", self.se_model, PE_MODEL_CHOICES)
+            if self.pe not in PES_BEFORE_SE:
+                raise ConfigError(f"se={self.se!r} follows pe=lappe, signnet or none, not pe={self.pe!r}")
+            if self.se_k < 1 or self.se_dim < 1 or self.se_layers < 1:
+                raise ConfigError("se_k, se_dim and se_layers must be positive")
+        if self.head == "sequence" and self.seq_len != 5:
+            raise ConfigError(f"head=sequence predicts GraphGPS's max_seq_len=5 subtokens (ogbg-code2's loss and F1 "
+                              f"read 5 positions); set seq_len=5 (got {self.seq_len})")
+        if self.graphormer.graph_token and not self.graphormer.enable:
+            raise ConfigError("graphormer.graph_token needs graphormer.enable=true")
         _check_choice("activation", self.activation, ACTIVATION_CHOICES)
         if self.hidden_dim <= 0 or self.num_layers <= 0:
             raise ConfigError("hidden_dim and num_layers must be positive; fix the preset or --set value")
@@ -260,6 +303,8 @@ class ModelConfig:
         if self.head == "sequence" and self.head_layers != 1:
             raise ConfigError(f"head='sequence' has one linear layer per position (GraphGPS's ogb_code_graph); set "
                               f"head_layers=1 (got {self.head_layers})")
+        if self.node_width() < 1:
+            raise ConfigError(f"pe_dim + se_dim must be smaller than hidden_dim={self.hidden_dim}")
         if self.node_encoder == "embedding" and len(self.node_vocab_sizes) != self.node_in_feats:
             raise ConfigError("node_encoder='embedding' needs one vocabulary size per node feature column")
         if self.edge_encoder == "embedding" and len(self.edge_vocab_sizes) != self.edge_in_feats:
@@ -288,6 +333,13 @@ class TrainConfig:
     loss: str = "cross_entropy"
     metric: str = "accuracy"
     seed: int = 0
+    #: The best epoch is chosen among epochs 1, k, 2k, ... and the last (graphgym's ``train.eval_period``);
+    #: every epoch is still scored and logged.
+    eval_every: int = 1
+    #: Learning-rate decay after the warm-up: ``cosine`` or ``linear`` (GraphGPS's ``linear_with_warmup``).
+    schedule: str = "cosine"
+    #: Batches whose gradients are summed before one optimiser step (graphgym's ``optim.batch_accumulation``).
+    accumulate: int = 1
 
     def validate(self) -> "TrainConfig":
         _check_choice("loss", self.loss, LOSS_CHOICES)
@@ -296,6 +348,9 @@ class TrainConfig:
             raise ConfigError("batch_size, epochs and lr must be positive")
         if self.warmup_epochs < 0:
             raise ConfigError("warmup_epochs must be >= 0")
+        if self.eval_every < 1 or self.accumulate < 1:
+            raise ConfigError("eval_every and accumulate must be >= 1")
+        _check_choice("schedule", self.schedule, ("cosine", "linear"))
         return self
 
 

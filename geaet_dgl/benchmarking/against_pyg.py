@@ -115,9 +115,10 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
     if progress:
         progress(f"parity on a batch of {min(batch_sizes)} graphs: max |diff| = {parity.max_abs_diff:.3g} "
                  f"(outputs eval {parity.eval_output_max_abs_diff:.3g}, train {parity.train_output_max_abs_diff:.3g},"
-                 f" gradients {parity.grad_max_abs_diff:.3g})")
-    if parity.max_abs_diff > parity_tolerance and not force:
-        raise ParityError(f"ours and the reference differ by {parity.max_abs_diff:.3g} > {parity_tolerance:g} "
+                 f" gradients {parity.grad_max_abs_diff:.3g}, relative to their scale {parity.grad_max_rel_diff:.3g})")
+    if parity.checked_diff > parity_tolerance and not force:
+        raise ParityError(f"ours and the reference differ by {parity.checked_diff:.3g} > {parity_tolerance:g} "
+                          f"(outputs absolute, gradients relative to their scale) "
                           f"(worst gradient: {parity.worst_grad_param}); fix parity first or pass force=True")
 
     reference, ours = pair()

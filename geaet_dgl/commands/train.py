@@ -73,6 +73,9 @@ from .options import (ListOptionCommand, allow_changed_data_option, data_source_
                    "the same command on every machine with its own --machine.")
 @click.option("--machine", type=click.IntRange(min=0), default=None,
               help="With --ip-config: this machine's line of ip.txt, counting from 0.")
+@click.option("--dry-run", is_flag=True,
+              help="Resolve the configuration and build the model from the dataset's schema without reading "
+                   "data: print the parameter count, the settings and the files the run would read, then exit.")
 @threads_option
 @allow_changed_data_option
 @handle_errors
@@ -85,7 +88,7 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
           progress: bool, nproc: Optional[int], sync_bn: bool, seeds: Tuple[int, ...], task: Optional[str],
           split_file: Optional[str], split_fractions: Optional[Tuple[float, ...]], tensorboard: bool,
           partitions: Optional[str], ip_config: Optional[str], machine: Optional[int],
-          threads: Optional[int], allow_changed_data: bool, sampler: Optional[str]) -> None:
+          threads: Optional[int], allow_changed_data: bool, sampler: Optional[str], dry_run: bool) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
 
     Your own graphs: --dataset PATH.bin (a dgl.save_graphs file), preset `geaet` unless --preset; one graph
@@ -134,6 +137,9 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
         run = reference_run_config(config, overrides, {**data, **given(dataset=dataset)}, **run_settings)
     else:
         run = training.make_run_config(dataset, preset, overrides, data, **run_settings)
+    if dry_run:
+        _dry_run(run, config)
+        return
     if seeds:
         _train_seeds(run, list(seeds), out or str(training.run_dir.default_seeds_dir(run.data.name, run.preset)),
                      overwrite, progress)
@@ -142,6 +148,39 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
     summary = launcher.train_job(run, run_dir, nproc=nproc or 1, overwrite=overwrite, progress=progress)
     if summary is not None:  # None on the ranks other than 0 under torchrun
         print_summary(summary, run_dir)
+
+
+def _dry_run(run: Any, config: Optional[str]) -> None:
+    """Print what the run would build and read; read no data."""
+    import os
+
+    import yaml
+
+    from geaet_dgl.config import to_dict
+    from geaet_dgl.data.schema import find_schema
+    from geaet_dgl.models import build_model
+
+    model = build_model(run.model)
+    params = sum(p.numel() for p in model.parameters())
+    source = f"--config {config}" if config else f"preset {run.preset}"
+    click.echo(f"dry run: {source}: {params:,} parameters on dataset {run.data.dataset}")
+    settings = {"model": to_dict(run.model), "train": to_dict(run.train),
+                "data": {k: v for k, v in to_dict(run.data).items() if v is not None}}
+    click.echo(yaml.safe_dump(settings, sort_keys=False, default_flow_style=None).rstrip())
+    schema = find_schema(run.data.dataset)
+    if run.data.data_file:
+        files = [run.data.data_file]
+    elif schema is not None:
+        files = [os.path.join(run.data.data_dir, name) for name in schema.files]
+    else:
+        files = []
+    if config:
+        from geaet_dgl.interop.reference_config import read_reference_config
+
+        ref = read_reference_config(config)
+        if ref.pretrained:
+            files.append(os.path.join(ref.pretrained, "ckpt/"))
+    click.echo("files the run would read: " + (", ".join(files) if files else "none (generated data)"))
 
 
 def _train_partitions(partitions: str, preset: Optional[str], overrides: Dict[str, Any], out: Optional[str],

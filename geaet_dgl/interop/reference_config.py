@@ -28,6 +28,7 @@ the preset it was written from compare equal.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -38,6 +39,7 @@ import yaml
 
 from ..config import (ConfigError, GEANetConfig, GraphormerConfig, ModelConfig, OptionConflict, Preset, SignNetConfig,
                       TrainConfig, apply_overrides, from_dict)
+from ..data import schema as _schema
 from ..threads import default_threads
 
 log = logging.getLogger(__name__)
@@ -62,13 +64,16 @@ REFERENCE_PRESETS = {
 }
 
 #: OGB's AtomEncoder / BondEncoder vocabularies (``ogb.utils.features.get_atom_feature_dims``).
-OGB_ATOM_VOCAB = [119, 5, 12, 12, 10, 6, 6, 2, 2]
-OGB_BOND_VOCAB = [5, 6, 2]
+OGB_ATOM_VOCAB = list(_schema.OGB_ATOM_VOCAB)
+OGB_BOND_VOCAB = list(_schema.OGB_BOND_VOCAB)
 
 
 @dataclass(frozen=True)
 class _Dataset:
-    """What the reference derives from a dataset: our name, input widths, outputs and task type."""
+    """What the reference derives from a dataset: our name, input widths, outputs and task type.
+
+    ``task`` is graphgym's ``dataset.task`` the reference's configs give it (``graph`` for the inductive
+    datasets, ``node`` for the one-graph node sets)."""
 
     name: str
     node_in_feats: int
@@ -77,8 +82,17 @@ class _Dataset:
     task_type: str
     node_encoders: Tuple[str, ...]  # the reference's base node encoder names that fit
     edge_encoders: Tuple[str, ...]
+    task: str = "graph"
 
 
+def _from_schema(name: str, node_encoders: Tuple[str, ...], edge_encoders: Tuple[str, ...]) -> _Dataset:
+    """A reference dataset whose widths are our schema row's (:mod:`geaet_dgl.data.schema`)."""
+    row = _schema.schema_of(name)
+    return _Dataset(name, row.node_in_feats, row.edge_in_feats, row.out_feats, row.task_type,
+                    node_encoders, edge_encoders, "node" if row.task == "transductive-node" else "graph")
+
+
+_NODE_SET = (("LinearNode",), ("DummyEdge",))
 #: (dataset.format, dataset.name) -> the dataset. ``out_feats`` is graphgym's ``share.dim_out``
 #: (one logit for a binary task).
 DATASETS: Dict[Tuple[str, str], _Dataset] = {
@@ -95,9 +109,23 @@ DATASETS: Dict[Tuple[str, str], _Dataset] = {
                                              ("Bond",)),
     ("PyG-VOCSuperpixels", "edge_wt_region_boundary"): _Dataset("voc", 14, 2, 21, "classification",
                                                                 ("VOCNode",), ("VOCEdge",)),
+    # GraphGPS's COCO-SP config names VOC's encoders: they normalise the input with VOC's statistics
     ("PyG-COCOSuperpixels", "edge_wt_region_boundary"): _Dataset("coco", 14, 2, 81, "classification",
-                                                                 ("COCONode",), ("COCOEdge",)),
+                                                                 ("COCONode", "VOCNode"), ("COCOEdge", "VOCEdge")),
     ("PyG-ZINC", "subset"): _Dataset("zinc", 1, 1, 1, "regression", ("TypeDictNode",), ("TypeDictEdge",)),
+    ("OGB", "ogbg-molhiv"): _from_schema("ogbg-molhiv", ("Atom",), ("Bond",)),
+    ("OGB", "ogbg-molpcba"): _from_schema("ogbg-molpcba", ("Atom",), ("Bond",)),
+    ("OGB", "ogbg-ppa"): _from_schema("ogbg-ppa", ("PPANode",), ("PPAEdge",)),
+    ("OGB", "ogbg-code2"): _from_schema("ogbg-code2", ("ASTNode",), ("ASTEdge",)),
+    ("OGB", "PCQM4Mv2-full"): _from_schema("pcqm4mv2", ("Atom",), ("Bond",)),
+    ("OGB", "PCQM4Mv2-subset"): _from_schema("pcqm4mv2-subset", ("Atom",), ("Bond",)),
+    ("OGB", "PCQM4Mv2-inference"): _from_schema("pcqm4mv2-inference", ("Atom",), ("Bond",)),
+    ("OGB", "PCQM4Mv2Contact-shuffle"): _from_schema("pcqm-contact", ("Atom",), ("Bond",)),
+    ("PyG-MalNetTiny", "LocalDegreeProfile"): _from_schema("malnet-tiny", ("LinearNode",), ("DummyEdge",)),
+    ("PyG-Actor", "none"): _from_schema("actor", *_NODE_SET),
+    **{("PyG-WebKB", name): _from_schema(name, *_NODE_SET) for name in ("cornell", "texas", "wisconsin")},
+    **{("PyG-WikipediaNetwork", name): _from_schema(name, *_NODE_SET) for name in ("chameleon", "squirrel")},
+    **{("PyG-Planetoid", name): _from_schema(name.lower(), *_NODE_SET) for name in ("Cora", "CiteSeer", "PubMed")},
 }
 #: Datasets whose PyG graphs carry no ``edge_attr`` (Graphormer's path encoding is off there).
 NO_EDGE_ATTR = ("pattern", "cluster")
@@ -193,10 +221,10 @@ _GLOBAL = {"Transformer": "transformer", "BiasedTransformer": "biased_transforme
            "None": "none"}
 _EXTERNAL = {"GEANet": True, "None": False}
 _HEADS = {"default": "graph", "graph": "graph", "mlp_graph": "mlp_graph", "san_graph": "san_graph",
-          "inductive_node": "node"}
-_POOLING = {"mean": "mean", "add": "sum", "max": "max"}
+          "inductive_node": "node", "node": "node", "inductive_edge": "link", "ogb_code_graph": "sequence"}
+_POOLING = {"mean": "mean", "add": "sum", "max": "max", "graph_token": "first"}
 _METRICS = {"accuracy": "accuracy", "accuracy-SBM": "balanced_accuracy", "mae": "mae", "ap": "average_precision",
-            "f1": "f1_macro"}
+            "f1": "f1_macro", "auc": "roc_auc", "mrr": "mrr"}
 _MINIMISED = ("mae",)
 
 
@@ -213,6 +241,10 @@ class ReferenceConfig:
     preset: Preset
     data: Dict[str, Any]
     ignored: List[Tuple[str, str]] = field(default_factory=list)
+    #: ``pretrained.dir``'s folder (the reference's run: config.yaml, ckpt/), or None
+    pretrained: Optional[str] = None
+    #: graphgym's ``train.mode``: ``custom`` (train) or ``inference-only`` (evaluate the pretrained model)
+    mode: str = "custom"
 
 
 def flatten(tree: Mapping[str, Any], prefix: str = "") -> Dict[str, Any]:
@@ -310,14 +342,72 @@ def read_reference_config(path: "os.PathLike | str") -> ReferenceConfig:
         raise ConfigError(f"--config {path} is not valid YAML ({' '.join(str(exc).split())[:200]})") from exc
     if not isinstance(tree, Mapping):
         raise ConfigError(f"--config {path} must hold a mapping of reference keys (e.g. gt: {{layers: 5}})")
-    return config_from_values(flatten(tree), where=os.path.basename(path))
+    return config_from_values(flatten(tree), where=os.path.basename(path), base_dir=os.path.dirname(path))
 
 
-def config_from_values(values: Dict[str, Any], where: str = "config") -> ReferenceConfig:
-    """Dotted reference keys -> :class:`ReferenceConfig` (see :func:`read_reference_config`)."""
-    get = _Reader(values, where)
+#: What GraphGPS's ``load_pretrained_model_cfg`` takes from the pretrained run's config.yaml: every
+#: ``posenc_*`` and ``gt.*`` key, and ``gnn.*`` but the head's four; these must agree with the file.
+PRETRAINED_STRICT = ("model.type", "dataset.node_encoder", "dataset.node_encoder_name", "dataset.node_encoder_bn",
+                     "dataset.edge_encoder", "dataset.edge_encoder_name", "dataset.edge_encoder_bn", "gnn.act")
+PRETRAINED_KEEP = ("gnn.head", "gnn.layers_post_mp", "gnn.act", "gnn.dropout")
+
+
+def pretrained_folder(values: Mapping[str, Any], where: str, base_dir: str = "") -> Optional[str]:
+    """The folder ``pretrained.dir`` names (relative: to the working directory, else the config's folder),
+    checked to hold the reference's ``config.yaml`` and ``ckpt/``; None when the file names none."""
+    name = values.get("pretrained.dir") or ""
+    if not name:
+        return None
+    if not isinstance(name, str):
+        raise ConfigError(f"{where}: pretrained.dir={name!r} must be text (a folder)")
+    candidates = [name] if os.path.isabs(name) else [name, os.path.join(base_dir, name)]
+    for folder in candidates:
+        if os.path.isfile(os.path.join(folder, "config.yaml")) and os.path.isdir(os.path.join(folder, "ckpt")):
+            return os.path.abspath(folder)
+    raise ConfigError(f"{where}: pretrained.dir={name!r} is not a reference run folder here (it needs config.yaml "
+                      f"and ckpt/<epoch>.ckpt; looked in {', '.join(os.path.abspath(c) for c in candidates)}); "
+                      "download GraphGPS's pretrained model into it or fix the path")
+
+
+def _with_pretrained(values: Dict[str, Any], where: str, folder: str) -> Dict[str, Any]:
+    """``values`` with the pretrained run's model settings merged in, as GraphGPS's
+    ``load_pretrained_model_cfg`` merges them."""
+    path = os.path.join(folder, "config.yaml")
     try:
-        return _config_from_values(values, where, get)
+        with open(path) as handle:
+            pretrained = flatten(yaml.safe_load(handle) or {})
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{where}: pretrained.dir: cannot read {path} ({' '.join(str(exc).split())[:160]})") \
+            from exc
+    for key in PRETRAINED_STRICT:
+        mine, theirs = values.get(key, REFERENCE_DEFAULTS.get(key)), pretrained.get(key, REFERENCE_DEFAULTS.get(key))
+        if mine != theirs:
+            raise ConfigError(f"{where}: {key}={mine!r} differs from the pretrained model's {theirs!r} "
+                              f"({path}); GraphGPS requires them equal")
+    merged = {k: v for k, v in values.items() if not k.startswith(("posenc_", "gt."))
+              and not (k.startswith("gnn.") and k not in PRETRAINED_KEEP)}
+    merged.update({k: v for k, v in pretrained.items() if k.startswith(("posenc_", "gt."))
+                   or (k.startswith("gnn.") and k not in PRETRAINED_KEEP)})
+    return merged
+
+
+def config_from_values(values: Dict[str, Any], where: str = "config", base_dir: str = "") -> ReferenceConfig:
+    """Dotted reference keys -> :class:`ReferenceConfig` (see :func:`read_reference_config`).
+
+    A ``pretrained.dir`` (relative: to the working directory, else ``base_dir``) must hold the reference's
+    run (``config.yaml``, ``ckpt/``): its model settings are merged in as GraphGPS does, and
+    ``data['pretrained']`` names the folder."""
+    folder = pretrained_folder(values, where, base_dir)
+    if folder is not None:
+        values = _with_pretrained(values, where, folder)
+    get = _Reader(values, where)
+    if folder is not None:
+        get.used.update({"pretrained.dir"})
+    try:
+        ref = _config_from_values(values, where, get)
+        if folder is not None:
+            ref.pretrained = folder
+        return ref
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ConfigError):
             raise
@@ -333,6 +423,15 @@ def _config_from_values(values: Dict[str, Any], where: str, get: "_Reader") -> R
     if laplacian is not None:
         data["laplacian_norm"] = laplacian
     train = _train(get, dataset)
+    index = get("dataset.split_index")
+    if index:
+        data["split_index"] = index
+    encoders = (str(get("dataset.node_encoder_name")).split("+")[0], get("dataset.edge_encoder_name"))
+    if dataset.name == "coco" and encoders != ("COCONode", "COCOEdge"):
+        if encoders != ("VOCNode", "VOCEdge"):
+            raise get.fail("dataset.edge_encoder_name", "must come from the node encoder's dataset (VOCNode with "
+                                                        "VOCEdge, COCONode with COCOEdge)")
+        data["statistics"] = "voc"  # VOC's encoders standardise with PascalVOC-SP's statistics
     ignored = []
     for key in sorted(values):
         if key in get.used:
@@ -346,7 +445,7 @@ def _config_from_values(values: Dict[str, Any], where: str, get: "_Reader") -> R
                               "remove it or check its spelling")
     preset = Preset(name=dataset.name, dataset=dataset.name, model=model.validate(), train=train.validate(),
                     note=f"read from the reference's {where}")
-    return ReferenceConfig(preset=preset, data=data, ignored=ignored)
+    return ReferenceConfig(preset=preset, data=data, ignored=ignored, mode=get("train.mode"))
 
 
 def _dataset(get: _Reader) -> _Dataset:
@@ -356,11 +455,15 @@ def _dataset(get: _Reader) -> _Dataset:
         raise ConfigError(f"{get.where}: dataset.format/name={key[0]}/{key[1]} is not a dataset --config "
                           f"supports; supported: {known}")
     dataset = DATASETS[key]
-    get.require("dataset.task", ("graph",), "GraphGPS marks these inductive datasets")
+    get.require("dataset.task", (dataset.task,), f"GraphGPS marks {dataset.name}")
     if get("dataset.task_type") != dataset.task_type:
         raise get.fail("dataset.task_type", f"does not match {dataset.name} (it is {dataset.task_type!r})")
     get.require("dataset.split_mode", ("standard",), "the datasets' own splits:")
-    get.require("dataset.split_index", (0,))
+    splits = _schema.schema_of(dataset.name).num_splits
+    index = get("dataset.split_index")
+    if not isinstance(index, int) or not 0 <= index < splits:
+        raise get.fail("dataset.split_index", f"must be 0 .. {splits - 1}: {dataset.name} has "
+                                              f"{splits} public split{'s' if splits > 1 else ''}")
     get.require("run_multiple_splits", ([],))
     get.require("dataset.transform", ("none",))
     get.require("dataset.remove_feature", (False,))
@@ -372,30 +475,43 @@ def _dataset(get: _Reader) -> _Dataset:
         get.used.add("dataset.slic_compactness")
     get.require("train.sampler", ("full_batch",))
     get.require("val.sampler", ("full_batch",))
-    get.require("pretrained.dir", ("",), "fine-tuning a pretrained reference model is not supported;")
     return dataset
 
 
 def _pe(get: _Reader) -> Tuple[str, str, bool]:
     """(base node encoder name, our pe, GraphormerBias on) from ``dataset.node_encoder_name`` and the
     ``posenc_*`` switches."""
-    get.require("dataset.node_encoder", (True,))
+    if not get("dataset.node_encoder"):  # no encoder: graphgym's GNNPreMP (layers_pre_mp) reads the raw features
+        get.used.update({"dataset.node_encoder_name", "dataset.node_encoder_bn"})
+        for name in ("posenc_EquivStableLapPE", "posenc_LapPE", "posenc_RWSE", "posenc_SignNet", "posenc_HKdiagSE",
+                     "posenc_ElstaticSE", "posenc_GraphormerBias"):
+            if get(f"{name}.enable"):
+                raise get.fail(f"{name}.enable", "needs dataset.node_encoder: True (the PE is a node encoder)")
+        if get("gnn.layers_pre_mp") != 1:
+            raise get.fail("gnn.layers_pre_mp", "must be 1 without a node encoder (GraphGPS needs the features "
+                                                "mapped to gt.dim_hidden; geaet-dgl builds one pre-MP layer)")
+        return "PreMP", "none", False
     get.require("dataset.node_encoder_bn", (False,))
     parts = str(get("dataset.node_encoder_name")).split("+")
     graphormer = "GraphormerBias" in parts
     named = [p for p in parts if p in PE_NAMES]
     bases = [p for p in parts if p not in PE_NAMES and p != "GraphormerBias"]
-    if len(named) > 1 or len(bases) > 1 or parts.count("GraphormerBias") > 1 or \
-            (graphormer and parts.index("GraphormerBias") != len(bases)):
-        raise get.fail("dataset.node_encoder_name", f"is not supported; use <Base>, <Base>+<PE>, <PE> or "
-                                                    f"<Base>+GraphormerBias[+<PE>], one PE of {', '.join(PE_NAMES)}")
+    # GraphGPS concatenates up to three encoders in the file's order: <Base>, then each PE's channels
+    two = len(named) == 2 and named[0] in ("LapPE", "SignNet") and named[1] == "RWSE" and not graphormer
+    if (len(named) > 1 and not two) or len(bases) > 1 or parts.count("GraphormerBias") > 1 or \
+            (graphormer and parts.index("GraphormerBias") != len(bases)) or \
+            (named and parts.index(named[0]) < len(bases)):
+        raise get.fail("dataset.node_encoder_name", f"is not supported; use <Base>, <Base>+<PE>, <PE>, "
+                                                    f"<Base>+LapPE+RWSE, <Base>+SignNet+RWSE or "
+                                                    f"<Base>+GraphormerBias[+<PE>], a PE of {', '.join(PE_NAMES)}")
     for name in ("posenc_EquivStableLapPE", "posenc_LapPE", "posenc_RWSE", "posenc_SignNet", "posenc_HKdiagSE",
                  "posenc_ElstaticSE", "posenc_GraphormerBias"):
-        wanted = (bool(named) and name == f"posenc_{named[0]}") or (graphormer and name == "posenc_GraphormerBias")
+        wanted = name in {f"posenc_{n}" for n in named} or (graphormer and name == "posenc_GraphormerBias")
         if bool(get(f"{name}.enable")) != wanted:
             raise get.fail(f"{name}.enable", f"disagrees with dataset.node_encoder_name="
                                              f"{get('dataset.node_encoder_name')!r} (set it to {wanted})")
-    return (bases[0] if bases else "LinearNode"), (PE_NAMES[named[0]] if named else "none"), graphormer
+    pe = "+".join(PE_NAMES[n] for n in named) if named else "none"
+    return (bases[0] if bases else "LinearNode"), pe, graphormer
 
 
 def _laplacian_norm(get: _Reader, model: ModelConfig) -> Optional[str]:
@@ -416,27 +532,48 @@ def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
     config = ModelConfig()  # fields the network does not read keep these defaults
     config.node_in_feats, config.edge_in_feats, config.out_feats = (dataset.node_in_feats, dataset.edge_in_feats,
                                                                     dataset.out_feats)
-    base, config.pe, graphormer = _pe(get)
-    if base not in dataset.node_encoders:
+    base, pe, graphormer = _pe(get)
+    config.pe, _, second = pe.partition("+")
+    if base not in dataset.node_encoders and base != "PreMP":
         raise get.fail("dataset.node_encoder_name", f"does not fit {dataset.name}; use "
                                                     f"{' or '.join(dataset.node_encoders)} (with a PE)")
     if base == "Atom":
         config.node_encoder, config.node_vocab_sizes = "embedding", list(OGB_ATOM_VOCAB)
     elif base == "TypeDictNode":
         config.node_encoder, config.node_vocab_sizes = "typedict", [get("dataset.node_encoder_num_types")]
-    get.require("dataset.edge_encoder", (True,))
-    get.require("dataset.edge_encoder_bn", (False,))
+    elif base == "PPANode":  # one learned vector for every node (ogbg-ppa's nodes carry no features)
+        config.node_encoder = "constant"
+    elif base == "PreMP":  # graphgym's GNNPreMP: Linear without bias -> BatchNorm -> activation
+        if not get("gnn.batchnorm") or get("gnn.act") != "relu" or get("gnn.dropout"):
+            raise get.fail("gnn.batchnorm", "geaet-dgl builds the pre-MP layer with BatchNorm, ReLU and no dropout "
+                                            "(gnn.batchnorm: True, gnn.act: relu, gnn.dropout: 0.0)")
+        config.node_encoder = "premp"
+    elif base == "ASTNode":  # type, attribute, depth (capped at 20) embeddings, summed
+        config.node_encoder, config.node_vocab_sizes = "embedding", list(_schema.CODE2_NODE_VOCAB)
     edge = get("dataset.edge_encoder_name")
-    if edge not in dataset.edge_encoders:
-        raise get.fail("dataset.edge_encoder_name", f"does not fit {dataset.name}; use "
-                                                    f"{' or '.join(dataset.edge_encoders)}")
-    if edge == "DummyEdge":
-        config.edge_encoder = "constant"
-    elif edge == "Bond":
-        config.edge_encoder, config.edge_vocab_sizes = "embedding", list(OGB_BOND_VOCAB)
-    elif edge == "TypeDictEdge":
-        config.edge_encoder, config.edge_vocab_sizes = "typedict", [get("dataset.edge_encoder_num_types")]
+    if not get("dataset.edge_encoder"):  # graphgym builds no edge encoder: GCN and friends read no edges
+        config.edge_encoder = "none"
+        get.used.update({"dataset.edge_encoder_bn"})
+    else:
+        get.require("dataset.edge_encoder_bn", (False,))
+        if edge not in dataset.edge_encoders:
+            raise get.fail("dataset.edge_encoder_name", f"does not fit {dataset.name}; use "
+                                                        f"{' or '.join(dataset.edge_encoders)}")
+        if edge == "DummyEdge":
+            config.edge_encoder = "constant"
+        elif edge == "Bond":
+            config.edge_encoder, config.edge_vocab_sizes = "embedding", list(OGB_BOND_VOCAB)
+        elif edge == "TypeDictEdge":
+            config.edge_encoder, config.edge_vocab_sizes = "typedict", [get("dataset.edge_encoder_num_types")]
+        elif edge == "ASTEdge":  # AST or next-token edge, direction
+            config.edge_encoder, config.edge_vocab_sizes = "embedding", list(_schema.CODE2_EDGE_VOCAB)
     _pe_settings(get, config)
+    if second:  # <Base>+LapPE+RWSE: the kernel encoding's settings go to model.se_*
+        kernel = ModelConfig(pe=second)
+        _pe_settings(get, kernel)
+        config.se, config.se_k, config.se_dim = second, kernel.pe_k, kernel.pe_dim
+        config.se_raw_norm, config.se_model = kernel.pe_raw_norm, kernel.pe_model
+        config.se_layers = kernel.pe_layers if kernel.pe_model == "mlp" else 1
 
     layer_type = str(get("gt.layer_type")).split("+")
     shape, parts = ("LOCAL+GLOBAL", 2) if gps else ("LOCAL+GLOBAL+EXTERNAL", 3)
@@ -453,7 +590,7 @@ def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
     if get("gnn.dim_inner") != config.hidden_dim:
         raise get.fail("gnn.dim_inner", f"must equal gt.dim_hidden={config.hidden_dim} (the reference refuses "
                                         "anything else)")
-    get.require("gnn.layers_pre_mp", (0,))
+    get.require("gnn.layers_pre_mp", (1,) if config.node_encoder == "premp" else (0,))
     if gps:  # GraphGPS's GPSLayer: one gt.dropout after every branch and in the FFN (and inside GatedGCN)
         dropout = float(get("gt.dropout"))
         config.local_dropout = config.global_dropout = config.ffn_dropout = dropout
@@ -465,10 +602,11 @@ def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
             setattr(config, ours, float(get(f"gt.{theirs}")))
         config.use_ffn, config.local_out_act = bool(get("gt.use_ffn")), bool(get("gt.local_out_act"))
     norms = (bool(get("gt.batch_norm")), bool(get("gt.layer_norm")))
-    if norms not in ((True, False), (False, True)):
+    if norms == (True, True) or (norms == (False, False) and not gps):
         raise get.fail("gt.batch_norm", f"with gt.layer_norm={norms[1]} is not supported; set exactly one of "
-                                        "gt.batch_norm and gt.layer_norm to True")
-    config.norm = "batch" if norms[0] else "layer"
+                                        "gt.batch_norm and gt.layer_norm to True"
+                                        + ("" if gps else " (GEAET's layer normalises every branch)"))
+    config.norm = "batch" if norms[0] else "layer" if norms[1] else "none"  # GPSLayer: neither is no norm
     config.activation = get.require("gnn.act", ("relu", "gelu"))
     _head(get, config)
     if gps:
@@ -494,8 +632,7 @@ def _graphormer(get: _Reader, config: ModelConfig, dataset: _Dataset, enabled: b
         return
     degrees_only = bool(get("posenc_GraphormerBias.node_degrees_only"))
     get.require("posenc_GraphormerBias.dim_pe", (0,), "GraphormerBias adds no PE channels:")
-    get.require("graphormer.use_graph_token", (False,), "the graph token (a virtual node per graph) is not "
-                                                         "implemented; geaet-dgl reproduces only")
+    graph_token = bool(get("graphormer.use_graph_token"))
     sizes = {}
     for key in ("num_spatial_types", "num_in_degrees", "num_out_degrees"):
         value = get(f"posenc_GraphormerBias.{key}")
@@ -526,7 +663,13 @@ def _graphormer(get: _Reader, config: ModelConfig, dataset: _Dataset, enabled: b
                                          num_in_degrees=sizes["num_in_degrees"],
                                          num_out_degrees=sizes["num_out_degrees"],
                                          num_edge_types=sizes.get("num_edge_types", 0),
-                                         input_dropout=float(get("graphormer.input_dropout")))
+                                         input_dropout=float(get("graphormer.input_dropout")),
+                                         graph_token=graph_token)
+    if graph_token and config.pe != "none":
+        raise get.fail("graphormer.use_graph_token", "with a PE after GraphormerBias fails in the reference (the "
+                                                     "token adds a row per graph the PE does not have); set it "
+                                                     "to False or drop the PE")
+
 
 
 def _pe_settings(get: _Reader, config: ModelConfig) -> None:
@@ -598,10 +741,15 @@ def _head(get: _Reader, config: ModelConfig) -> None:
     config.head = _HEADS[head]
     # graphgym's assert_cfg raises layers_post_mp to at least 1
     config.head_layers = max(1, int(get("gnn.layers_post_mp")))
+    if config.head == "sequence":
+        if config.head_layers != 1:
+            raise get.fail("gnn.layers_post_mp", "must be 1: GraphGPS's ogb_code_graph head has one linear map "
+                                                 "per position")
+        config.seq_len = int(_schema.CODE2_SEQ_LEN)
     if config.head == "san_graph":  # GraphGPS builds it with its default L=2, whatever layers_post_mp says
         config.head_layers = 3
         get.used.add("gnn.layers_post_mp")
-    if config.head in ("graph", "mlp_graph", "san_graph"):
+    if config.head in ("graph", "mlp_graph", "san_graph", "sequence"):
         pooling = get("model.graph_pooling")
         if pooling not in _POOLING:
             raise get.fail("model.graph_pooling", f"is not supported; use one of {', '.join(_POOLING)}")
@@ -614,23 +762,37 @@ def _head(get: _Reader, config: ModelConfig) -> None:
 
 def _train(get: _Reader, dataset: _Dataset) -> TrainConfig:
     train = TrainConfig()
-    get.require("train.mode", ("custom",), "the reference's custom training loop:")
-    get.require("train.eval_period", (1,), "geaet-dgl evaluates (and picks the best epoch) every epoch:")
-    get.require("optim.optimizer", ("adamW",))
-    get.require("optim.scheduler", ("cosine_with_warmup",))
-    get.require("optim.batch_accumulation", (1,))
+    modes = ("custom", "inference-only") if get("pretrained.dir") else ("custom",)
+    get.require("train.mode", modes, "the reference's custom training loop (or, with pretrained.dir, "
+                                     "inference-only):")
+    eval_period = get("train.eval_period")
+    if not isinstance(eval_period, int) or isinstance(eval_period, bool) or eval_period < 1:
+        raise get.fail("train.eval_period", "must be a positive integer")
+    inference = get("train.mode") == "inference-only"  # nothing is optimised: the optimiser is not read
+    get.require("optim.optimizer", ("adamW", "adam") if inference else ("adamW",))
+    scheduler = get.require("optim.scheduler", ("cosine_with_warmup", "linear_with_warmup")
+                            + (("cos",) if inference else ()))
+    train.schedule = "cosine" if scheduler == "cosine_with_warmup" else "linear"
+    accumulate = get("optim.batch_accumulation")
+    if not isinstance(accumulate, int) or isinstance(accumulate, bool) or accumulate < 1:
+        raise get.fail("optim.batch_accumulation", "must be a positive integer")
+    train.accumulate = accumulate
     get.require("model.size_average", ("mean",))
     get.require("model.thresh", (0.5,))
     get.require("model.edge_decoding", ("dot",))
     train.batch_size, train.seed = get("train.batch_size"), get("seed")
     train.lr, train.weight_decay = float(get("optim.base_lr")), float(get("optim.weight_decay"))
     train.epochs, train.warmup_epochs = get("optim.max_epoch"), get("optim.num_warmup_epochs")
+    train.eval_every = eval_period
     train.clip_grad_norm = float(get("optim.clip_grad_norm_value")) if get("optim.clip_grad_norm") else None
     if not get("optim.clip_grad_norm"):
         get.used.add("optim.clip_grad_norm_value")
     loss = get("model.loss_fun")
     if loss == "cross_entropy":
-        loss = "bce" if dataset.task_type == "classification_multilabel" else "cross_entropy"
+        loss = {"classification_multilabel": "bce", "subtoken_prediction": "subtoken_cross_entropy"}.get(
+            dataset.task_type, "cross_entropy")
+        if _schema.schema_of(dataset.name).task == "link":  # GraphGPS's inductive_edge: scored pairs
+            loss = "link_cross_entropy"
     elif loss not in ("weighted_cross_entropy", "l1"):
         raise get.fail("model.loss_fun", "is not supported; use cross_entropy, weighted_cross_entropy or l1")
     train.loss = loss
@@ -639,6 +801,8 @@ def _train(get: _Reader, dataset: _Dataset) -> TrainConfig:
         raise get.fail("metric_best", f"is not supported (auto picks the epoch by validation loss); use one of "
                                       f"{', '.join(_METRICS)}")
     train.metric = _METRICS[metric]
+    if dataset.name == "ogbg-code2" and metric == "f1":  # OGB's F1 of the predicted subtokens
+        train.metric = "f1_subtoken"
     direction = "argmin" if train.metric in _MINIMISED else "argmax"
     if get("metric_agg") != direction:
         raise get.fail("metric_agg", f"does not fit metric_best={metric!r}; use {direction}")
@@ -655,21 +819,29 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
     does not fix (``data_dir``, ``limit_*``, ...); the ignored keys are logged. ``device`` to
     ``tensorboard``: the RunConfig fields of the same names.
     """
-    from ..training.run_config import DataOptions, RunConfig, check_graph_file_options  # keep this module light
+    from ..training.run_config import (DataOptions, RunConfig, check_graph_file_options,  # keep this module light
+                                       graph_file_data)
 
-    if (data or {}).get("data_file") is not None:
-        raise OptionConflict(f"--config {os.fspath(path)} trains on its own dataset; a graph file (--data-file) "
-                             "cannot replace it: drop --config and train on the file with --dataset PATH.bin "
-                             "[--preset P], or drop --data-file")
     ref = read_reference_config(path)
+    data = dict(data or {})
+    overrides = dict(overrides or {})
+    data_settings = {k[len("data."):]: v for k, v in overrides.items() if k.startswith("data.")}
+    file_options, file_settings = graph_file_data(data.get("dataset"), {k: v for k, v in data.items()
+                                                                        if k != "dataset"}, ref.preset)
+    if file_options is not None:  # the user's own graph file replaces the file's dataset
+        if ref.preset.model.edge_encoder == "none":  # the file's model reads no edges: it stays so
+            file_settings = {k: v for k, v in file_settings.items()
+                             if k not in ("model.edge_encoder", "model.edge_vocab_sizes")}
+        fixed = {"laplacian_norm": ref.data["laplacian_norm"]} if "laplacian_norm" in ref.data else {}
+        data = {**dataclasses.asdict(file_options), **fixed}
+        ref.data = {}
     for reason in ("logging/hardware", "no effect on this GEAET network"):
         keys = [k for k, why in ref.ignored if why == reason]
         if keys:
             log.info("--config %s: ignored (%s): %s", os.path.basename(os.fspath(path)), reason, ", ".join(keys))
-    overrides = dict(overrides or {})
-    data_settings = {k[len("data."):]: v for k, v in overrides.items() if k.startswith("data.")}
-    preset = apply_overrides(ref.preset, {k: v for k, v in overrides.items() if not k.startswith("data.")})
-    options = from_dict(DataOptions, {**ref.data, **dict(data or {}), **data_settings}, where="data.")
+    preset = apply_overrides(ref.preset, {**file_settings,
+                                          **{k: v for k, v in overrides.items() if not k.startswith("data.")}})
+    options = from_dict(DataOptions, {**ref.data, **data, **data_settings}, where="data.")
     check_graph_file_options(options)
     run = RunConfig(preset=preset.name, model=preset.model, train=preset.train, data=options, device=device,
                     workers=workers, checkpoint_every=checkpoint_every,

@@ -92,11 +92,25 @@ class LinearEncoder(nn.Module):
         self.encoder = nn.Linear(in_feats, out_feats)
 
     def forward(self, feat: torch.Tensor) -> torch.Tensor:
-        return self.encoder(feat.view(feat.shape[0], self.in_feats).float())
+        return self.encoder(feat.view(feat.shape[0], self.in_feats).to(self.encoder.weight.dtype))
+
+
+class PreMPEncoder(nn.Module):
+    """graphgym's ``GNNPreMP`` of one layer: Linear without bias -> BatchNorm1d -> ReLU, (M, in_feats) ->
+    (M, out_feats); what GraphGPS runs on the raw features without a node encoder."""
+
+    def __init__(self, in_feats: int, out_feats: int):
+        super().__init__()
+        self.in_feats = in_feats
+        self.linear = nn.Linear(in_feats, out_feats, bias=False)
+        self.norm = nn.BatchNorm1d(out_feats)
+
+    def forward(self, feat: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.norm(self.linear(feat.view(feat.shape[0], self.in_feats).to(self.linear.weight.dtype))))
 
 
 def build_encoder(kind: str, in_feats: int, out_feats: int, vocab_sizes: Sequence[int] = ()) -> nn.Module:
-    """Encoder by name: 'linear', 'embedding', 'constant', 'typedict' or 'ast'."""
+    """Encoder by name: 'linear', 'embedding', 'constant', 'typedict', 'ast' or 'premp'."""
     if kind == "linear":
         return LinearEncoder(in_feats, out_feats)
     if kind == "embedding":
@@ -105,6 +119,8 @@ def build_encoder(kind: str, in_feats: int, out_feats: int, vocab_sizes: Sequenc
         return ConstantEncoder(out_feats)
     if kind == "ast":
         return ASTNodeEncoder(vocab_sizes, out_feats)
+    if kind == "premp":
+        return PreMPEncoder(in_feats, out_feats)
     if kind == "typedict":
         if len(vocab_sizes) != 1:
             raise ValueError(f"encoder='typedict' needs one vocabulary size, got {list(vocab_sizes)}")

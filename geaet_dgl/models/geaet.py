@@ -79,11 +79,11 @@ class GEAET(nn.Module):
             log.warning("model.pe=eslappe: mpnn=%s does not read the EquivStableLapPE (only %s does); it is "
                         "encoded but unused", config.mpnn, ", ".join(MPNNS_READING_ESLAPPE))
         d = config.hidden_dim
-        concat_pe = config.pe in CONCAT_PES
-        node_width = d - config.pe_dim if concat_pe else d
+        node_width = config.node_width()
         self.node_encoder = build_encoder(config.node_encoder, config.node_in_feats, node_width,
                                           config.node_vocab_sizes)
-        self.edge_encoder = build_encoder(config.edge_encoder, config.edge_in_feats, d, config.edge_vocab_sizes)
+        self.edge_encoder = None if config.edge_encoder == "none" else \
+            build_encoder(config.edge_encoder, config.edge_in_feats, d, config.edge_vocab_sizes)
         self.pe_encoder: Optional[nn.Module] = None
         if config.pe == "eslappe":
             self.pe_encoder = EquivStableLapPEEncoder(config.pe_k, d)
@@ -96,14 +96,21 @@ class GEAET(nn.Module):
             s = config.signnet
             self.pe_encoder = SignNetEncoder(config.pe_k, config.pe_dim, s.model, s.phi_layers, s.phi_hidden_dim,
                                              s.phi_out_dim, s.rho_layers)
+        self.se_encoder: Optional[nn.Module] = None
+        if config.se != "none":  # concatenated after pe: GraphGPS's Concat3NodeEncoder (<Base>+LapPE+RWSE)
+            self.se_encoder = KernelSEEncoder(config.se_k, config.se_dim, config.se_raw_norm, config.se_model,
+                                              config.se_layers)
         gr = config.graphormer
         self.degree_encoder: Optional[nn.Module] = None
         self.bias_encoder: Optional[nn.Module] = None
+        self.graph_token: Optional[GraphToken] = None
         if gr.enable:
             self.degree_encoder = GraphormerDegreeEncoder(node_width, gr.num_in_degrees, gr.num_out_degrees,
                                                           gr.input_dropout)
             if not gr.degrees_only:
                 self.bias_encoder = GraphormerBias(config.num_heads, gr.spatial_types, gr.num_edge_types)
+            if gr.graph_token:
+                self.graph_token = GraphToken(node_width, config.num_heads, gr.input_dropout)
 
         self.layers = nn.ModuleList(build_layer(config) for _ in range(config.num_layers))
         self.head = build_head(config)
@@ -118,9 +125,12 @@ class GEAET(nn.Module):
         h = self.node_encoder(graph.ndata["feat"])
         if self.degree_encoder is not None:
             h = self.degree_encoder(h, _require(graph, "in_degree"), _require(graph, "out_degree"))
-        edge_in = graph.edata["feat"] if "feat" in graph.edata else \
-            torch.zeros(graph.num_edges(), cfg.edge_in_feats, device=h.device)
-        e = self.edge_encoder(edge_in)
+        if getattr(self, "edge_encoder", None) is None:  # no edge encoder (graphgym's edge_encoder: False): zero edge features
+            e = h.new_zeros(1, cfg.hidden_dim).expand(graph.num_edges(), -1)
+        else:
+            edge_in = graph.edata["feat"] if "feat" in graph.edata else \
+                torch.zeros(graph.num_edges(), cfg.edge_in_feats, device=h.device)
+            e = self.edge_encoder(edge_in)
         pe_dist = None
         if cfg.pe == "eslappe" and cfg.mpnn in MPNNS_READING_ESLAPPE:
             # The gate reads only ||p_i - p_j||^2, identical in every layer: computed once here.
@@ -132,7 +142,9 @@ class GEAET(nn.Module):
             h = torch.cat([h, self.pe_encoder(_require(graph, KERNEL_FIELDS[cfg.pe]))], dim=-1)
         elif cfg.pe == "signnet":
             h = torch.cat([h, self.pe_encoder(graph, _require(graph, "lap_pe"), layout)], dim=-1)
-        if self.bias_encoder is not None:  # read by every biased attention layer of this forward
+        if getattr(self, "se_encoder", None) is not None:  # (the folded inference model has none)
+            h = torch.cat([h, self.se_encoder(_require(graph, KERNEL_FIELDS[cfg.se]))], dim=-1)
+        if self.bias_encoder is not None and getattr(self, "graph_token", None) is None:  # read by every biased attention layer of this forward
             layout.cached(ATTENTION_BIAS, lambda: self.attention_bias(graph, layout))
         return h, e, pe_dist
 
@@ -153,6 +165,11 @@ class GEAET(nn.Module):
             raise ValueError("the batch has no nodes; drop empty graphs from the dataset")
         layout = layout if layout is not None else BatchLayout.from_graph(graph)
         h, e, pe_dist = self.encode(graph, layout)
+        if getattr(self, "graph_token", None) is not None:
+            bias = self.attention_bias(graph, layout)
+            graph, h, layout = self.graph_token(graph, h, layout)
+            if bias is not None:
+                layout.cached(ATTENTION_BIAS, lambda: self.graph_token.pad_bias(bias, layout))
         last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
             # The last layer's edge output feeds nothing: skip computing it.
@@ -170,10 +187,61 @@ def build_head(config: ModelConfig) -> nn.Module:
     if config.head == "link":
         return LinkHead(d, config.head_layers)
     if config.head == "sequence":
-        return SequenceHead(d, config.out_feats, config.head_layers, config.pooling)
+        return SequenceHead(d, config.out_feats, config.head_layers, config.pooling, config.seq_len)
     style = {"mlp_graph": "dropout_mlp", "san_graph": "san"}.get(config.head, "graphgym")
     return GraphHead(d, config.out_feats, config.head_layers, config.pooling, style, config.activation,
                      config.head_dropout)
+
+
+class GraphToken(nn.Module):
+    """Graphormer's graph token as GraphGPS adds it (``graphormer.use_graph_token``).
+
+    One learned (d,) vector is put in front of every graph's nodes (after the degree embeddings, then the
+    input dropout), and one learned bias per head stands for every attention score to or from it.
+    GraphGPS adds the token to the node features and the batch vector only: the edge list keeps its
+    node numbers, which now count the tokens too, so the local MPNN reads the node that sits at the old
+    number in the new order. That is reproduced: the returned graph has N + B nodes and the same
+    (src, dst) numbers.
+
+    Shapes: ``graph`` (N nodes, B graphs), ``node_feat`` (N, d) -> a graph of N + B nodes, (N + B, d),
+    its layout; :meth:`pad_bias` (B * H, W, W) -> (B * H, W', W') for the new layout's width W'.
+    """
+
+    def __init__(self, hidden_dim: int, num_heads: int, input_dropout: float = 0.0):
+        super().__init__()
+        self.num_heads = num_heads
+        self.node_token = nn.Parameter(torch.zeros(1, hidden_dim))
+        self.bias_token = nn.Parameter(torch.zeros(1, num_heads, 1))
+        self.input_dropout = nn.Dropout(input_dropout)
+        nn.init.normal_(self.node_token, std=0.02)
+        nn.init.normal_(self.bias_token, std=0.02)
+
+    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, layout: BatchLayout):
+        sizes = layout.num_nodes_per_graph
+        batch, total = sizes.shape[0], node_feat.shape[0]
+        starts = torch.cumsum(sizes + 1, 0) - (sizes + 1)  # each graph's token row in the new order
+        token_rows = torch.zeros(total + batch, dtype=torch.bool, device=node_feat.device)
+        token_rows[starts] = True
+        h = node_feat.new_empty(total + batch, node_feat.shape[1])
+        h[token_rows] = self.input_dropout(self.node_token.expand(batch, -1))
+        h[~token_rows] = node_feat
+        src, dst = graph.edges()
+        tokened = dgl.graph((src, dst), num_nodes=total + batch, idtype=graph.idtype, device=graph.device)
+        tokened.set_batch_num_nodes(sizes + 1)
+        tokened.set_batch_num_edges(graph.batch_num_edges())
+        return tokened, h, BatchLayout.from_graph(tokened)
+
+    def pad_bias(self, bias: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
+        """Row and column 0 of every graph's (H, W, W) bias become the token's per-head bias."""
+        heads, width = self.num_heads, layout.dense_width
+        old = bias.view(-1, heads, bias.shape[-2], bias.shape[-1])
+        padded = old.new_zeros(old.shape[0], heads, width, width)
+        size = min(old.shape[-1], width - 1)
+        padded[:, :, 1:1 + size, 1:1 + size] = old[:, :, :size, :size]
+        token = self.bias_token.to(old.dtype)  # (1, H, 1)
+        padded[:, :, 1:, 0] = token
+        padded[:, :, 0, :] = token
+        return padded.reshape(-1, width, width)
 
 
 def set_degree_statistics(model: nn.Module, graphs) -> None:

@@ -16,7 +16,7 @@ from torch import nn
 from ..nn.activation import make_activation
 from ..nn.batch_layout import BatchLayout
 
-POOLINGS = ("mean", "sum", "max")
+POOLINGS = ("mean", "sum", "max", "first")
 
 
 class PostMPMLP(nn.Module):
@@ -66,9 +66,12 @@ class SANMLP(nn.Module):
 
 
 def pool_nodes(kind: str, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
-    """(N, d) -> (B, d) mean/sum/max over each graph's nodes (segment kernels)."""
+    """(N, d) -> (B, d) mean/sum/max over each graph's nodes (segment kernels), or each graph's first node
+    (``first``: GraphGPS's ``graph_token`` pooling, the graph token's row)."""
     if kind not in POOLINGS:
         raise ValueError(f"pooling={kind!r} is not one of {', '.join(POOLINGS)}")
+    if kind == "first":
+        return node_feat[torch.cumsum(layout.num_nodes_per_graph, 0) - layout.num_nodes_per_graph]
     return dgl.ops.segment_reduce(layout.num_nodes_per_graph, node_feat, kind)
 
 

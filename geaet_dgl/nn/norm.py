@@ -9,7 +9,7 @@ from torch import nn
 
 from .batch_layout import BatchLayout
 
-NORMS = ("batch", "layer")
+NORMS = ("batch", "layer", "none")
 
 
 class GraphLayerNorm(nn.Module):
@@ -48,16 +48,20 @@ class GraphLayerNorm(nn.Module):
 
 
 class BranchNorm(nn.Module):
-    """BatchNorm1d over the nodes of the batch, or :class:`GraphLayerNorm`."""
+    """BatchNorm1d over the nodes of the batch, :class:`GraphLayerNorm`, or nothing (``none``: GraphGPS's
+    layer with ``gt.batch_norm`` and ``gt.layer_norm`` both off)."""
 
     def __init__(self, kind: str, hidden_dim: int):
         super().__init__()
         if kind not in NORMS:
             raise ValueError(f"norm={kind!r} is not one of {', '.join(NORMS)}")
         self.kind = kind
-        self.norm = nn.BatchNorm1d(hidden_dim) if kind == "batch" else GraphLayerNorm(hidden_dim)
+        self.norm = nn.BatchNorm1d(hidden_dim) if kind == "batch" else \
+            GraphLayerNorm(hidden_dim) if kind == "layer" else None
 
     def forward(self, x: torch.Tensor, layout: Optional[BatchLayout]) -> torch.Tensor:
         if self.kind == "batch":
             return self.norm(x)
+        if self.norm is None:
+            return x
         return self.norm(x, layout)

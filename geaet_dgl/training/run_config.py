@@ -106,6 +106,9 @@ class DataOptions:
     fingerprint: Optional[Dict[str, Any]] = None
     input_transform: Optional[Dict[str, Any]] = None
     sampler: str = "full"
+    #: PascalVOC-SP / COCO-SP: whose input statistics standardise the features (None: the dataset's own;
+    #: ``voc`` for GraphGPS's COCO config, which names VOC's encoders).
+    statistics: Optional[str] = None
     num_parts: int = 0
 
     @property
@@ -226,7 +229,7 @@ def normalised_run_dict(data: Mapping[str, Any]) -> Dict[str, Any]:
     return json.loads(json.dumps(run.to_dict(), default=str))
 
 
-def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str, Any]:
+def _data_dependent_settings(options: DataOptions, preset_name: str, preset: Optional[Any] = None) -> Dict[str, Any]:
     """Model settings the data fixes: TreeNeighbourMatch of depth r has 2^r classes and, as Alon & Yahav
     train it, r + 1 layers (so messages from every leaf reach the root); a graph file fixes the widths,
     encoders, head and loss (:func:`~.graph_file_run.graph_file_settings`) and its task is recorded."""
@@ -247,8 +250,20 @@ def _data_dependent_settings(options: DataOptions, preset_name: str) -> Dict[str
         if not masked:
             options.split_indices = split_indices(info.num_graphs, options.data_file, options.split_file,
                                                   options.split, options.split_seed)
-        return graph_file_settings(info, get_preset(preset_name))
+        return graph_file_settings(info, preset if preset is not None else get_preset(preset_name))
     return {}
+
+
+def graph_file_data(dataset: Optional[str], data: Dict[str, Any], preset: Any) -> Tuple[DataOptions, Dict[str, Any]]:
+    """(data options, model settings the file fixes) when ``dataset`` / ``data['data_file']`` name a graph file
+    that replaces the data of ``preset`` (a reference config's); ``(None, {})`` otherwise."""
+    data = dict(data)
+    name = _graph_file_options(dataset, data)
+    if name != GRAPH_FILE:
+        return None, {}
+    options = from_dict(DataOptions, {**data, "dataset": GRAPH_FILE}, where="data.")
+    check_graph_file_options(options)
+    return options, _data_dependent_settings(options, preset.name, preset)
 
 
 def _graph_file_options(dataset: Optional[str], data: Dict[str, Any]) -> str:
@@ -354,7 +369,9 @@ def data_pe_sizes(model: Union[ModelConfig, int]) -> Tuple[int, Optional[int]]:
     """
     if isinstance(model, ModelConfig):
         laplacian = model.pe_k if model.pe in ("eslappe", "lappe", "signnet") else 0
-        return laplacian, model.pe_k if model.pe == "rwse" else None
+        if model.pe == "rwse":
+            return laplacian, model.pe_k
+        return laplacian, model.se_k if model.se == "rwse" else None
     return int(model), None
 
 
@@ -407,6 +424,11 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
                      indices=options.split_indices, allow_changed=allow_changed_data,
                      legacy_split=options.split_indices is None,  # a run from before the split was recorded
                      target_ntype=options.target_ntype)
+    if options.statistics is not None:
+        if options.dataset not in ("voc", "coco") or options.statistics not in ("voc", "coco"):
+            raise ConfigError(f"data.statistics={options.statistics!r} standardises PascalVOC-SP / COCO-SP only; "
+                              "use voc or coco with --dataset voc or coco, or leave it unset")
+        extra["statistics"] = options.statistics
     if options.laplacian_norm is not None and pe_k:  # passed only when set: loaders keep their own default
         extra["laplacian_norm"] = options.laplacian_norm
     splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images,
@@ -477,6 +499,12 @@ def check_data_fits(model: ModelConfig, splits: DatasetSplits) -> None:
         problems.append(f"model.pe_k={model.pe_k} but the graphs carry {splits.pe_dim} Laplacian eigenvectors")
     elif model.pe == "rwse" and example.ndata["rwse"].shape[1] != model.pe_k:
         problems.append(f"model.pe_k={model.pe_k} but the graphs carry {example.ndata['rwse'].shape[1]} "
+                        "random-walk steps")
+    if model.se == "rwse" and "rwse" not in example.ndata:
+        problems.append("model.se='rwse' reads ndata['rwse'], which the graphs lack (load them with "
+                        "load_splits(options, model), or set model.se=none)")
+    elif model.se == "rwse" and example.ndata["rwse"].shape[1] != model.se_k:
+        problems.append(f"model.se_k={model.se_k} but the graphs carry {example.ndata['rwse'].shape[1]} "
                         "random-walk steps")
     if node_graph and model.head != "node":
         problems.append(f"model.head={model.head!r} but {splits.name!r} is one graph with node masks (use "

@@ -40,6 +40,18 @@ def cosine_with_warmup_factor(epoch: int, warmup_epochs: int, epochs: int, num_c
     return max(0.0, 0.5 * (1.0 + math.cos(math.pi * num_cycles * 2.0 * progress)))
 
 
+def linear_with_warmup_factor(epoch: int, warmup_epochs: int, epochs: int) -> float:
+    """GraphGPS's ``linear_with_warmup``: the warm-up of :func:`cosine_with_warmup_factor`, then
+    :math:`\\max(0, (T - e) / \\max(1, T - W))`."""
+    if epoch < warmup_epochs:
+        return max(1e-6, epoch / max(1, warmup_epochs))
+    return max(0.0, (epochs - epoch) / max(1, epochs - warmup_epochs))
+
+
+#: ``train.schedule`` -> the learning-rate factor of an epoch.
+SCHEDULES = {"cosine": cosine_with_warmup_factor, "linear": linear_with_warmup_factor}
+
+
 def build_optimizer(parameters: Iterable[nn.Parameter], lr: float, weight_decay: float,
                     max_grad_norm: Optional[float] = None) -> FlatAdamW:
     """AdamW with torch's default betas and eps, as graphgym's ``adamW``, clipping at ``max_grad_norm``.
@@ -52,9 +64,11 @@ def build_optimizer(parameters: Iterable[nn.Parameter], lr: float, weight_decay:
     return FlatAdamW(parameters, lr=lr, weight_decay=weight_decay, max_grad_norm=max_grad_norm)
 
 
-def build_scheduler(optimizer: Optimizer, warmup_epochs: int, epochs: int) -> LambdaLR:
-    """Cosine with linear warm-up; call ``step()`` once at the end of every epoch."""
-    return LambdaLR(optimizer, lambda epoch: cosine_with_warmup_factor(epoch, warmup_epochs, epochs))
+def build_scheduler(optimizer: Optimizer, warmup_epochs: int, epochs: int, schedule: str = "cosine") -> LambdaLR:
+    """Cosine (or ``schedule='linear'``) decay after a linear warm-up; call ``step()`` once at the end of every
+    epoch."""
+    factor = SCHEDULES[schedule]
+    return LambdaLR(optimizer, lambda epoch: factor(epoch, warmup_epochs, epochs))
 
 
 def clip_gradients(parameters: Iterable[nn.Parameter], max_norm: Optional[float]) -> None:

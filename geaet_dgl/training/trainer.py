@@ -124,7 +124,8 @@ class Trainer:
             torch.manual_seed(rank_seed(run.train.seed, self.dist.rank))  # own dropout masks per rank
         self.optimizer = build_optimizer(self.model.parameters(), run.train.lr, run.train.weight_decay,
                                          run.train.clip_grad_norm)
-        self.scheduler = build_scheduler(self.optimizer, run.train.warmup_epochs, run.train.epochs)
+        self.scheduler = build_scheduler(self.optimizer, run.train.warmup_epochs, run.train.epochs,
+                                         run.train.schedule)
         self.loss_fn = get_loss(run.train.loss)
         self.epoch = 0  # epochs finished = index of the epoch in progress
         self.step = 0  # batches of that epoch already trained
@@ -193,7 +194,10 @@ class Trainer:
             "graphs_per_s": graphs / train_seconds if train_seconds > 0 else None,
             **extra,
         })
-        improved = is_improvement(cfg.metric, val["metric"], self.best["val_metric"] if self.best else None)
+        finished = epoch + 1  # graphgym's is_eval_epoch: the first, every eval_every-th and the last epoch
+        eligible = finished == 1 or finished % cfg.eval_every == 0 or finished == cfg.epochs
+        improved = eligible and is_improvement(cfg.metric, val["metric"],
+                                               self.best["val_metric"] if self.best else None)
         if improved:
             self.best = {"epoch": epoch + 1, "train_metric": train["metric"], "val_metric": val["metric"],
                          "test_metric": test["metric"], "val_loss": val["loss"], "test_loss": test["loss"]}
@@ -291,9 +295,12 @@ class Trainer:
                         f"{sampler.total} (training graphs {_short_list(sampler.batch_indices(self.step))}); "
                         f"stopped without saving: {self._last_saved_note()}; lower train.lr or check the data"
                     )
-                self.optimizer.zero_grad()
+                # graphgym's batch_accumulation: gradients of `accumulate` batches summed, then one step
+                if self.step % cfg.accumulate == 0:
+                    self.optimizer.zero_grad()
                 loss.backward()
-                self.optimizer.step()  # clips the gradient norm at train.clip_grad_norm first
+                if (self.step + 1) % cfg.accumulate == 0 or self.step + 1 == sampler.total:
+                    self.optimizer.step()  # clips the gradient norm at train.clip_grad_norm first
                 accumulator.update(output, labels, loss.item(), batch_graphs)
                 self.step += 1
                 self.global_step += 1

@@ -217,3 +217,30 @@ def test_parity_check_detects_a_planted_difference():
     report = compare_models(reference, ours, graph, labels, graph)
     assert report.max_abs_diff > 1e-5
     assert report.grad_max_abs_diff > 1e-5
+
+
+def test_gradient_parity_is_relative_to_the_gradient_scale():
+    from geaet_dgl.benchmarking.parity import GRAD_SCALE_FLOOR, grad_differences
+
+    big = torch.full((3,), 20.0)
+    rounding = big + torch.tensor([1.3e-5, 0.0, 0.0])  # float32 summation order: 1.3e-5 on a gradient of 20
+    noise = torch.tensor([1e-9, 0.0])  # a gradient of rounding noise around zero
+    worst, worst_name, rel, rel_name = grad_differences({"a": (rounding, big), "b": (noise * 3, noise)})
+    assert worst_name == "a" and worst > 1e-5  # the absolute measure refuses it
+    assert rel < 1e-5 and rel == pytest.approx(1.3e-5 / 20, rel=0.2)  # float32: 20 + 1.3e-5 rounds
+    # a real error of 1e-4 relative to a parameter's gradient is still caught, wherever it sits
+    wrong = big.clone()
+    wrong[1] += 20 * 1e-4
+    assert grad_differences({"a": (wrong, big)})[2] == pytest.approx(1e-4, rel=1e-2)
+    small = torch.tensor([0.5, 0.25])  # a parameter with gradients far below the model's largest
+    _, _, rel, name = grad_differences({"a": (big, big), "s": (small * (1 + 1e-3), small)})
+    assert name == "s" and rel == pytest.approx(0.5e-3 / 0.5, rel=1e-2) and GRAD_SCALE_FLOOR * 20 < 0.5
+
+
+def test_parity_report_checks_relative_gradients():
+    reference, ours, graph, labels = _parity_pair()
+    with torch.no_grad():
+        reference.layers[2].external_model.node_U1.weight[0, 0] += 0.5
+    report = compare_models(reference, ours, graph, labels, graph)
+    assert report.checked_diff > 1e-5 and report.grad_max_rel_diff > 1e-5
+    assert report.as_dict()["checked_diff"] == report.checked_diff

@@ -252,7 +252,7 @@ def test_absent_keys_take_the_reference_defaults(tmp_path):
     (lambda t: t["optim"].update(optimizer="adam"), "optim.optimizer='adam'"),
     (lambda t: t["gt"].update(layer_type="CustomGatedGCN+BigBird+GEANet"), "gt.layer_type="),
     (lambda t: t["gt"].update(layer_norm=True), "gt.batch_norm=True"),
-    (lambda t: t["train"].update(eval_period=5), "train.eval_period=5"),
+    (lambda t: t["train"].update(eval_period=0), "train.eval_period=0"),
     (lambda t: t["dataset"].update(node_encoder_bn=True), "dataset.node_encoder_bn=True"),
     (lambda t: t["gnn"].update(dim_inner=64), "gnn.dim_inner=64"),
     (lambda t: t.update(metric_best="auto"), "metric_best='auto'"),

@@ -173,7 +173,8 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
 
 
-def _take_inputs(graphs: List[dgl.DGLGraph], task: SuperpixelTask, split: str, standardize: bool) -> torch.Tensor:
+def _take_inputs(graphs: List[dgl.DGLGraph], task: SuperpixelTask, split: str, standardize: bool,
+                 statistics: Optional[SuperpixelTask] = None) -> torch.Tensor:
     """Check and (optionally) standardise ``feat`` in place, pop ``label``; -> node labels concatenated (int64)."""
     labels = []
     for index, g in enumerate(graphs):
@@ -192,7 +193,7 @@ def _take_inputs(graphs: List[dgl.DGLGraph], task: SuperpixelTask, split: str, s
                             f"pickles with those of DGL's {task.archive}")
         g.ndata["feat"], g.edata["feat"] = node, edge
         if standardize:
-            apply_input_transform([g], input_transform(task))
+            apply_input_transform([g], input_transform(statistics or task))
         labels.append(label)
     return torch.cat(labels) if labels else torch.zeros(0, dtype=torch.int64)
 
@@ -201,7 +202,7 @@ def load_lrgb_superpixels(name: str, data_dir: PathLike, pe_k: Optional[int] = N
                           limit_train: Optional[int] = None, limit_val: Optional[int] = None,
                           limit_test: Optional[int] = None, progress: bool = True, *,
                           rwse_k: Optional[int] = None, laplacian_norm: str = "none",
-                          standardize: bool = True) -> DatasetSplits:
+                          standardize: bool = True, statistics: Optional[str] = None) -> DatasetSplits:
     """PascalVOC-SP (``name='voc'``) or COCO-SP (``'coco'``) splits through DGL's loader (offline).
 
     Parameters
@@ -224,6 +225,10 @@ def load_lrgb_superpixels(name: str, data_dir: PathLike, pe_k: Optional[int] = N
         ``'none'`` as ``posenc_LapPE.eigen.laplacian_norm`` in the reference's configs.
     standardize : bool
         Standardise node and edge features with the reference encoders' statistics.
+    statistics : {'voc', 'coco'}, optional
+        Whose statistics standardise the features (default: the dataset's own). GraphGPS's
+        ``cocosuperpixels-GPS.yaml`` names the ``VOCNode``/``VOCEdge`` encoders, which standardise
+        COCO-SP with PascalVOC-SP's means and standard deviations: ``statistics='voc'``.
 
     Returns
     -------
@@ -238,6 +243,7 @@ def load_lrgb_superpixels(name: str, data_dir: PathLike, pe_k: Optional[int] = N
     (14, 2, 21)
     """
     task = _task(name)
+    stats = _task(statistics) if statistics else task
     files = superpixel_files(task.name, data_dir)
     folder = files["train"].parent
     missing = [p for p in files.values() if not (p.is_file() or _processed(p).is_file())]
@@ -257,7 +263,7 @@ def load_lrgb_superpixels(name: str, data_dir: PathLike, pe_k: Optional[int] = N
                             f"of DGL's {task.archive}") from exc
         count = len(data) if limits[split] is None else min(limits[split], len(data))
         graphs = [data[i] for i in range(count)]
-        labels = _take_inputs(graphs, task, split, standardize)
+        labels = _take_inputs(graphs, task, split, standardize, stats)
         if pe_k or rwse_k is not None:  # RWSE alone too (before, rwse_k without pe_k was dropped)
             source = files[split] if files[split].is_file() else _processed(files[split])
             stat = source.stat()
@@ -267,6 +273,6 @@ def load_lrgb_superpixels(name: str, data_dir: PathLike, pe_k: Optional[int] = N
         splits[split] = GraphDataset(graphs, labels, level="node")
     return DatasetSplits(train=splits["train"], val=splits["val"], test=splits["test"],
                          num_classes=task.num_classes, name=task.name,
-                         input_transform=input_transform(task) if standardize else None,
+                         input_transform=input_transform(stats) if standardize else None,
                          source=f"DGL {task.title} pickles (SLIC compactness {SLIC_COMPACTNESS}, "
                                 f"{CONSTRUCT_FORMAT}) in {folder}")
