@@ -28,7 +28,7 @@ POOLING_CHOICES = ("mean", "sum", "max")
 ENCODER_CHOICES = ("linear", "embedding", "constant", "typedict")
 ACTIVATION_CHOICES = ("relu", "gelu")
 LOSS_CHOICES = ("cross_entropy", "weighted_cross_entropy", "l1", "bce", "link_cross_entropy")
-METRIC_CHOICES = ("accuracy", "balanced_accuracy", "mae", "average_precision", "f1_macro", "mrr")
+METRIC_CHOICES = ("accuracy", "balanced_accuracy", "mae", "average_precision", "f1_macro", "mrr", "roc_auc")
 
 
 class ConfigError(ValueError):

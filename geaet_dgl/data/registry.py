@@ -18,6 +18,7 @@ from .lrgb.peptides import NUM_PEPTIDES, PEPTIDES_SIZES, load_peptides, peptides
 from .lrgb.voc_coco import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_present
 from .lrgb.voc_coco import input_transform as voc_coco_transform
 from .molecules.zinc import ZINC_SIZES, load_zinc, zinc_present
+from .node_sets import NODE_SETS, load_node_set, node_set_present
 from .ogbn import OGBN, load_ogbn, ogbn_present
 from .superpixels.cifar10 import load_cifar10
 from .superpixels.dgl_files import CIFAR10_SPEC, superpixels_present
@@ -53,7 +54,9 @@ def _cifar10(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
 
 #: Options only one loader reads; load_dataset drops them for every other dataset.
 _ONLY_FOR = {"cifar_images": "cifar10", **{key: GRAPH_FILE for key in ("data_file", "task", "split_file", "split",
-                                                                      "split_seed", "target_ntype")}}
+                                                                      "target_ntype")}}
+#: Options only a graph file and the named node sets read.
+_SPLIT_OPTIONS = ("split_seed", "split_index")
 
 
 SYNTHETIC_DEFAULT_SIZES = {"train": 256, "val": 64, "test": 64}
@@ -116,6 +119,16 @@ def _pcqm_contact(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     return load_pcqm_contact(data_dir, **kwargs)
 
 
+def _node_set(name: str) -> Callable[..., DatasetSplits]:
+    """A named node set through DGL's own loader (:mod:`.node_sets`); ``data_dir`` is DGL's raw_dir."""
+    def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
+        _needs_dir(name, data_dir)
+        _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
+        return load_node_set(name, data_dir, **kwargs)
+
+    return load
+
+
 def _graph_file(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     """The user's own DGL graph file (``data_file``); ``data_dir`` unused."""
     _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
@@ -136,6 +149,7 @@ LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
     "peptides-struct": _by_name("peptides-struct", load_peptides),
     "pcqm-contact": _pcqm_contact, GRAPH_FILE: _graph_file,
     "ogbn-arxiv": _by_name("ogbn-arxiv", load_ogbn), "ogbn-products": _by_name("ogbn-products", load_ogbn),
+    **{name: _node_set(name) for name in NODE_SETS},
 }
 
 
@@ -167,6 +181,7 @@ class DatasetInfo:
     size: str
     present: Optional[Callable[[PathLike], bool]]  # None: generated, nothing to look for
     note: str = ""
+    splits: str = "fixed"  # how the nodes / graphs are split: fixed, public splits, seeded
 
 
 def _mnist_present(data_dir: Optional[PathLike]) -> Optional[bool]:
@@ -223,6 +238,11 @@ DATASETS: Dict[str, DatasetInfo] = {
                          lambda d, name=name: ogbn_present(name, d),
                          f"OGB's {spec.archive}.zip unzipped as {spec.folder}/, read by OGB's DGL loader")
        for name, spec in OGBN.items()},
+    **{name: DatasetInfo(name, f"transductive node classification ({spec.classes})", spec.metric,
+                         f"{spec.split_sizes} of {spec.nodes:,} nodes", lambda d, name=name: node_set_present(name, d),
+                         f"DGL's {spec.dgl_class} files (--data-dir is DGL's raw_dir, e.g. ~/.dgl)",
+                         splits=spec.split_kind)
+       for name, spec in NODE_SETS.items()},
     "tree": DatasetInfo("tree", "root classification (2^r)", "accuracy", _tree_size(), None,
                         "TreeNeighbourMatch, generated; --set data.depth=2..7"),
     "synthetic": DatasetInfo("synthetic", "graph classification (10)", "accuracy", "256/64/64 (limits)",
@@ -231,7 +251,7 @@ DATASETS: Dict[str, DatasetInfo] = {
 
 
 def dataset_table(data_dir: Optional[PathLike]) -> List[dict]:
-    """One row per dataset: name, task, metric, size, present (True/False/None = generated), note."""
+    """One row per dataset: name, task, metric, size, splits, present (True/False/None = generated), note."""
     rows = []
     for info in DATASETS.values():
         if info.present is None:
@@ -244,7 +264,7 @@ def dataset_table(data_dir: Optional[PathLike]) -> List[dict]:
             except (DataError, OSError):
                 present = False
         rows.append({"name": info.name, "task": info.task, "metric": info.metric, "size": info.size,
-                     "present": present, "note": info.note})
+                     "splits": info.splits, "present": present, "note": info.note})
     return rows
 
 
@@ -262,7 +282,9 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
         (:func:`.lrgb.voc_coco.load_lrgb_superpixels`), ``'peptides-func'`` /
         ``'peptides-struct'`` (:func:`.lrgb.peptides.load_peptides`), ``'pcqm-contact'``
         (:func:`.lrgb.pcqm_contact.load_pcqm_contact`; link-level), ``'ogbn-arxiv'`` /
-        ``'ogbn-products'`` (:func:`.ogbn.load_ogbn`; one graph with node masks), ``'tree'``
+        ``'ogbn-products'`` (:func:`.ogbn.load_ogbn`; one graph with node masks), the named node sets
+        ``'cora'``, ``'actor'``, ... (:func:`.node_sets.load_node_set`, DGL's own loaders; ``split_index``,
+        ``split_seed``), ``'tree'``
         (:func:`.generated.tree.load_tree`, ``depth=r``; ``data_dir`` ignored) or
         ``'synthetic'`` (:func:`.generated.synthetic.synthetic_splits`; ``data_dir``
         ignored, the ``limit_*`` keywords give the split sizes).
@@ -280,4 +302,8 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
     for option, owner in _ONLY_FOR.items():
         if key != owner:
             kwargs.pop(option, None)
+    if key != GRAPH_FILE and key not in NODE_SETS:
+        _drop(kwargs, _SPLIT_OPTIONS)
+    elif key == GRAPH_FILE:
+        kwargs.pop("split_index", None)
     return LOADERS[key](data_dir, **kwargs)

@@ -93,6 +93,48 @@ def average_precision(scores: torch.Tensor, target: torch.Tensor) -> float:
     return sum(per_label) / len(per_label)
 
 
+def roc_auc(scores: torch.Tensor, target: torch.Tensor) -> float:
+    """Area under the ROC curve of a binary task (minesweeper, tolokers, questions; sklearn's ``roc_auc_score``).
+
+    The probability that a random positive scores above a random negative,
+    ties counted half: with average ranks :math:`r_i` (1-based) of the scores,
+
+    .. math:: AUC = \\frac{\\sum_{i: t_i = 1} r_i - P (P + 1) / 2}{P \\cdot Q}
+
+    for ``P`` positives and ``Q`` negatives. NaN when a class is absent (undefined).
+
+    Parameters
+    ----------
+    scores : (N, 2) logits (the score is ``logit_1 - logit_0``, monotone in the softmax probability of class 1),
+        or (N,) / (N, 1) one logit per item
+    target : (N,) int in {0, 1}
+    """
+    if scores.ndim == 2 and scores.shape[1] == 2:
+        scores = scores[:, 1] - scores[:, 0]
+    elif scores.ndim == 2 and scores.shape[1] != 1:
+        raise ValueError(f"roc_auc is for binary tasks: got {scores.shape[1]} scores per item")
+    scores, target = scores.reshape(-1).double(), target.reshape(-1)
+    _check_same_length(scores, target)
+    positive = target == 1
+    num_pos, num_neg = int(positive.sum()), int((~positive).sum())
+    if num_pos == 0 or num_neg == 0:
+        return float("nan")
+    ranks = _average_ranks(scores)
+    return ((ranks[positive].sum() - num_pos * (num_pos + 1) / 2) / (num_pos * num_neg)).item()
+
+
+def _average_ranks(values: torch.Tensor) -> torch.Tensor:
+    """(N,) -> (N,) float64 1-based ranks, tied values sharing their mean rank."""
+    order = torch.argsort(values)
+    sorted_values = values[order]
+    distinct, inverse, counts = torch.unique_consecutive(sorted_values, return_inverse=True, return_counts=True)
+    last = torch.cumsum(counts, 0).double()  # rank of each group's last member
+    mean_rank = last - (counts.double() - 1) / 2
+    ranks = torch.empty_like(values, dtype=torch.float64)
+    ranks[order] = mean_rank[inverse]
+    return ranks
+
+
 def f1_macro(pred: torch.Tensor, target: torch.Tensor) -> float:
     """Macro F1, sklearn's ``f1_score(average='macro', zero_division=0)`` (PascalVOC-SP, COCO-SP).
 
@@ -258,6 +300,7 @@ METRICS: Dict[str, MetricSpec] = {
     "mae": MetricSpec("mae", mae, False, "scores"),
     "average_precision": MetricSpec("average_precision", average_precision, True, "scores"),
     "f1_macro": MetricSpec("f1_macro", f1_macro, True, "labels"),
+    "roc_auc": MetricSpec("roc_auc", roc_auc, True, "scores"),
     "mrr": MetricSpec("mrr", mean_reciprocal_rank, True, "links"),
 }
 
