@@ -83,6 +83,7 @@ def test_splits_with_seeds_is_one_run_per_split_and_seed(tmp_path):
     (["--dataset", "texas", "--splits", "all", "--split-index", "2"], "drop --split-index"),
     (["--dataset", "synthetic", "--split-index", "1"], "--split-index picks a public split of a named node set"),
     (["--dataset", "cora", "--split-index", "1"], "cora has one split"),
+    (["--dataset", "synthetic", "--splits", "all"], "--splits trains on the public splits of a named node set"),
 ])
 def test_bad_split_options_are_one_line(tmp_path, args, message):
     write_node_set_fixture("texas", tmp_path)
@@ -127,3 +128,14 @@ def test_datasets_lists_the_node_sets_with_metric_and_split_kind(tmp_path):
     assert rows["wikics"]["splits"].startswith("20 train/val splits")
     text = CliRunner().invoke(cli.main, ["datasets", "--data-dir", str(tmp_path)])
     assert "roman-empire" in text.stdout and "public split" in text.stdout
+
+
+def test_sweep_takes_the_split_index(tmp_path):
+    write_node_set_fixture("texas", tmp_path)
+    out = tmp_path / "sweep"
+    result = CliRunner().invoke(cli.main, ["sweep", "--dataset", "texas", "--data-dir", str(tmp_path), "--split-index",
+                                           "2", "--epochs", "1", "--set", "model.hidden_dim=8,16", "--set",
+                                           "model.num_layers=1", "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    configs = [json.loads(p.read_text()) for p in out.glob("*/seed0/config.json")]
+    assert len(configs) == 2 and {c["data"]["split_index"] for c in configs} == {2}
