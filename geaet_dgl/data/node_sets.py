@@ -362,8 +362,9 @@ def node_set_graph(name: str, data_dir: PathLike, split_index: int = 0, split_se
     graph = dgl.graph((src, dst), num_nodes=source.num_nodes())
     if spec.family == "geom-gcn":
         graph = dgl.to_bidirected(graph)
-    graph.ndata["feat"] = source.ndata["feat"].float()
-    graph.ndata["label"] = source.ndata["label"].long()
+    # copies: the source stays as DGL returned it for the next read (another split of a --splits study)
+    graph.ndata["feat"] = source.ndata["feat"].float().clone()
+    graph.ndata["label"] = source.ndata["label"].long().clone()
     graph.edata["feat"] = torch.zeros(graph.num_edges(), 1)  # no edge features: one constant, as for graph files
     if spec.seeded:
         check_split_index(split_index, 1, f"{name} (a seeded split; pick another with --set data.split_seed=K)")
