@@ -63,6 +63,8 @@ log = logging.getLogger(__name__)
 PathLike = Union[str, os.PathLike]
 
 GEOM_GCN_SPLITS = 10
+#: How messages name a set whose split is seeded (no public split to pick).
+_SEEDED_WHERE = "{name} (a seeded split; pick another with --set data.split_seed=K)"
 
 #: What each family's split is, as ``geaet-dgl datasets`` and the run log state it.
 SPLIT_KINDS = {
@@ -335,6 +337,18 @@ def node_set_splits(name: str, data_dir: PathLike) -> int:
     return split_count(dgl_masks(graph))
 
 
+def node_set_shape(name: str, data_dir: PathLike, split_index: int = 0) -> Tuple[int, int]:
+    """``(feature width, classes)`` of ``name``, the split index checked (what a run's settings need; the
+    graph itself is not copied)."""
+    spec = node_set_spec(name)
+    source, classes, _ = read_node_set(name, data_dir)
+    if spec.seeded:
+        check_split_index(split_index, 1, _SEEDED_WHERE.format(name=spec.name))
+    else:
+        check_split_index(split_index, split_count(dgl_masks(source)), spec.name)
+    return int(source.ndata["feat"].shape[1]), classes
+
+
 def split_description(name: str, split_index: int, split_seed: int, count: int) -> str:
     """The split as the run log states it."""
     spec = node_set_spec(name)
@@ -367,7 +381,7 @@ def node_set_graph(name: str, data_dir: PathLike, split_index: int = 0, split_se
     graph.ndata["label"] = source.ndata["label"].long().clone()
     graph.edata["feat"] = torch.zeros(graph.num_edges(), 1)  # no edge features: one constant, as for graph files
     if spec.seeded:
-        check_split_index(split_index, 1, f"{name} (a seeded split; pick another with --set data.split_seed=K)")
+        check_split_index(split_index, 1, _SEEDED_WHERE.format(name=spec.name))
         masks = seeded_split(graph.num_nodes(), split_seed)
         count = 1
     else:

@@ -281,14 +281,13 @@ def _node_set_settings(options: DataOptions, preset_name: str) -> Dict[str, Any]
     :func:`~.graph_file_run.graph_file_settings`) and its metric (ROC-AUC for the binary heterophilous sets).
     The graph is read here (DGL's loader; kept for the run's own read) and the split index checked."""
     from ..data.graph_files import FeatureSpec, GraphFileInfo
-    from ..data.node_sets import node_set_graph
+    from ..data.node_sets import node_set_shape
     from .graph_file_run import graph_file_settings
 
     options.dataset = options.dataset.lower()
-    graph, classes, _, _ = node_set_graph(options.dataset, options.data_dir, options.split_index,
-                                          options.split_seed)
+    width, classes = node_set_shape(options.dataset, options.data_dir, options.split_index)
     info = GraphFileInfo(path=options.dataset, num_graphs=1, task="node-classification", num_outputs=classes,
-                         features=FeatureSpec(node_in_feats=int(graph.ndata["feat"].shape[1])))
+                         features=FeatureSpec(node_in_feats=width))
     settings = graph_file_settings(info, get_preset(preset_name))
     settings["train.metric"] = node_set_spec(options.dataset).metric
     return settings
