@@ -15,6 +15,7 @@ from geaet_dgl.data.lrgb.pcqm_contact import load_pcqm_contact
 from geaet_dgl.data.lrgb.peptides import load_peptides
 from geaet_dgl.data.lrgb.voc_coco import load_lrgb_superpixels
 from geaet_dgl.data.molecules.zinc import load_zinc
+from geaet_dgl.data.node_sets import NODE_SETS, load_node_set
 from geaet_dgl.data.ogbn import load_ogbn
 from geaet_dgl.data.superpixels.cifar10 import load_cifar10
 from geaet_dgl.data.superpixels.mnist import load_mnist
@@ -23,7 +24,7 @@ LOADER_OF = {"mnist": load_mnist, "cifar10": load_cifar10, "pattern": load_sbm, 
              "zinc": load_zinc, "voc": load_lrgb_superpixels, "coco": load_lrgb_superpixels,
              "peptides-func": load_peptides, "peptides-struct": load_peptides, "pcqm-contact": load_pcqm_contact,
              "synthetic": synthetic_mnist_like, GRAPH_FILE: load_graph_file,
-             "ogbn-arxiv": load_ogbn, "ogbn-products": load_ogbn}
+             "ogbn-arxiv": load_ogbn, "ogbn-products": load_ogbn, **{name: load_node_set for name in NODE_SETS}}
 
 
 @pytest.mark.parametrize("name", sorted(LOADER_OF))
