@@ -19,7 +19,8 @@ USAGE_EXIT = 2
 
 #: Options gathered into one ``data`` dict (the :class:`~geaet_dgl.training.DataOptions` fields they set),
 #: in this order.
-DATA_KEYS = ("data_dir", "mnist_images", "cifar_images", "limit_train", "limit_val", "limit_test", "data_file")
+DATA_KEYS = ("data_dir", "mnist_images", "cifar_images", "limit_train", "limit_val", "limit_test", "data_file",
+             "split_index")
 
 
 def _user_errors() -> Tuple[type, ...]:
@@ -171,7 +172,7 @@ def expand_list_options(args: list, names: Tuple[str, ...]) -> list:
 class ListOptionCommand(click.Command):
     """A command whose list options (``--seeds``, ``--graphs``) take every value that follows them."""
 
-    list_options = ("--seeds", "--graphs", "--batch-sizes", "--batch-size", "--what")
+    list_options = ("--seeds", "--graphs", "--batch-sizes", "--batch-size", "--what", "--splits")
 
     def parse_args(self, ctx: click.Context, args: list) -> list:
         return super().parse_args(ctx, expand_list_options(list(args), self.list_options))
@@ -189,6 +190,12 @@ def allow_changed_data_option(command: Callable) -> Callable:
                         help="Go on although the run's data changed since it was trained (a graph file edited, "
                              "processed files rebuilt): use the run's own split and log what changed, instead of "
                              "refusing.")(command)
+
+
+def split_index_option(command: Callable) -> Callable:
+    return click.option("--split-index", type=click.IntRange(min=0), default=None, metavar="K",
+                        help="Named node sets: the public split to train on (default 0): actor has geom-gcn's 10 "
+                             "(0..9), wikics 20, cora one (see `geaet-dgl datasets`).")(command)
 
 
 def seeds_option(command: Callable) -> Callable:

@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional, Tuple
 import click
 
 from .options import (ListOptionCommand, data_source_options, device_option, gather_data, given, handle_errors,
-                      limit_options, parse_settings, seeds_option)
+                      limit_options, parse_settings, seeds_option, split_index_option)
 
 
 @click.command(cls=ListOptionCommand)
@@ -30,6 +30,7 @@ from .options import (ListOptionCommand, data_source_options, device_option, gat
               help="Sweep directory (default runs/sweep-<dataset>-<preset>): one folder per point, each with "
                    "seed<k>/ runs; sweep.md and sweep.json hold the table. Rerun to continue.")
 @data_source_options(from_run=False)
+@split_index_option
 @limit_options
 @click.option("--overwrite", is_flag=True, help="Retrain every point and seed from scratch.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")

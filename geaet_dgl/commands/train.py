@@ -6,14 +6,18 @@ from typing import Any, Dict, Optional, Tuple
 import click
 
 from .options import (ListOptionCommand, allow_changed_data_option, data_source_options, gather_data, given,
-                      given_on_command_line, handle_errors, limit_options, parse_settings, seeds_option, threads_option)
+                      given_on_command_line, handle_errors, limit_options, parse_settings, seeds_option,
+                      split_index_option, threads_option)
 
 
 @click.command(cls=ListOptionCommand)
 @click.option("--dataset", help="Dataset to train on: a graph file PATH.bin (dgl.save_graphs), or mnist, cifar10, "
                                 "pattern, cluster, zinc, voc, coco, "
-                                "peptides-func, peptides-struct, pcqm-contact, tree, or synthetic "
-                                "(random MNIST-shaped graphs); see `geaet-dgl datasets`. Required unless --resume.")
+                                "peptides-func, peptides-struct, pcqm-contact, tree, synthetic "
+                                "(random MNIST-shaped graphs), ogbn-arxiv, ogbn-products, or a named node set "
+                                "read by DGL's loaders (cora, citeseer, pubmed, actor, texas, roman-empire, "
+                                "wikics, ...; --data-dir is DGL's raw_dir, e.g. ~/.dgl); see `geaet-dgl datasets`. "
+                                "Required unless --resume.")
 @click.option("--preset", help="Configuration preset (see `geaet-dgl presets`); default: the dataset's own "
                                "(mnist for synthetic).")
 @click.option("--config", type=click.Path(dir_okay=False, exists=True), metavar="FILE.yaml",
@@ -47,6 +51,11 @@ from .options import (ListOptionCommand, allow_changed_data_option, data_source_
 @click.option("--sync-bn/--no-sync-bn", "sync_bn", default=True,
               help="Multi-process runs: synchronise BatchNorm statistics over all processes (default on).")
 @seeds_option
+@split_index_option
+@click.option("--splits", "split_list", multiple=True, metavar="all|K [K ...]",
+              help="Named node sets: train once per public split (all, or those listed), each in OUT/split<k> "
+                   "(with --seeds: OUT/split<k>-seed<s>), then write OUT/aggregate.md and .json: mean ± sample "
+                   "std over the splits, as --seeds does.")
 @click.option("--data-file", type=click.Path(dir_okay=False), metavar="PATH",
               help="Train on your own graphs: a dgl.save_graphs file (same as --dataset PATH.bin); see "
                    "docs/your-own-graphs.md.")
@@ -88,24 +97,28 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
           progress: bool, nproc: Optional[int], sync_bn: bool, seeds: Tuple[int, ...], task: Optional[str],
           split_file: Optional[str], split_fractions: Optional[Tuple[float, ...]], tensorboard: bool,
           partitions: Optional[str], ip_config: Optional[str], machine: Optional[int],
-          threads: Optional[int], allow_changed_data: bool, sampler: Optional[str], dry_run: bool) -> None:
+          threads: Optional[int], allow_changed_data: bool, sampler: Optional[str], dry_run: bool,
+          split_list: Tuple[str, ...]) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
 
     Your own graphs: --dataset PATH.bin (a dgl.save_graphs file), preset `geaet` unless --preset; one graph
     with train/val/test node masks: preset `geaet-node`, --sampler to cut it into batches.
 
     With --seeds K [K ...]: one run per seed in OUT/seed<k>, and their mean ± std in OUT/aggregate.md.
+    With --splits all (a named node set: cora, actor, ...): one run per public split in OUT/split<k>, the same way.
 
     Data-parallel: `--nproc N`, or `torchrun --nproc_per_node N cli.py train ...` (see docs/distributed.md).
     """
     from geaet_dgl import training
     from geaet_dgl.config import settings_with_options
-    from geaet_dgl.studies.seeds import check_seeds_options
+    from geaet_dgl.studies.seeds import check_seeds_options, check_splits_options
     from geaet_dgl.distgraph import launch as dist_launch
     from geaet_dgl.training import launcher
 
     launcher.check_nproc(nproc)
     check_seeds_options(seeds, nproc=nproc, seed=seed, resume=resume_dir is not None)
+    check_splits_options(split_list, nproc=nproc, split_index_given="split_index" in data,
+                         resume=resume_dir is not None, partitions=partitions is not None)
     dist_launch.check_partition_options(partitions, ip_config, machine, dataset=dataset, config=config,
                                         data_file=data.get("data_file"), seeds=seeds, sampler=sampler)
     if resume_dir is not None and dist_launch.partitioned_run(resume_dir) is not None:
@@ -139,6 +152,9 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
         run = training.make_run_config(dataset, preset, overrides, data, **run_settings)
     if dry_run:
         _dry_run(run, config)
+        return
+    if split_list:
+        _train_splits(run, split_list, list(seeds), out, overwrite, progress)
         return
     if seeds:
         _train_seeds(run, list(seeds), out or str(training.run_dir.default_seeds_dir(run.data.name, run.preset)),
@@ -216,6 +232,29 @@ def _train_seeds(run: Any, seeds: list, out: str, overwrite: bool, progress: boo
                     on_seed=lambda k, summary: print_summary(summary, f"{out}/seed{k}"))
     metric = agg["metric_name"]
     click.echo(f"{agg['n']} seeds {agg['seeds']}, {agg['std']}:")
+    for name in ("val_metric", "test_metric"):
+        stat = agg[name]
+        click.echo(f"  {name.split('_')[0]} {metric}: {format_mean_std(stat['mean'], stat['std'])}")
+    click.echo(f"table in {out}/{AGGREGATE_MD} (and aggregate.json)")
+
+
+def _train_splits(run: Any, values: Tuple[str, ...], seeds: list, out: Optional[str], overwrite: bool,
+                  progress: bool) -> None:
+    from geaet_dgl import training
+    from geaet_dgl.config import OptionConflict
+    from geaet_dgl.data.node_sets import is_node_set, node_set_splits
+    from geaet_dgl.studies import format_mean_std
+    from geaet_dgl.studies.seeds import AGGREGATE_MD, label_dir, run_splits, split_indices
+
+    if not is_node_set(run.data.dataset):
+        raise OptionConflict(f"--splits trains on the public splits of a named node set (cora, actor, ...), but "
+                             f"the run trains on {run.data.name!r}; drop it (or use --seeds)")
+    splits = split_indices(values, node_set_splits(run.data.dataset, run.data.data_dir), run.data.dataset)
+    out = out or str(training.run_dir.default_splits_dir(run.data.dataset, run.preset))
+    agg = run_splits(run, splits, out, seeds=seeds or None, overwrite=overwrite, progress=progress,
+                     on_run=lambda label, summary: print_summary(summary, str(label_dir(out, label))))
+    metric = agg["metric_name"]
+    click.echo(f"{agg['n']} runs on splits {sorted(set(agg['splits']))}, {agg['std']}:")
     for name in ("val_metric", "test_metric"):
         stat = agg[name]
         click.echo(f"  {name.split('_')[0]} {metric}: {format_mean_std(stat['mean'], stat['std'])}")

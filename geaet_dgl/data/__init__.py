@@ -17,6 +17,8 @@ sub-package whose docstring says where its files come from:
 ``lrgb/``                Peptides-Func / -Struct, PascalVOC-SP / COCO-SP, PCQM-Contact (LRGB files)
 ``generated/``           PATTERN / CLUSTER (SBM, DGL's files or generated), TreeNeighbourMatch, synthetic
 ``molecules/``           ZINC (DGL's files)
+``node_sets``            the named node sets (cora, actor, roman-empire, wikics, ...) through DGL's own
+                         loader classes, as one graph with masks; ``node_splits`` picks their split
 
 Entry points
 ------------
@@ -31,9 +33,11 @@ Entry points
     (LRGB graph-level multi-label / 11-target regression); ``'tree'`` -> :func:`load_tree`
     (TreeNeighbourMatch, ``depth=r``); ``'synthetic'`` -> :func:`synthetic_splits`;
     ``'file'`` -> :func:`load_graph_file` (the user's own ``dgl.save_graphs`` file, ``data_file=PATH``).
+    The named node sets ``'cora'``, ``'actor'``, ... -> :func:`load_node_set` (DGL's own
+    loaders; ``split_index``, ``split_seed``).
     ``registry.dataset_table(data_dir)`` lists them (``geaet-dgl datasets``).
     Every loader reads files already in ``data_dir`` (or generates them); none
-    downloads.
+    downloads, except DGL's own loaders for a named node set that is missing.
 ``load_mnist(data_dir, mnist_images=None, pe_k=8, limit_train=None, limit_val=None, limit_test=None,
 laplacian_norm='sym', progress=True, *, num_val=5000, rwse_k=None, workers=None, seed=111)``
     MNIST superpixels (55k/5k/10k). Uses DGL's files in ``data_dir`` if there,
@@ -73,6 +77,7 @@ from .generated import load_sbm, load_tree, synthetic_mnist_like, synthetic_spli
 from .graph_files import GRAPH_FILE, load_graph_file
 from .lrgb import load_lrgb_superpixels, load_pcqm_contact, load_peptides
 from .molecules import load_zinc
+from .node_sets import load_node_set
 from .positional_encoding import laplacian_pe, random_walk_se
 from .registry import load_dataset
 from .superpixels import load_cifar10, load_mnist
@@ -92,6 +97,7 @@ __all__ = [
     "load_graph_file",
     "load_lrgb_superpixels",
     "load_mnist",
+    "load_node_set",
     "load_pcqm_contact",
     "load_peptides",
     "load_sbm",

@@ -21,6 +21,7 @@ from .molecules.zinc import ZINC_SIZES, load_zinc, zinc_present
 from .ogbg.code2 import load_code2
 from .ogbg.graphprop import OGBG, load_ogbg, ogbg_present
 from .ogbg.pcqm4mv2 import SIZES as PCQM4MV2_SIZES, VARIANTS as PCQM4MV2_VARIANTS, load_pcqm4mv2, pcqm4mv2_present
+from .node_sets import NODE_SETS, load_node_set, node_set_present
 from .ogbn import OGBN, load_ogbn, ogbn_present
 from .malnet_tiny import MALNET_TINY_SIZES, load_malnet_tiny, malnet_present
 from .superpixels.cifar10 import load_cifar10
@@ -57,7 +58,9 @@ def _cifar10(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
 
 #: Options only one loader reads; load_dataset drops them for every other dataset.
 _ONLY_FOR = {"cifar_images": "cifar10", **{key: GRAPH_FILE for key in ("data_file", "task", "split_file", "split",
-                                                                      "split_seed", "target_ntype")}}
+                                                                      "target_ntype")}}
+#: Options only a graph file and the named node sets read.
+_SPLIT_OPTIONS = ("split_seed", "split_index")
 
 
 SYNTHETIC_DEFAULT_SIZES = {"train": 256, "val": 64, "test": 64}
@@ -120,6 +123,16 @@ def _pcqm_contact(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     return load_pcqm_contact(data_dir, **kwargs)
 
 
+def _node_set(name: str) -> Callable[..., DatasetSplits]:
+    """A named node set through DGL's own loader (:mod:`.node_sets`); ``data_dir`` is DGL's raw_dir."""
+    def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
+        _needs_dir(name, data_dir)
+        _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
+        return load_node_set(name, data_dir, **kwargs)
+
+    return load
+
+
 def _graph_file(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     """The user's own DGL graph file (``data_file``); ``data_dir`` unused."""
     _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
@@ -144,6 +157,7 @@ LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
     "ogbg-code2": _by_name("ogbg-code2", lambda name, data_dir, **kwargs: load_code2(data_dir, **kwargs)),
     **{name: _by_name(name, load_pcqm4mv2) for name in PCQM4MV2_VARIANTS},
     "malnet-tiny": _by_name("malnet-tiny", lambda name, data_dir, **kwargs: load_malnet_tiny(data_dir, **kwargs)),
+    **{name: _node_set(name) for name in NODE_SETS},
 }
 
 
@@ -176,6 +190,7 @@ class DatasetInfo:
     size: str
     present: Optional[Callable[[PathLike], bool]]  # None: generated, nothing to look for
     note: str = ""
+    splits: str = "fixed"  # how the nodes / graphs are split: fixed, public splits, seeded
 
 
 def _mnist_present(data_dir: Optional[PathLike]) -> Optional[bool]:
@@ -252,6 +267,11 @@ DATASETS: Dict[str, DatasetInfo] = {
                                "/".join(f"{MALNET_TINY_SIZES[s]:,}" for s in ("train", "val", "test")), malnet_present,
                                "MalNet-Tiny edge lists + split_info_tiny in PyG's MalNetTiny/raw layout; "
                                "LocalDegreeProfile features"),
+    **{name: DatasetInfo(name, f"transductive node classification ({spec.classes})", spec.metric,
+                         f"{spec.split_sizes} of {spec.nodes:,} nodes", lambda d, name=name: node_set_present(name, d),
+                         f"DGL's {spec.dgl_class} files (--data-dir is DGL's raw_dir, e.g. ~/.dgl)",
+                         splits=spec.split_kind)
+       for name, spec in NODE_SETS.items()},
     "tree": DatasetInfo("tree", "root classification (2^r)", "accuracy", _tree_size(), None,
                         "TreeNeighbourMatch, generated; --set data.depth=2..7"),
     "synthetic": DatasetInfo("synthetic", "graph classification (10)", "accuracy", "256/64/64 (limits)",
@@ -260,7 +280,7 @@ DATASETS: Dict[str, DatasetInfo] = {
 
 
 def dataset_table(data_dir: Optional[PathLike]) -> List[dict]:
-    """One row per dataset: name, task, metric, size, present (True/False/None = generated), note."""
+    """One row per dataset: name, task, metric, size, splits, present (True/False/None = generated), note."""
     rows = []
     for info in DATASETS.values():
         if info.present is None:
@@ -273,7 +293,7 @@ def dataset_table(data_dir: Optional[PathLike]) -> List[dict]:
             except (DataError, OSError):
                 present = False
         rows.append({"name": info.name, "task": info.task, "metric": info.metric, "size": info.size,
-                     "present": present, "note": info.note})
+                     "splits": info.splits, "present": present, "note": info.note})
     return rows
 
 
@@ -295,6 +315,9 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
         ``'ogbg-molpcba'`` / ``'ogbg-ppa'`` / ``'ogbg-code2'`` (:func:`.ogbg.graphprop.load_ogbg`),
         ``'pcqm4mv2'`` / ``'pcqm4mv2-subset'`` / ``'pcqm4mv2-inference'`` (:func:`.ogbg.pcqm4mv2.load_pcqm4mv2`),
         ``'malnet-tiny'`` (:func:`.malnet_tiny.load_malnet_tiny`), ``'tree'``
+        ``'ogbn-products'`` (:func:`.ogbn.load_ogbn`; one graph with node masks), the named node sets
+        ``'cora'``, ``'actor'``, ... (:func:`.node_sets.load_node_set`, DGL's own loaders; ``split_index``,
+        ``split_seed``), ``'tree'``
         (:func:`.generated.tree.load_tree`, ``depth=r``; ``data_dir`` ignored) or
         ``'synthetic'`` (:func:`.generated.synthetic.synthetic_splits`; ``data_dir``
         ignored, the ``limit_*`` keywords give the split sizes).
@@ -312,4 +335,8 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
     for option, owner in _ONLY_FOR.items():
         if key != owner:
             kwargs.pop(option, None)
+    if key != GRAPH_FILE and key not in NODE_SETS:
+        _drop(kwargs, _SPLIT_OPTIONS)
+    elif key == GRAPH_FILE:
+        kwargs.pop("split_index", None)
     return LOADERS[key](data_dir, **kwargs)

@@ -1,9 +1,11 @@
-"""Mean ± standard deviation over seeds, as the paper reports its numbers.
+"""Mean ± standard deviation over seeds (or public splits), as the paper reports its numbers.
 
 The ± is the *sample* standard deviation (``ddof=1``, divisor n - 1) of the
-per-seed values, each taken at that seed's best-validation epoch (the
-``summary.json`` of its run). With a single seed the std is undefined and is
-written as ``null`` / ``n/a``.
+per-run values, each taken at that run's best-validation epoch (the
+``summary.json`` of its run). With a single run the std is undefined and is
+written as ``null`` / ``n/a``. The runs differ by seed (``train --seeds``), by
+public split (``train --splits``, a named node set's geom-gcn splits, ...), or
+by both.
 """
 from __future__ import annotations
 
@@ -14,6 +16,24 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 AGGREGATED_FIELDS = ("val_metric", "test_metric", "train_metric", "best_epoch", "seconds_per_epoch")
 
 STD_NOTE = "mean ± sample std (ddof=1, n-1 divisor) over seeds, at each seed's best-validation epoch"
+
+#: How runs are labelled: by what differs between them (in this order), ``{"split": 3, "seed": 0}``.
+LABEL_KEYS = ("split", "seed")
+
+
+def std_note(keys: Sequence[str] = ("seed",)) -> str:
+    """:data:`STD_NOTE` for runs that differ by ``keys`` (``('split',)``, ``('split', 'seed')``)."""
+    if list(keys) == ["seed"]:
+        return STD_NOTE
+    what, one = ("splits", "split") if list(keys) == ["split"] else (" × ".join(f"{k}s" for k in keys), "run")
+    return f"mean ± sample std (ddof=1, n-1 divisor) over {what}, at each {one}'s best-validation epoch"
+
+
+def _label_text(keys: Sequence[str], agg: Dict[str, Any]) -> str:
+    """``seeds [0, 1, 2]`` / ``splits [0, 1]`` / ``runs (splits [0, 1] × seeds [0, 1])``."""
+    if len(keys) == 1:
+        return f"{keys[0]}s {agg[keys[0] + 's']}"
+    return "runs (" + " × ".join(f"{k}s {sorted(set(agg[k + 's']))}" for k in keys) + ")"
 
 
 def mean_std(values: Sequence[float]) -> Tuple[float, Optional[float]]:
@@ -34,40 +54,58 @@ def format_mean_std(mean: float, std: Optional[float], digits: int = 4) -> str:
     return f"{mean:.{digits}f} ± {spread}"
 
 
-def aggregate_summaries(summaries: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
-    """Aggregate per-seed ``summary.json`` dicts.
+def aggregate_summaries(summaries: Sequence[Dict[str, Any]],
+                        labels: Optional[Sequence[Dict[str, Any]]] = None) -> Dict[str, Any]:
+    """Aggregate per-run ``summary.json`` dicts.
+
+    Parameters
+    ----------
+    summaries : sequence of dict
+    labels : sequence of dict, optional
+        What tells each run apart, ``{"split": k}`` or ``{"split": k, "seed": s}``
+        (keys of :data:`LABEL_KEYS`); default ``{"seed": summary["seed"]}``.
 
     Returns
     -------
     dict
-        ``{"std": STD_NOTE, "n": n, "seeds": [...], "metric_name", "params",
-        "<field>": {"mean", "std", "values"} for each of AGGREGATED_FIELDS,
-        "per_seed": [{seed, <field>...}]}``.
+        ``{"std": std_note(keys), "n": n, "over": keys, "<key>s": [...] per label key (e.g. "seeds"), "metric_name",
+        "params", "<field>": {"mean", "std", "values"} for each of AGGREGATED_FIELDS,
+        "per_<keys joined by _>": [{<key>..., <field>...}]}`` (``per_seed`` for a seed study).
     """
     if not summaries:
-        raise ValueError("no per-seed summaries to aggregate")
+        raise ValueError("no per-run summaries to aggregate")
+    labels = list(labels) if labels is not None else [{"seed": s.get("seed")} for s in summaries]
+    if len(labels) != len(summaries) or not labels[0]:
+        raise ValueError(f"{len(labels)} labels for {len(summaries)} summaries")
+    keys = [k for k in LABEL_KEYS if k in labels[0]]
     names = {s.get("metric_name") for s in summaries}
     if len(names) != 1:
-        raise ValueError(f"the seeds report different metrics {sorted(map(str, names))}")
-    result: Dict[str, Any] = {
-        "std": STD_NOTE, "n": len(summaries), "seeds": [s.get("seed") for s in summaries],
-        "metric_name": names.pop(), "params": summaries[0].get("params"),
-    }
+        raise ValueError(f"the runs report different metrics {sorted(map(str, names))}")
+    result: Dict[str, Any] = {"std": std_note(keys), "n": len(summaries), "over": keys,
+                              **{f"{k}s": [label[k] for label in labels] for k in keys},
+                              "metric_name": names.pop(), "params": summaries[0].get("params")}
     for name in AGGREGATED_FIELDS:
         values = [s[name] for s in summaries if s.get(name) is not None]
         if len(values) != len(summaries):
             continue
         mean, std = mean_std(values)
         result[name] = {"mean": mean, "std": std, "values": values}
-    result["per_seed"] = [{"seed": s.get("seed"), **{k: s.get(k) for k in AGGREGATED_FIELDS}} for s in summaries]
+    result["per_" + "_".join(keys)] = [{**{k: label[k] for k in keys}, **{k: s.get(k) for k in AGGREGATED_FIELDS}}
+                                       for label, s in zip(labels, summaries)]
     return result
+
+
+def label_keys(agg: Dict[str, Any]) -> List[str]:
+    """What the runs of an aggregate differ by: ``['seed']``, ``['split']`` or ``['split', 'seed']``."""
+    return list(agg.get("over", ["seed"]))  # aggregates written before "over" existed are over seeds
 
 
 def aggregate_markdown(agg: Dict[str, Any], title: str = "") -> str:
     """A Markdown report of one aggregate: the mean ± std table, then the per-seed values."""
     metric = agg["metric_name"]
-    lines: List[str] = [f"# {title}" if title else "# Aggregate over seeds", "",
-                        f"{STD_NOTE}; n = {agg['n']} seeds {agg['seeds']}; metric: {metric}; "
+    keys = label_keys(agg)
+    lines: List[str] = [f"# {title}" if title else f"# Aggregate over {'splits' if keys == ['split'] else 'seeds'}",
+                        "", f"{agg['std']}; n = {agg['n']} {_label_text(keys, agg)}; metric: {metric}; "
                         f"{agg['params']:,} parameters.", "",
                         "| quantity | mean ± std |", "|---|---|"]
     for name in AGGREGATED_FIELDS:
@@ -75,11 +113,11 @@ def aggregate_markdown(agg: Dict[str, Any], title: str = "") -> str:
             digits = 1 if name in ("best_epoch", "seconds_per_epoch") else 4
             label = name.replace("_metric", f" {metric}")
             lines.append(f"| {label} | {format_mean_std(agg[name]['mean'], agg[name]['std'], digits)} |")
-    lines += ["", "| seed | " + " | ".join(AGGREGATED_FIELDS) + " |",
-              "|---" * (len(AGGREGATED_FIELDS) + 1) + "|"]
-    for row in agg["per_seed"]:
-        cells = [_cell(row.get(k)) for k in AGGREGATED_FIELDS]
-        lines.append(f"| {row['seed']} | " + " | ".join(cells) + " |")
+    lines += ["", "| " + " | ".join(keys) + " | " + " | ".join(AGGREGATED_FIELDS) + " |",
+              "|---" * (len(AGGREGATED_FIELDS) + len(keys)) + "|"]
+    for row in agg["per_" + "_".join(keys)]:
+        cells = [str(row[k]) for k in keys] + [_cell(row.get(k)) for k in AGGREGATED_FIELDS]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -1,6 +1,7 @@
-"""One training per seed, each in its own run directory, and their aggregate.
+"""One training per seed (or per public split), each in its own run directory, and their aggregate.
 
-``out/seed<k>`` holds seed k's ordinary run directory. Rerunning the same call
+``out/seed<k>`` holds seed k's ordinary run directory (``out/split<k>`` split
+k's, ``out/split<k>-seed<s>`` for splits and seeds together). Rerunning the same call
 skips seeds whose run finished (``summary.json`` covers all epochs), resumes
 seeds that were interrupted (``last.pt`` exists) and starts the rest, so an
 interrupted study continues where it stopped. A seed directory made with a
@@ -13,13 +14,13 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import training
 from ..config import OptionConflict
 from ..data.identity import identity_changes
 from ..training import run_dir as files
-from .aggregate import aggregate_markdown, aggregate_summaries
+from .aggregate import LABEL_KEYS, aggregate_markdown, aggregate_summaries
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,43 @@ def seed_dir(out: PathLike, seed: int) -> Path:
     return Path(out) / f"seed{seed}"
 
 
+def label_dir(out: PathLike, label: Dict[str, int]) -> Path:
+    """``out/seed<s>``, ``out/split<k>`` or ``out/split<k>-seed<s>``: one run of a study."""
+    return Path(out) / "-".join(f"{key}{label[key]}" for key in LABEL_KEYS if key in label)
+
+
+def check_splits_options(splits: Sequence[str], *, nproc: Optional[int], split_index_given: bool,
+                         resume: bool, partitions: bool) -> None:
+    """One run per public split goes one after another in this process, each with its own split."""
+    if not splits:
+        return
+    if nproc not in (None, 1):
+        raise OptionConflict("--splits runs one split after another in this process; drop --nproc")
+    if resume or partitions:
+        raise OptionConflict("--splits trains (and resumes) one run per split of a named node set; drop "
+                             "--resume/--partitions")
+    if split_index_given:
+        raise OptionConflict("--splits picks the splits to train on; drop --split-index")
+
+
+def split_indices(values: Sequence[str], count: int, dataset: str) -> List[int]:
+    """``--splits all`` -> ``0..count-1``; ``--splits 0 3`` -> ``[0, 3]`` (checked against ``count``)."""
+    from ..data.node_splits import check_split_index
+
+    if [v.lower() for v in values] == ["all"]:
+        return list(range(count))
+    try:
+        chosen = [int(v) for v in values]
+    except ValueError:
+        raise OptionConflict(f"--splits takes 'all' or split indices (e.g. --splits 0 1 2), got "
+                             f"{' '.join(values)}") from None
+    if len(set(chosen)) != len(chosen):
+        raise OptionConflict(f"--splits {' '.join(values)} names a split twice; list each once")
+    for index in chosen:
+        check_split_index(index, count, dataset)
+    return chosen
+
+
 def run_seed(run: "training.RunConfig", run_dir: PathLike, overwrite: bool = False,
              progress: bool = True) -> Dict[str, Any]:
     """Train (or skip, or resume) one run in ``run_dir``; return its summary.
@@ -60,15 +98,21 @@ def run_seed(run: "training.RunConfig", run_dir: PathLike, overwrite: bool = Fal
         if summary_path.is_file():
             summary = json.loads(summary_path.read_text())
             if summary.get("epochs") == run.train.epochs:
-                log.info("seed %s: finished run in %s, skipped", run.train.seed, run_dir)
+                log.info("%s: finished run in %s, skipped", _what(run), run_dir)
                 return summary
         if (run_dir / files.LAST).is_file():
-            log.info("seed %s: resuming %s", run.train.seed, run_dir)
+            log.info("%s: resuming %s", _what(run), run_dir)
             return training.resume(run_dir, device=run.device, workers=run.workers, progress=progress,
                                    threads=run.threads)
         overwrite = True  # started but never checkpointed: nothing to keep
-    log.info("seed %s: training in %s", run.train.seed, run_dir)
+    log.info("%s: training in %s", _what(run), run_dir)
     return training.train(run, run_dir, overwrite=overwrite, progress=progress)
+
+
+def _what(run: "training.RunConfig") -> str:
+    """``seed 1``, or ``split 3, seed 1`` for a public split other than the first."""
+    split = getattr(run.data, "split_index", 0)
+    return f"split {split}, seed {run.train.seed}" if split else f"seed {run.train.seed}"
 
 
 def _check_same_config(run: "training.RunConfig", run_dir: Path) -> None:
@@ -127,22 +171,75 @@ def run_seeds(run: "training.RunConfig", seeds: Sequence[int], out: PathLike, ov
     dict
         :func:`aggregate_summaries` of the per-seed summaries, plus ``run_dirs``.
     """
+    seeds = _checked_seeds(seeds)
+    variants = [({"seed": seed}, _with(run, seed=seed)) for seed in seeds]
+    on_run = None if on_seed is None else (lambda label, summary: on_seed(label["seed"], summary))
+    return run_study(variants, out, overwrite=overwrite, progress=progress,
+                     title=title or f"{run.data.dataset} / preset {run.preset}", on_run=on_run)
+
+
+def run_splits(run: "training.RunConfig", splits: Sequence[int], out: PathLike,
+               seeds: Optional[Sequence[int]] = None, overwrite: bool = False, progress: bool = True,
+               title: str = "", on_run: Optional[Callable[[Dict[str, int], Dict[str, Any]], None]] = None
+               ) -> Dict[str, Any]:
+    """Train ``run`` once per public split (``data.split_index``) into ``out/split<k>`` -- with ``seeds``, once
+    per split and seed into ``out/split<k>-seed<s>`` -- and write and return the aggregate over all of them.
+
+    Each run is what ``train --split-index k [--seed s]`` would train; finished runs are skipped and
+    interrupted ones resumed, as for :func:`run_seeds`.
+    """
+    splits = list(splits)
+    if not splits or len(set(splits)) != len(splits) or any(k < 0 for k in splits):
+        raise training.RunDirError(f"splits must be distinct and >= 0, at least one, got {splits}")
+    variants = []
+    for split in splits:
+        if seeds:
+            variants += [({"split": split, "seed": seed}, _with(run, split=split, seed=seed))
+                         for seed in _checked_seeds(seeds)]
+        else:
+            variants.append(({"split": split}, _with(run, split=split)))
+    return run_study(variants, out, overwrite=overwrite, progress=progress,
+                     title=title or f"{run.data.dataset} / preset {run.preset}, public splits", on_run=on_run)
+
+
+def _checked_seeds(seeds: Sequence[int]) -> List[int]:
     seeds = list(seeds)
     if not seeds:
         raise training.RunDirError("give at least one seed")
     if len(set(seeds)) != len(seeds) or any(s < 0 for s in seeds):
         raise training.RunDirError(f"seeds must be distinct and >= 0, got {seeds}")
+    return seeds
+
+
+def _with(run: "training.RunConfig", split: Optional[int] = None, seed: Optional[int] = None
+          ) -> "training.RunConfig":
+    """``run`` on public split ``split`` and with ``seed`` (None: unchanged)."""
+    if split is not None:
+        run = dataclasses.replace(run, data=dataclasses.replace(run.data, split_index=split))
+    if seed is not None:
+        run = dataclasses.replace(run, train=dataclasses.replace(run.train, seed=seed))
+    return run
+
+
+def run_study(variants: Sequence[Tuple[Dict[str, int], "training.RunConfig"]], out: PathLike,
+              overwrite: bool = False, progress: bool = True, title: str = "",
+              on_run: Optional[Callable[[Dict[str, int], Dict[str, Any]], None]] = None) -> Dict[str, Any]:
+    """Train each ``(label, run)`` of ``variants`` into :func:`label_dir` ``(out, label)`` (skipped when
+    finished, resumed when interrupted: :func:`run_seed`); write ``out/aggregate.md`` / ``.json`` over them.
+
+    ``label`` says what tells the run apart (``{"seed": 1}``, ``{"split": 3}``, ``{"split": 3, "seed": 1}``);
+    ``on_run(label, summary)`` is called after each run.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     summaries: List[Dict[str, Any]] = []
-    for seed in seeds:
-        seeded = dataclasses.replace(run, train=dataclasses.replace(run.train, seed=seed))
-        summary = run_seed(seeded, seed_dir(out, seed), overwrite=overwrite, progress=progress)
+    for label, variant in variants:
+        summary = run_seed(variant, label_dir(out, label), overwrite=overwrite, progress=progress)
         summaries.append(summary)
-        if on_seed is not None:
-            on_seed(seed, summary)
-    agg = aggregate_summaries(summaries)
-    agg["run_dirs"] = [str(seed_dir(out, s)) for s in seeds]
+        if on_run is not None:
+            on_run(label, summary)
+    agg = aggregate_summaries(summaries, [label for label, _ in variants])
+    agg["run_dirs"] = [str(label_dir(out, label)) for label, _ in variants]
     files.write_json(out / AGGREGATE_JSON, agg)
-    (out / AGGREGATE_MD).write_text(aggregate_markdown(agg, title or f"{run.data.dataset} / preset {run.preset}"))
+    (out / AGGREGATE_MD).write_text(aggregate_markdown(agg, title))
     return agg

@@ -143,7 +143,7 @@ def run_sweep(dataset: str, preset: Optional[str], settings: Mapping[str, str], 
         "seconds_per_epoch"}`` (the last three as ``{"mean", "std", "values"}``).
     """
     fixed, axes = parse_sweep_settings(settings)
-    preset_name = preset or training.run_config.DEFAULT_PRESETS.get(dataset, dataset)
+    preset_name = preset or training.run_config.default_preset(dataset)
     points = expand_sweep(preset_name, fixed, axes)
     runs = []
     for point in points:

@@ -40,7 +40,7 @@ from ..data.graph_files import GraphFileInfo
 from ..data.hetero_files import HeteroFileInfo
 
 CLASS_LOSSES = ("cross_entropy", "weighted_cross_entropy")
-CLASS_METRICS = ("accuracy", "balanced_accuracy", "f1_macro")
+CLASS_METRICS = ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")
 GRAPH_HEADS = ("graph", "mlp_graph", "san_graph")
 
 

@@ -16,6 +16,7 @@ Example
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
@@ -113,25 +114,63 @@ def ogb_evaluate(metric: str, input_dict: dict, num_tasks: int = 1) -> float:
 
 
 def roc_auc(scores: torch.Tensor, target: torch.Tensor) -> float:
-    """ROC-AUC averaged over label columns, by OGB's ``Evaluator`` (``ogbg-molhiv``'s metric).
+    """Area under the ROC curve: the probability that a random positive scores above a random negative,
+    ties counted half (sklearn's ``roc_auc_score``, OGB's ``eval_rocauc``).
 
-    Per column with at least one positive and one negative (NaN targets left
-    out), sklearn's ``roc_auc_score``; then the mean. A ValueError if no
-    column has both classes (OGB's RuntimeError).
+    With average ranks :math:`r_i` (1-based) of the scores,
 
-    Parameters
-    ----------
-    scores : (N,) or (N, T) float, any monotone score (logits)
-    target : (N,) or (N, T) in {0, 1}, NaN where unlabelled
+    .. math:: AUC = \\frac{\\sum_{i: t_i = 1} r_i - P (P + 1) / 2}{P \\cdot Q}
+
+    for ``P`` positives and ``Q`` negatives.
+
+    * One binary task (minesweeper, tolokers, questions, ogbg-molhiv): ``target`` (N,) in {0, 1};
+      ``scores`` (N, 2) logits (the score is ``logit_1 - logit_0``), or (N,) / (N, 1) one logit per item.
+      NaN when a class is absent (undefined).
+    * Several tasks with missing labels (ogbg-molpcba-like): ``target`` (N, T) in {0, 1} or NaN where
+      unlabelled, ``scores`` (N, T): the mean over the columns that have both classes, as OGB's
+      ``Evaluator`` computes it; a ValueError if none has.
     """
-    scores, target = _as_columns(scores).double(), _as_columns(target).double()
-    if scores.shape != target.shape:
-        raise ValueError(f"roc_auc needs scores and targets of one shape, got {tuple(scores.shape)} and "
-                         f"{tuple(target.shape)}")
-    try:
-        return ogb_evaluate("rocauc", {"y_true": target.numpy(), "y_pred": scores.numpy()}, target.shape[1])
-    except RuntimeError as exc:  # OGB: "No positively labeled data available. Cannot compute ROC-AUC."
-        raise ValueError("roc_auc needs a label column with both positives and negatives") from exc
+    if target.ndim == 2 and target.shape[1] > 1:
+        scores, target = _as_columns(scores).double(), _as_columns(target).double()
+        if scores.shape != target.shape:
+            raise ValueError(f"roc_auc needs scores and targets of one shape, got {tuple(scores.shape)} and "
+                             f"{tuple(target.shape)}")
+        per_label = [_binary_roc_auc(scores[labelled, col], target[labelled, col])
+                     for col in range(target.shape[1])
+                     for labelled in [~torch.isnan(target[:, col])]]
+        per_label = [value for value in per_label if not math.isnan(value)]
+        if not per_label:
+            raise ValueError("roc_auc needs a label column with both positives and negatives")
+        return sum(per_label) / len(per_label)
+    if scores.ndim == 2 and scores.shape[1] == 2:
+        scores = scores[:, 1] - scores[:, 0]
+    elif scores.ndim == 2 and scores.shape[1] != 1:
+        raise ValueError(f"roc_auc is for binary tasks: got {scores.shape[1]} scores per item")
+    scores, target = scores.reshape(-1).double(), target.reshape(-1)
+    _check_same_length(scores, target)
+    return _binary_roc_auc(scores, target)
+
+
+def _binary_roc_auc(scores: torch.Tensor, target: torch.Tensor) -> float:
+    """(N,) float64 scores, (N,) {0, 1} targets -> AUC by average ranks; NaN when a class is absent."""
+    positive = target == 1
+    num_pos, num_neg = int(positive.sum()), int((target == 0).sum())
+    if num_pos == 0 or num_neg == 0:
+        return float("nan")
+    ranks = _average_ranks(scores)
+    return ((ranks[positive].sum() - num_pos * (num_pos + 1) / 2) / (num_pos * num_neg)).item()
+
+
+def _average_ranks(values: torch.Tensor) -> torch.Tensor:
+    """(N,) -> (N,) float64 1-based ranks, tied values sharing their mean rank."""
+    order = torch.argsort(values)
+    sorted_values = values[order]
+    distinct, inverse, counts = torch.unique_consecutive(sorted_values, return_inverse=True, return_counts=True)
+    last = torch.cumsum(counts, 0).double()  # rank of each group's last member
+    mean_rank = last - (counts.double() - 1) / 2
+    ranks = torch.empty_like(values, dtype=torch.float64)
+    ranks[order] = mean_rank[inverse]
+    return ranks
 
 
 def predicted_subtokens(output: torch.Tensor) -> torch.Tensor:

@@ -22,11 +22,12 @@ from ..data.graph_files import GRAPH_FILE, TASKS, is_graph_file_name, split_indi
 from ..data.hetero_files import inspect_file, is_heterograph
 from ..data.identity import check_unchanged, file_identity, fingerprint_changes, splits_fingerprint
 from ..data.node_graph import NODE_TASKS, NodeGraph, inspect_node_graph, is_node_graph_file
+from ..data.node_sets import is_node_set, node_set_spec
 from ..data.registry import LOADERS
 from ..data.positional_encoding import LAPLACIAN_NORMS
 from ..data.se_cache import StructuralSpec, attach_structural
 from ..data.validation import check_labels, node_label_sizes, validate_splits
-from ..presets import get_preset
+from ..presets import get_preset, preset_names
 from .node_batches import SAMPLERS
 from ..threads import default_threads
 
@@ -40,8 +41,19 @@ CONFIG_VERSION = 2
 #: Datasets without a preset of their own train with this preset by default.
 DEFAULT_PRESETS = {"synthetic": "mnist", GRAPH_FILE: "geaet", "pcqm4mv2-subset": "pcqm4mv2",
                    "pcqm4mv2-inference": "pcqm4mv2"}
-#: The default preset of a graph file holding one graph with node masks.
+#: The default preset of a graph file holding one graph with node masks, and of a named node set
+#: (``cora``, ``actor``, ...) that has no preset of its own.
 NODE_GRAPH_PRESET = "geaet-node"
+
+
+def default_preset(dataset: str) -> str:
+    """The preset a run on ``dataset`` takes unless told: the dataset's own (a preset of the same name),
+    else :data:`DEFAULT_PRESETS`' entry, else :data:`NODE_GRAPH_PRESET` for a named node set."""
+    if dataset in DEFAULT_PRESETS:
+        return DEFAULT_PRESETS[dataset]
+    if is_node_set(dataset) and dataset.lower() not in preset_names():
+        return NODE_GRAPH_PRESET
+    return dataset
 
 
 @dataclass
@@ -83,6 +95,11 @@ class DataOptions:
     per step) or ``random`` (the nodes shuffled into ``num_parts`` parts,
     ``train.batch_size`` parts per step, their induced subgraph);
     ``num_parts=0`` takes parts of about 1,000 nodes. Graph-level data ignores both.
+
+    ``split_index`` is the public split a named node set trains on (``cora``:
+    its one split; ``actor``: 0..9 of geom-gcn's; see
+    :mod:`geaet_dgl.data.node_sets`); the sets without a published split
+    (Amazon, Coauthor) are split 60/20/20 at random with ``split_seed``.
     """
 
     dataset: str = "mnist"
@@ -110,12 +127,16 @@ class DataOptions:
     #: ``voc`` for GraphGPS's COCO config, which names VOC's encoders).
     statistics: Optional[str] = None
     num_parts: int = 0
+    split_index: int = 0
 
     @property
     def name(self) -> str:
-        """The dataset's name for run directories: the file's stem for a graph file."""
+        """The dataset's name for run directories: the file's stem for a graph file; ``<set>-split<K>`` for
+        public split K > 0 of a named node set."""
         if self.dataset == GRAPH_FILE and self.data_file:
             return os.path.splitext(os.path.basename(self.data_file))[0]
+        if self.split_index:
+            return f"{self.dataset}-split{self.split_index}"
         return self.dataset
 
 
@@ -179,6 +200,9 @@ class RunConfig:
         if self.data.sampler not in SAMPLERS:
             raise ConfigError(f"data.sampler={self.data.sampler!r} is not one of {', '.join(SAMPLERS)} "
                               "(--sampler)")
+        if isinstance(self.data.split_index, bool) or not isinstance(self.data.split_index, int) or \
+                self.data.split_index < 0:
+            raise ConfigError(f"data.split_index={self.data.split_index!r} must be an integer >= 0 (--split-index)")
         if isinstance(self.data.num_parts, bool) or not isinstance(self.data.num_parts, int) or \
                 self.data.num_parts < 0:
             raise ConfigError(f"data.num_parts={self.data.num_parts!r} must be an integer >= 0 (0: parts of about "
@@ -235,6 +259,8 @@ def _data_dependent_settings(options: DataOptions, preset_name: str, preset: Opt
     encoders, head and loss (:func:`~.graph_file_run.graph_file_settings`) and its task is recorded."""
     if options.dataset.lower() == "tree" and preset_name == "tree":
         return {"model.out_feats": 2 ** options.depth, "model.num_layers": options.depth + 1}
+    if is_node_set(options.dataset):
+        return _node_set_settings(options, preset_name)
     if options.dataset == GRAPH_FILE:
         from .graph_file_run import graph_file_settings
 
@@ -266,6 +292,23 @@ def graph_file_data(dataset: Optional[str], data: Dict[str, Any], preset: Any) -
     return options, _data_dependent_settings(options, preset.name, preset)
 
 
+def _node_set_settings(options: DataOptions, preset_name: str) -> Dict[str, Any]:
+    """A named node set fixes what a graph file fixes (input width, classes, ``head=node``; see
+    :func:`~.graph_file_run.graph_file_settings`) and its metric (ROC-AUC for the binary heterophilous sets).
+    The graph is read here (DGL's loader; kept for the run's own read) and the split index checked."""
+    from ..data.graph_files import FeatureSpec, GraphFileInfo
+    from ..data.node_sets import node_set_shape
+    from .graph_file_run import graph_file_settings
+
+    options.dataset = options.dataset.lower()
+    width, classes = node_set_shape(options.dataset, options.data_dir, options.split_index)
+    info = GraphFileInfo(path=options.dataset, num_graphs=1, task="node-classification", num_outputs=classes,
+                         features=FeatureSpec(node_in_feats=width))
+    settings = graph_file_settings(info, get_preset(preset_name))
+    settings["train.metric"] = node_set_spec(options.dataset).metric
+    return settings
+
+
 def _graph_file_options(dataset: Optional[str], data: Dict[str, Any]) -> str:
     """``dataset`` as a DataOptions name: a graph file path becomes ``'file'`` with ``data['data_file']``;
     the file paths are made absolute, so a checkpoint finds them from any folder."""
@@ -290,11 +333,17 @@ GRAPH_FILE_OPTIONS = {"task": "--task", "split_file": "--split-file", "split": "
 
 
 def check_graph_file_options(options: DataOptions) -> None:
-    """Refuse graph-file options on a named dataset (its split and task are fixed): they would be dropped."""
+    """Refuse graph-file options on a named dataset (its split and task are fixed): they would be dropped.
+    A named node set takes ``split_index`` (and the seeded-split sets ``split_seed``); no other dataset does."""
+    defaults = DataOptions()
+    if options.split_index != defaults.split_index and not is_node_set(options.dataset):
+        raise OptionConflict(f"--split-index picks a public split of a named node set (cora, actor, ...; see "
+                             f"`geaet-dgl datasets`), but the run trains on {options.name!r}; drop it")
     if options.dataset == GRAPH_FILE:
         return
-    defaults = DataOptions()
-    given = [flag for name, flag in GRAPH_FILE_OPTIONS.items() if getattr(options, name) != getattr(defaults, name)]
+    seeded = is_node_set(options.dataset) and node_set_spec(options.dataset).seeded
+    given = [flag for name, flag in GRAPH_FILE_OPTIONS.items() if getattr(options, name) != getattr(defaults, name)
+             and not (name == "split_seed" and seeded)]
     if options.data_file is not None:
         given.insert(0, "--data-file")
     if given:
@@ -345,7 +394,7 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     for key in [k for k in overrides if k.startswith("data.")]:  # --set data.depth=3
         data[key[len("data."):]] = parse_setting_value(overrides.pop(key))
     dataset = _graph_file_options(dataset, data)
-    preset_name = preset or DEFAULT_PRESETS.get(dataset, dataset)
+    preset_name = preset or default_preset(dataset)
     if preset is None and dataset == GRAPH_FILE and data.get("data_file") and is_node_graph_file(data["data_file"]):
         preset_name = NODE_GRAPH_PRESET
     options = from_dict(DataOptions, {"dataset": dataset, **data}, where="data.")
@@ -429,6 +478,8 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
             raise ConfigError(f"data.statistics={options.statistics!r} standardises PascalVOC-SP / COCO-SP only; "
                               "use voc or coco with --dataset voc or coco, or leave it unset")
         extra["statistics"] = options.statistics
+    if is_node_set(options.dataset):
+        extra.update(split_index=options.split_index, split_seed=options.split_seed)
     if options.laplacian_norm is not None and pe_k:  # passed only when set: loaders keep their own default
         extra["laplacian_norm"] = options.laplacian_norm
     splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images,

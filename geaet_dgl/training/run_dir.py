@@ -48,6 +48,11 @@ def default_seeds_dir(dataset: str, preset: str, root: PathLike = "runs") -> Pat
     return Path(root) / f"{dataset}-{preset}-seeds"
 
 
+def default_splits_dir(dataset: str, preset: str, root: PathLike = "runs") -> Path:
+    """``runs/<dataset>-<preset>-splits``: where one run per public split goes unless told (``train --splits``)."""
+    return Path(root) / f"{dataset}-{preset}-splits"
+
+
 def default_sweep_dir(dataset: str, preset: Optional[str], root: PathLike = "runs") -> Path:
     """``runs/sweep-<dataset>-<preset or 'default'>``: where a sweep goes unless told (``sweep --out``)."""
     return Path(root) / f"sweep-{dataset}-{preset or 'default'}"

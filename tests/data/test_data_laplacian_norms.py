@@ -19,6 +19,7 @@ from geaet_dgl.data.malnet_tiny import load_malnet_tiny
 from geaet_dgl.data.ogbg.code2 import load_code2
 from geaet_dgl.data.ogbg.graphprop import load_ogbg
 from geaet_dgl.data.ogbg.pcqm4mv2 import load_pcqm4mv2
+from geaet_dgl.data.node_sets import NODE_SETS, load_node_set
 from geaet_dgl.data.ogbn import load_ogbn
 from geaet_dgl.data.superpixels.cifar10 import load_cifar10
 from geaet_dgl.data.superpixels.mnist import load_mnist
@@ -29,7 +30,8 @@ LOADER_OF = {"mnist": load_mnist, "cifar10": load_cifar10, "pattern": load_sbm, 
              "synthetic": synthetic_mnist_like, GRAPH_FILE: load_graph_file,
              "ogbn-arxiv": load_ogbn, "ogbn-products": load_ogbn, "ogbg-molhiv": load_ogbg, "ogbg-molpcba": load_ogbg,
              "ogbg-ppa": load_ogbg, "ogbg-code2": load_code2, "pcqm4mv2": load_pcqm4mv2,
-             "pcqm4mv2-subset": load_pcqm4mv2, "pcqm4mv2-inference": load_pcqm4mv2, "malnet-tiny": load_malnet_tiny}
+             "pcqm4mv2-subset": load_pcqm4mv2, "pcqm4mv2-inference": load_pcqm4mv2, "malnet-tiny": load_malnet_tiny,
+             **{name: load_node_set for name in NODE_SETS}}
 
 
 @pytest.mark.parametrize("name", sorted(LOADER_OF))

@@ -107,7 +107,7 @@ def test_metrics_equal_ogb_evaluators():
     expected = Evaluator("ogbg-ppa").eval({"y_true": ppa_true, "y_pred": ppa_pred})["acc"]
     assert accuracy(torch.from_numpy(ppa_pred), torch.from_numpy(ppa_true)) == pytest.approx(expected)
     with pytest.raises(ValueError, match="both positives and negatives"):
-        roc_auc(torch.zeros(5), torch.ones(5))
+        roc_auc(torch.zeros(5, 2), torch.ones(5, 2))  # several tasks, none with both classes
 
 
 def test_pcqm4mv2_variants_follow_graphgps(tmp_path, monkeypatch):
