@@ -270,7 +270,7 @@ class ModelConfig:
 
 @dataclass
 class TrainConfig:
-    """Optimisation: AdamW, cosine schedule with linear warm-up, clipping."""
+    """Optimisation: AdamW, cosine schedule with linear warm-up, clipping; optional early stopping."""
 
     batch_size: int = 16
     lr: float = 1e-3
@@ -281,6 +281,8 @@ class TrainConfig:
     loss: str = "cross_entropy"
     metric: str = "accuracy"
     seed: int = 0
+    #: Early stopping: end the run after this many epochs without validation improvement (0: off).
+    patience: int = 0
 
     def validate(self) -> "TrainConfig":
         _check_choice("loss", self.loss, LOSS_CHOICES)
@@ -289,6 +291,9 @@ class TrainConfig:
             raise ConfigError("batch_size, epochs and lr must be positive")
         if self.warmup_epochs < 0:
             raise ConfigError("warmup_epochs must be >= 0")
+        if self.patience < 0:
+            raise ConfigError("train.patience must be >= 0 (epochs without validation improvement; 0: no early "
+                              "stopping)")
         return self
 
 
