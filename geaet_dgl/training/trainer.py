@@ -41,7 +41,6 @@ from ..allocator import allocator_mode
 from ..config import to_dict
 from ..data import DatasetSplits
 from ..data.node_graph import NodeGraph
-from ..models import build_model
 from ..models.geaet import set_degree_statistics
 from ..threads import apply_threads, per_process_threads, resolve_threads
 from . import run_dir as files
@@ -118,7 +117,7 @@ class Trainer:
         self.device = self.dist.device(run.device)
         self.task = data if isinstance(data, Task) else make_task(run, data, self.device, self.dist)
         seed_everything(run.train.seed)
-        self.model = build_model(run.model).to(self.device)
+        self.model = self.task.build_model(run.model).to(self.device)
         set_degree_statistics(self.model, self.task.degree_graphs())  # PNA's, from the training graphs
         self.train_model = self.model
         if self.dist.enabled:
