@@ -215,3 +215,27 @@ def test_the_private_name_finder_sees_what_a_module_defines():
 
 def test_no_module_uses_another_modules_private_names():
     assert private_uses() == []
+
+
+# -- one loop ------------------------------------------------------------------------------------------------------
+
+
+def optimizer_steppers() -> List[str]:
+    """Modules (outside ``benchmarking/``) that call ``.step()`` on an optimiser: any ``X.step()`` whose
+    ``X`` names an optimiser (``optimizer``, ``opt``, ``self.optimizer``, ...), docstrings aside."""
+    found = []
+    for path in ROOT.rglob("*.py"):
+        name = _module_name(path)
+        if name.startswith("geaet_dgl.benchmarking"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step":
+                owner = node.func.value
+                owner_name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+                if "opt" in owner_name.lower():
+                    found.append(name)
+    return sorted(set(found))
+
+
+def test_only_the_training_loop_steps_an_optimizer():
+    assert optimizer_steppers() == ["geaet_dgl.training.trainer"]
