@@ -209,7 +209,8 @@ def _is_private(name: str) -> bool:
 
 
 def test_the_private_name_finder_sees_what_a_module_defines():
-    assert _defined_private(ast.parse("def _f(): pass\nclass A:\n    def g(self):\n        self._x = 1")) == {"_f", "_x"}
+    source = "def _f(): pass\nclass A:\n    def g(self):\n        self._x = 1"
+    assert _defined_private(ast.parse(source)) == {"_f", "_x"}
     assert not _is_private("__init__") and _is_private("_classes")
 
 

@@ -159,7 +159,7 @@ class Trainer:
         self.saved_at = (self.epoch, self.step)
 
     def fit(self) -> Dict[str, Any]:
-        """Train up to ``train.epochs`` (fewer when early stopping ends it); write summary and curves; return the summary."""
+        """Train up to ``train.epochs`` (fewer if early stopping ends it); write summary and curves; -> the summary."""
         log.info("model: %s parameters (preset %s); torch %s threads, allocator %s", f"{self.model.num_parameters:,}",
                  self.run.preset, torch.get_num_threads(), allocator_mode())
         self.tensorboard = open_log(self.run.tensorboard and self.dist.is_main, self.run_dir, self.run.train.metric,
