@@ -82,6 +82,9 @@ class DistSource:
         frontier = dd.sample_neighbors(self.graph, nodes, -1)
         src, dst = frontier.edges()
         eids = frontier.edata[dgl.EID]
+        # the servers' answers arrive in any order: edges in id order, so that a run repeats itself bit for bit
+        order = torch.argsort(eids)
+        src, dst, eids = src[order], dst[order], eids[order]
         local = torch.full((self.graph.num_nodes(),), -1, dtype=torch.int64)
         local[nodes] = torch.arange(len(nodes))
         keep = local[src] >= 0
