@@ -322,7 +322,7 @@ class ModelConfig:
 
 @dataclass
 class TrainConfig:
-    """Optimisation: AdamW, cosine schedule with linear warm-up, clipping."""
+    """Optimisation: AdamW, cosine schedule with linear warm-up, clipping; optional early stopping."""
 
     batch_size: int = 16
     lr: float = 1e-3
@@ -340,6 +340,8 @@ class TrainConfig:
     schedule: str = "cosine"
     #: Batches whose gradients are summed before one optimiser step (graphgym's ``optim.batch_accumulation``).
     accumulate: int = 1
+    #: Early stopping: end the run after this many epochs without validation improvement (0: off).
+    patience: int = 0
 
     def validate(self) -> "TrainConfig":
         _check_choice("loss", self.loss, LOSS_CHOICES)
@@ -351,6 +353,9 @@ class TrainConfig:
         if self.eval_every < 1 or self.accumulate < 1:
             raise ConfigError("eval_every and accumulate must be >= 1")
         _check_choice("schedule", self.schedule, ("cosine", "linear"))
+        if self.patience < 0:
+            raise ConfigError("train.patience must be >= 0 (epochs without validation improvement; 0: no early "
+                              "stopping)")
         return self
 
 

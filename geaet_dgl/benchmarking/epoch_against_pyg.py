@@ -6,7 +6,7 @@ What ``geaet-dgl benchmark --epoch --against-pyg REF_DIR`` runs.
   (:class:`~geaet_dgl.training.trainer.Trainer`: ``make_epoch_loader`` over the
   :class:`~geaet_dgl.data.GraphDataset`, our collate, forward, loss, finite check,
   backward, FlatAdamW step with clipping, metric accumulation) and
-  :func:`~geaet_dgl.inference.evaluation.evaluate` on the evaluation split.
+  :func:`~geaet_dgl.training.evaluation.evaluate` on the evaluation split.
 * **The reference** (:class:`ReferenceEpochs`): its own ``train_epoch`` and
   ``eval_epoch`` (``GEAET/train/custom_train.py``) with its ``CustomLogger``
   (metrics written at the end of each pass, as its ``main.py`` does), over a
@@ -138,7 +138,7 @@ class OurEpochs:
         return graphs
 
     def eval_pass(self) -> int:
-        from ..inference.evaluation import evaluate
+        from ..training.evaluation import evaluate
 
         cfg = self.trainer.run.train
         self.last["eval"] = evaluate(self.model, self.inputs.evaluation, self.trainer.loss_fn, cfg.metric,

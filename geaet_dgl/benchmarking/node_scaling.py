@@ -155,7 +155,7 @@ def _ours_runners(graph: dgl.DGLGraph, method: str, seed: int, cache_dir: str):
     from ..data.node_graph import NodeGraph
     from ..models import build_model
     from ..training.node_batches import make_node_sampler, masked_rows
-    from ..inference.evaluation import evaluate_node_splits
+    from ..training.evaluation import evaluate_node_splits
 
     data = NodeGraph(graph, "node-classification", NUM_CLASSES, name=f"knn-{graph.num_nodes()}",
                      cache_dir=cache_dir, stamp="node-scaling")

@@ -34,7 +34,7 @@ from .options import (allow_changed_data_option, data_source_options, device_opt
 def eval_command(checkpoint: str, split: str, as_json: bool, data: Dict[str, Any], device: str, workers: int,
                  no_fold: bool, threads: Optional[int], allow_changed_data: bool) -> None:
     """Recompute a checkpoint's metric on one split (the run's data limits unless given)."""
-    from geaet_dgl.inference import evaluate_checkpoint
+    from geaet_dgl.scoring import evaluate_checkpoint
 
     result = evaluate_checkpoint(checkpoint, split, data, device=device, workers=workers, progress=not as_json,
                                  fold=not no_fold, threads=threads, allow_changed_data=allow_changed_data)

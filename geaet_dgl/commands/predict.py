@@ -30,7 +30,7 @@ def predict(checkpoint: str, graphs_path: str, out: str, as_json: bool, nodes: s
     graph's output depends on its batch-mates, in graph scope (preset geaet) it does not. A node-level model on
     a file of one graph scores every node with the whole graph as context (layer by layer when it is large).
     """
-    from geaet_dgl.inference import predict_file
+    from geaet_dgl.scoring import predict_file
 
     result = predict_file(checkpoint, graphs_path, out, as_json=as_json, device=device, progress=progress,
                           nodes=nodes, allow_changed_data=allow_changed_data)

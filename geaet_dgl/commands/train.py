@@ -1,12 +1,13 @@
 """``geaet-dgl train``: one run, one run per seed, or a resumed run."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional
 
 import click
 
+from .train_options import TrainOptions
 from .options import (ListOptionCommand, allow_changed_data_option, data_source_options, gather_data, given,
-                      given_on_command_line, handle_errors, limit_options, parse_settings, seeds_option,
+                      given_on_command_line, handle_errors, limit_options, seeds_option,
                       split_index_option, threads_option)
 
 
@@ -90,128 +91,173 @@ from .options import (ListOptionCommand, allow_changed_data_option, data_source_
 @handle_errors
 @gather_data
 @click.pass_context
-def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], config: Optional[str],
-          epochs: Optional[int], batch_size: Optional[int], lr: Optional[float], seed: Optional[int],
-          device: Optional[str], workers: Optional[int], out: Optional[str], data: Dict[str, Any],
-          settings: Tuple[str, ...], checkpoint_every: Optional[int], resume_dir: Optional[str], overwrite: bool,
-          progress: bool, nproc: Optional[int], sync_bn: bool, seeds: Tuple[int, ...], task: Optional[str],
-          split_file: Optional[str], split_fractions: Optional[Tuple[float, ...]], tensorboard: bool,
-          partitions: Optional[str], ip_config: Optional[str], machine: Optional[int],
-          threads: Optional[int], allow_changed_data: bool, sampler: Optional[str], dry_run: bool,
-          split_list: Tuple[str, ...]) -> None:
+def train(ctx: click.Context, **options: Any) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
 
     Your own graphs: --dataset PATH.bin (a dgl.save_graphs file), preset `geaet` unless --preset; one graph
     with train/val/test node masks: preset `geaet-node`, --sampler to cut it into batches.
 
     With --seeds K [K ...]: one run per seed in OUT/seed<k>, and their mean ± std in OUT/aggregate.md.
-    With --splits all (a named node set: cora, actor, ...): one run per public split in OUT/split<k>, the same way.
 
     Data-parallel: `--nproc N`, or `torchrun --nproc_per_node N cli.py train ...` (see docs/distributed.md).
     """
-    from geaet_dgl import training
-    from geaet_dgl.config import settings_with_options
+    opts = TrainOptions(**options)
+    _check(opts)
+    for mode in (_resume_partitioned, _train_partitions, _resume, _dry_run, _train_splits, _train_seeds,
+                 _train_one):
+        if mode(ctx, opts):
+            return
+
+
+def _check(opts: TrainOptions) -> None:
+    """Refuse option combinations no mode takes."""
+    from geaet_dgl.distgraph import launch as dist_launch
     from geaet_dgl.studies.seeds import check_seeds_options, check_splits_options
+    from geaet_dgl.training import launcher
+
+    launcher.check_nproc(opts.nproc)
+    check_seeds_options(opts.seeds, nproc=opts.nproc, seed=opts.seed, resume=opts.resume_dir is not None)
+    check_splits_options(opts.split_list, nproc=opts.nproc, split_index_given="split_index" in opts.data,
+                         resume=opts.resume_dir is not None, partitions=opts.partitions is not None)
+    dist_launch.check_partition_options(opts.partitions, opts.ip_config, opts.machine, dataset=opts.dataset,
+                                        config=opts.config, data_file=opts.data.get("data_file"), seeds=opts.seeds,
+                                        sampler=opts.sampler)
+
+
+def _resume_partitioned(ctx: click.Context, opts: TrainOptions) -> bool:
+    """``--resume`` of a run on partitions: its graph servers and trainers again."""
     from geaet_dgl.distgraph import launch as dist_launch
     from geaet_dgl.training import launcher
 
-    launcher.check_nproc(nproc)
-    check_seeds_options(seeds, nproc=nproc, seed=seed, resume=resume_dir is not None)
-    check_splits_options(split_list, nproc=nproc, split_index_given="split_index" in data,
-                         resume=resume_dir is not None, partitions=partitions is not None)
-    dist_launch.check_partition_options(partitions, ip_config, machine, dataset=dataset, config=config,
-                                        data_file=data.get("data_file"), seeds=seeds, sampler=sampler)
-    if resume_dir is not None and dist_launch.partitioned_run(resume_dir) is not None:
-        launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
-        _print_partitioned(dist_launch.resume_partitioned(resume_dir), resume_dir)
-        return
-    if partitions is not None:
-        _train_partitions(partitions, preset, settings_with_options(parse_settings(settings), epochs=epochs,
-                                                                    batch_size=batch_size, lr=lr, seed=seed),
-                          out, nproc, overwrite, sync_bn, threads, ip_config, machine)
-        return
-    if resume_dir is not None:
-        launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
-        summary = launcher.resume_job(resume_dir, nproc=nproc, device=device, workers=workers, progress=progress,
-                                      threads=threads, allow_changed_data=allow_changed_data)
-        if summary is not None:  # None on the ranks other than 0 under torchrun
-            print_summary(summary, resume_dir)
-        return
-    training.run_config.check_run_source(dataset, data.get("data_file"), config, preset, allow_changed_data)
-    overrides = settings_with_options(parse_settings(settings), epochs=epochs, batch_size=batch_size, lr=lr,
-                                      seed=seed)
-    data.update(given(task=task, split_file=split_file, split=list(split_fractions) if split_fractions else None,
-                      sampler=sampler))
-    run_settings = dict(device=device or "cpu", workers=workers or 0, checkpoint_every=checkpoint_every or 0,
-                        threads=threads, sync_bn=sync_bn, tensorboard=tensorboard)
-    if config is not None:
-        from geaet_dgl.interop import reference_run_config
-
-        run = reference_run_config(config, overrides, {**data, **given(dataset=dataset)}, **run_settings)
-    else:
-        run = training.make_run_config(dataset, preset, overrides, data, **run_settings)
-    if dry_run:
-        _dry_run(run, config)
-        return
-    if split_list:
-        _train_splits(run, split_list, list(seeds), out, overwrite, progress)
-        return
-    if seeds:
-        _train_seeds(run, list(seeds), out or str(training.run_dir.default_seeds_dir(run.data.name, run.preset)),
-                     overwrite, progress)
-        return
-    run_dir = out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
-    summary = launcher.train_job(run, run_dir, nproc=nproc or 1, overwrite=overwrite, progress=progress)
-    if summary is not None:  # None on the ranks other than 0 under torchrun
-        print_summary(summary, run_dir)
+    if opts.resume_dir is None or dist_launch.partitioned_run(opts.resume_dir) is None:
+        return False
+    launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
+    _print_partitioned(dist_launch.resume_partitioned(opts.resume_dir), opts.resume_dir)
+    return True
 
 
-def _dry_run(run: Any, config: Optional[str]) -> None:
-    """Print what the run would build and read; read no data."""
-    import os
-
-    import yaml
-
-    from geaet_dgl.config import to_dict
-    from geaet_dgl.data.schema import find_schema
-    from geaet_dgl.models import build_model
-
-    model = build_model(run.model)
-    params = sum(p.numel() for p in model.parameters())
-    source = f"--config {config}" if config else f"preset {run.preset}"
-    click.echo(f"dry run: {source}: {params:,} parameters on dataset {run.data.dataset}")
-    settings = {"model": to_dict(run.model), "train": to_dict(run.train),
-                "data": {k: v for k, v in to_dict(run.data).items() if v is not None}}
-    click.echo(yaml.safe_dump(settings, sort_keys=False, default_flow_style=None).rstrip())
-    schema = find_schema(run.data.dataset)
-    if run.data.data_file:
-        files = [run.data.data_file]
-    elif schema is not None:
-        files = [os.path.join(run.data.data_dir, name) for name in schema.files]
-    else:
-        files = []
-    if config:
-        from geaet_dgl.interop.reference_config import read_reference_config
-
-        ref = read_reference_config(config)
-        if ref.pretrained:
-            files.append(os.path.join(ref.pretrained, "ckpt/"))
-    click.echo("files the run would read: " + (", ".join(files) if files else "none (generated data)"))
-
-
-def _train_partitions(partitions: str, preset: Optional[str], overrides: Dict[str, Any], out: Optional[str],
-                      nproc: Optional[int], overwrite: bool, sync_bn: bool, threads: Optional[int],
-                      ip_config: Optional[str], machine: Optional[int]) -> None:
+def _train_partitions(ctx: click.Context, opts: TrainOptions) -> bool:
+    """``--partitions DIR/NAME.json``: DGL's graph servers and ``--nproc`` trainers."""
     from geaet_dgl import training
     from geaet_dgl.distgraph import launch as dist_launch
 
-    run = dist_launch.partitioned_run_config(partitions, preset, overrides, threads)
-    run.sync_bn = sync_bn
-    run_dir = out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
-    summary = dist_launch.train_partitioned(run, run_dir, partitions, nproc or dist_launch.default_nproc(partitions,
-                                                                                                       ip_config),
-                                            overwrite=overwrite, ip_config=ip_config, machine=machine or 0)
+    if opts.partitions is None:
+        return False
+    run = dist_launch.partitioned_run_config(opts.partitions, opts.preset, opts.overrides(), opts.threads)
+    run.sync_bn = opts.sync_bn
+    run_dir = opts.out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
+    nproc = opts.nproc or dist_launch.default_nproc(opts.partitions, opts.ip_config)
+    summary = dist_launch.train_partitioned(run, run_dir, opts.partitions, nproc, overwrite=opts.overwrite,
+                                            ip_config=opts.ip_config, machine=opts.machine or 0)
     _print_partitioned(summary, run_dir)
+    return True
+
+
+def _resume(ctx: click.Context, opts: TrainOptions) -> bool:
+    """``--resume RUN_DIR``: continue from its ``last.pt`` with its own configuration."""
+    from geaet_dgl.training import launcher
+
+    if opts.resume_dir is None:
+        return False
+    launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
+    summary = launcher.resume_job(opts.resume_dir, nproc=opts.nproc, device=opts.device, workers=opts.workers,
+                                  progress=opts.progress, threads=opts.threads,
+                                  allow_changed_data=opts.allow_changed_data)
+    if summary is not None:  # None on the ranks other than 0 under torchrun
+        print_summary(summary, opts.resume_dir)
+    return True
+
+
+def _new_run(opts: TrainOptions) -> Any:
+    """The run configuration of a new run: a preset (or a reference config) with the options applied."""
+    from geaet_dgl import training
+
+    training.run_config.check_run_source(opts.dataset, opts.data.get("data_file"), opts.config, opts.preset,
+                                         opts.allow_changed_data)
+    data = dict(opts.data, **given(task=opts.task, split_file=opts.split_file, sampler=opts.sampler,
+                                   split=list(opts.split_fractions) if opts.split_fractions else None))
+    run_settings = dict(device=opts.device or "cpu", workers=opts.workers or 0,
+                        checkpoint_every=opts.checkpoint_every or 0, threads=opts.threads, sync_bn=opts.sync_bn,
+                        tensorboard=opts.tensorboard)
+    if opts.config is not None:
+        from geaet_dgl.interop import reference_run_config
+
+        return reference_run_config(opts.config, opts.overrides(), {**data, **given(dataset=opts.dataset)},
+                                    **run_settings)
+    return training.make_run_config(opts.dataset, opts.preset, opts.overrides(), data, **run_settings)
+
+
+def _dry_run(ctx: click.Context, opts: TrainOptions) -> bool:
+    """``--dry-run``: print what the run would build and read; read no data."""
+    if not opts.dry_run:
+        return False
+    from .dry_run import print_dry_run
+
+    print_dry_run(_new_run(opts), opts.config)
+    return True
+
+
+def _train_splits(ctx: click.Context, opts: TrainOptions) -> bool:
+    """``--splits all|K...`` (a named node set): one run per public split, and their mean ± std."""
+    from geaet_dgl import training
+    from geaet_dgl.config import OptionConflict
+    from geaet_dgl.data.node_sets import is_node_set, node_set_splits
+    from geaet_dgl.studies.seeds import label_dir, run_splits, split_indices
+
+    if not opts.split_list:
+        return False
+    run = _new_run(opts)
+    if not is_node_set(run.data.dataset):
+        raise OptionConflict(f"--splits trains on the public splits of a named node set (cora, actor, ...), but "
+                             f"the run trains on {run.data.name!r}; drop it (or use --seeds)")
+    splits = split_indices(opts.split_list, node_set_splits(run.data.dataset, run.data.data_dir), run.data.dataset)
+    out = opts.out or str(training.run_dir.default_splits_dir(run.data.dataset, run.preset))
+    agg = run_splits(run, splits, out, seeds=list(opts.seeds) or None, overwrite=opts.overwrite,
+                     progress=opts.progress, on_run=lambda label, summary: print_summary(summary,
+                                                                                          str(label_dir(out, label))))
+    _print_aggregate(agg, f"{agg['n']} runs on splits {sorted(set(agg['splits']))}", out)
+    return True
+
+
+def _print_aggregate(agg: Dict[str, Any], heading: str, out: str) -> None:
+    from geaet_dgl.studies import format_mean_std
+    from geaet_dgl.studies.seeds import AGGREGATE_MD
+
+    metric = agg["metric_name"]
+    click.echo(f"{heading}, {agg['std']}:")
+    for name in ("val_metric", "test_metric"):
+        stat = agg[name]
+        click.echo(f"  {name.split('_')[0]} {metric}: {format_mean_std(stat['mean'], stat['std'])}")
+    click.echo(f"table in {out}/{AGGREGATE_MD} (and aggregate.json)")
+
+
+def _train_seeds(ctx: click.Context, opts: TrainOptions) -> bool:
+    """``--seeds K [K ...]``: one run per seed in OUT/seed<k>, and their mean ± std."""
+    from geaet_dgl import training
+    from geaet_dgl.studies import run_seeds
+
+    if not opts.seeds:
+        return False
+    run = _new_run(opts)
+    out = opts.out or str(training.run_dir.default_seeds_dir(run.data.name, run.preset))
+    agg = run_seeds(run, list(opts.seeds), out, overwrite=opts.overwrite, progress=opts.progress,
+                    on_seed=lambda k, summary: print_summary(summary, f"{out}/seed{k}"))
+    _print_aggregate(agg, f"{agg['n']} seeds {agg['seeds']}", out)
+    return True
+
+
+def _train_one(ctx: click.Context, opts: TrainOptions) -> bool:
+    """One new run (``--nproc N`` data-parallel processes, or torchrun's)."""
+    from geaet_dgl import training
+    from geaet_dgl.training import launcher
+
+    run = _new_run(opts)
+    run_dir = opts.out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
+    summary = launcher.train_job(run, run_dir, nproc=opts.nproc or 1, overwrite=opts.overwrite,
+                                 progress=opts.progress)
+    if summary is not None:  # None on the ranks other than 0 under torchrun
+        print_summary(summary, run_dir)
+    return True
 
 
 def _print_partitioned(summary: Optional[Dict[str, Any]], run_dir: str) -> None:
@@ -222,43 +268,6 @@ def _print_partitioned(summary: Optional[Dict[str, Any]], run_dir: str) -> None:
     click.echo(f"best.pt on the whole graph: val {summary['metric_name']} {summary['full_graph_val_metric']:.6f}, "
                f"test {summary['full_graph_test_metric']:.6f}; peak memory (MiB) "
                + ", ".join(f"{name} {mib:.0f}" for name, mib in summary.get("peak_rss_mib", {}).items()))
-
-
-def _train_seeds(run: Any, seeds: list, out: str, overwrite: bool, progress: bool) -> None:
-    from geaet_dgl.studies import format_mean_std, run_seeds
-    from geaet_dgl.studies.seeds import AGGREGATE_MD
-
-    agg = run_seeds(run, seeds, out, overwrite=overwrite, progress=progress,
-                    on_seed=lambda k, summary: print_summary(summary, f"{out}/seed{k}"))
-    metric = agg["metric_name"]
-    click.echo(f"{agg['n']} seeds {agg['seeds']}, {agg['std']}:")
-    for name in ("val_metric", "test_metric"):
-        stat = agg[name]
-        click.echo(f"  {name.split('_')[0]} {metric}: {format_mean_std(stat['mean'], stat['std'])}")
-    click.echo(f"table in {out}/{AGGREGATE_MD} (and aggregate.json)")
-
-
-def _train_splits(run: Any, values: Tuple[str, ...], seeds: list, out: Optional[str], overwrite: bool,
-                  progress: bool) -> None:
-    from geaet_dgl import training
-    from geaet_dgl.config import OptionConflict
-    from geaet_dgl.data.node_sets import is_node_set, node_set_splits
-    from geaet_dgl.studies import format_mean_std
-    from geaet_dgl.studies.seeds import AGGREGATE_MD, label_dir, run_splits, split_indices
-
-    if not is_node_set(run.data.dataset):
-        raise OptionConflict(f"--splits trains on the public splits of a named node set (cora, actor, ...), but "
-                             f"the run trains on {run.data.name!r}; drop it (or use --seeds)")
-    splits = split_indices(values, node_set_splits(run.data.dataset, run.data.data_dir), run.data.dataset)
-    out = out or str(training.run_dir.default_splits_dir(run.data.dataset, run.preset))
-    agg = run_splits(run, splits, out, seeds=seeds or None, overwrite=overwrite, progress=progress,
-                     on_run=lambda label, summary: print_summary(summary, str(label_dir(out, label))))
-    metric = agg["metric_name"]
-    click.echo(f"{agg['n']} runs on splits {sorted(set(agg['splits']))}, {agg['std']}:")
-    for name in ("val_metric", "test_metric"):
-        stat = agg[name]
-        click.echo(f"  {name.split('_')[0]} {metric}: {format_mean_std(stat['mean'], stat['std'])}")
-    click.echo(f"table in {out}/{AGGREGATE_MD} (and aggregate.json)")
 
 
 def print_summary(summary: Dict[str, Any], run_dir: str) -> None:

@@ -26,7 +26,7 @@ from ..training import run_dir as files
 from ..training.checkpoint import load_checkpoint
 from ..training.distributed import free_port
 from ..training.losses import get_loss
-from ..inference.evaluation import evaluate_node_splits
+from ..training.evaluation import evaluate_node_splits
 from ..training.run_config import RunConfig, data_pe_sizes, make_run_config
 from . import engine
 from .partition import check_matches_graph, load_single_graph, read_sidecar

@@ -23,33 +23,37 @@ batch; BatchNorm is DistributedBatchNorm (moments of the combined batch) as
 for ``--nproc`` on graph files, and the metrics of every epoch merge all
 trainers' predictions (:meth:`~geaet_dgl.training.distributed.DistContext.merge_accumulators`).
 
+Training
+--------
+:class:`DistNodeTask` is the training loop's task (:mod:`geaet_dgl.training.task`):
+the loop (:class:`~geaet_dgl.training.trainer.Trainer`) owns the optimiser,
+schedule, resume, history, best epoch, checkpoints and summary, as for every
+other run. Validation and test are scored every epoch on the same node
+batches (batch context); once training ends the launcher scores ``best.pt`` on
+the whole graph (:mod:`.launch`).
+
 The one-process counterpart is the single-graph trainer with ``--sampler
 random`` (:mod:`geaet_dgl.training.node_task`); a distributed run is compared
 with it.
 """
 from __future__ import annotations
 
-import logging
 import math
 import os
-import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import dgl
 import torch
+from torch import nn
 
-from ..models import build_model
 from ..training import run_dir as files
 from ..training.batching import epoch_seed
-from ..training.checkpoint import load_checkpoint, save_checkpoint
-from ..training.distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, convert_sync_batchnorm,
-                                    wrap_model)
-from ..training.losses import get_loss
-from ..training.metrics import MetricAccumulator, is_improvement
+from ..training.checkpoint import load_checkpoint
+from ..training.distributed import SINGLE_PROCESS, DistContext
+from ..training.metrics import MetricAccumulator
 from ..training.run_config import RunConfig
-from ..training.schedule import build_optimizer, build_scheduler, clip_gradients
-
-log = logging.getLogger(__name__)
+from ..training.task import Step, Steps, Task
+from ..training.trainer import Trainer
 
 NODE_KEYS = ("feat", "label", "train_mask", "val_mask", "test_mask", "lap_pe", "lap_eigval", "rwse")
 EVAL_SPLITS = ("val", "test")
@@ -78,6 +82,9 @@ class DistSource:
         frontier = dd.sample_neighbors(self.graph, nodes, -1)
         src, dst = frontier.edges()
         eids = frontier.edata[dgl.EID]
+        # the servers' answers arrive in any order: edges in id order, so that a run repeats itself bit for bit
+        order = torch.argsort(eids)
+        src, dst, eids = src[order], dst[order], eids[order]
         local = torch.full((self.graph.num_nodes(),), -1, dtype=torch.int64)
         local[nodes] = torch.arange(len(nodes))
         keep = local[src] >= 0
@@ -98,106 +105,93 @@ def epoch_batches(nodes: torch.Tensor, num_batches: int, seed: int, epoch: int, 
     return [part for part in torch.tensor_split(order, num_batches) if len(part)]
 
 
+class NodeBatches(Steps):
+    """One trainer's node batches of an epoch from a step on (see :func:`epoch_batches`)."""
+
+    def __init__(self, source: "DistSource", batches: List[torch.Tensor], start_step: int):
+        self.source, self.batches, self.start_step = source, batches, start_step
+        self.total = len(batches)
+
+    def __iter__(self):
+        for nodes in self.batches[self.start_step:]:
+            yield self.source.batch(nodes)
+
+    def batch_indices(self, step: int) -> List[int]:
+        return self.batches[step].tolist()
+
+
+class DistNodeTask(Task):
+    """Node batches of one graph served by DGL's graph servers, as the training loop's task.
+
+    ``run.train.batch_size`` is the nodes of one trainer's batch; every
+    trainer takes the same number of steps per epoch (see the module
+    docstring), and the loss of a step is scaled so that DDP's average is the
+    mean over the training nodes of all trainers' batches.
+    """
+
+    #: one torch seed for every trainer, as partitioned runs were seeded before the one loop
+    reseed_ranks = False
+
+    def __init__(self, run: RunConfig, source: "DistSource", device: torch.device,
+                 context: DistContext = SINGLE_PROCESS):
+        self.run, self.source, self.device, self.context = run, source, device, context
+        self.nodes = source.node_ids()
+        per_rank = context.max_floats([float(len(self.nodes))], device)[0]
+        self.num_batches = max(1, math.ceil(per_rank / run.train.batch_size))
+
+    def _epoch_batches(self, epoch: int) -> List[torch.Tensor]:
+        return epoch_batches(self.nodes, self.num_batches, self.run.train.seed, epoch, self.context.rank)
+
+    def train_batches(self, epoch: int, start_step: int) -> Steps:
+        return NodeBatches(self.source, self._epoch_batches(epoch), start_step)
+
+    def training_step(self, model: nn.Module, batch: dgl.DGLGraph, loss_fn: Any) -> Optional[Step]:
+        """The scaled loss of the batch's training nodes; a zero loss when it has none (the DDP step goes on)."""
+        mask = batch.ndata["train_mask"]
+        total = self.context.sum_floats([float(mask.sum())], self.device)[0]
+        output = model(batch)
+        target = batch.ndata["label"]
+        if not mask.any():
+            return Step(output.sum() * 0.0, None, None, 0)
+        mean = loss_fn(output[mask], target[mask])
+        loss = mean * (float(mask.sum()) * self.context.world_size / total)
+        return Step(loss, output[mask], target[mask], int(mask.sum()), logged_loss=float(mean))
+
+    @torch.no_grad()
+    def score_splits(self, model: nn.Module, loss_fn: Any, epoch: int) -> Tuple[Dict[str, float], Dict[str, float]]:
+        """Val and test metrics over every trainer's batches of ``epoch`` (batch context, not the whole graph)."""
+        model.eval()
+        accumulators = {split: MetricAccumulator(self.run.train.metric) for split in EVAL_SPLITS}
+        for batch_nodes in self._epoch_batches(epoch):
+            graph = self.source.batch(batch_nodes)
+            output = model(graph)
+            for split, accumulator in accumulators.items():
+                mask = graph.ndata[f"{split}_mask"]
+                if mask.any():
+                    target = graph.ndata["label"][mask]
+                    accumulator.update(output[mask], target, float(loss_fn(output[mask], target)), num_graphs=0)
+        scores = {split: self.context.merge_accumulators(acc).compute() for split, acc in accumulators.items()}
+        return scores["val"], scores["test"]
+
+    def sizes(self) -> Dict[str, int]:
+        return {"nodes": int(self.source.graph.num_nodes())}
+
+
 def train_on_source(run: RunConfig, run_dir: str, source: "DistSource", context: DistContext = SINGLE_PROCESS,
                     resume: bool = False) -> Optional[Dict[str, Any]]:
-    """Train ``run`` on node batches of ``source``; rank 0 writes the run files and returns the summary.
+    """Train ``run`` on node batches of ``source`` with the training loop; rank 0 writes the run files and
+    returns the summary.
 
     ``run.train.batch_size`` is the nodes of one trainer's batch. A resumed run
-    (``resume=True``) continues after the last finished epoch of ``last.pt``.
+    (``resume=True``) continues from ``last.pt`` (trainer 0's, sent to every trainer).
     """
-    torch.manual_seed(run.train.seed)
-    model = build_model(run.model)
     device = torch.device("cpu")
-    if context.enabled and run.sync_bn:
-        model = convert_sync_batchnorm(model, device)
-    optimizer = build_optimizer(model.parameters(), run.train.lr, run.train.weight_decay, run.train.clip_grad_norm)
-    scheduler = build_scheduler(optimizer, run.train.warmup_epochs, run.train.epochs)
-    start, best, history = 0, None, []
+    trainer = Trainer(run, run_dir, DistNodeTask(run, source, device, context), progress=False, dist=context)
     if resume:  # trainer 0's last.pt, sent to every trainer (the other machines need no copy)
-        state = context.broadcast_object(load_checkpoint(os.path.join(run_dir, files.LAST)) if context.is_main
-                                         else None)
-        check_resume_world_size(state, context)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        start, best, history = state["epoch"], state["best"], list(state["history"])
-    net = wrap_model(model, context, device)
-    loss_fn = get_loss(run.train.loss)
-    nodes = source.node_ids()
-    per_rank = context.max_floats([float(len(nodes))], device)[0]
-    num_batches = max(1, math.ceil(per_rank / run.train.batch_size))
-    if context.is_main:
+        trainer.restore(context.broadcast_object(load_checkpoint(os.path.join(run_dir, files.LAST))
+                                                 if context.is_main else None))
+    elif context.is_main:
         files.write_config(run_dir, run.to_dict())
-    for epoch in range(start, run.train.epochs):
-        began = time.perf_counter()
-        net.train()
-        train_acc = MetricAccumulator(run.train.metric)
-        for batch_nodes in epoch_batches(nodes, num_batches, run.train.seed, epoch, context.rank):
-            graph = source.batch(batch_nodes)
-            mask = graph.ndata["train_mask"]
-            total = context.sum_floats([float(mask.sum())], device)[0]
-            output = net(graph)
-            target = graph.ndata["label"]
-            if mask.any():
-                mean = loss_fn(output[mask], target[mask])
-                loss = mean * (float(mask.sum()) * context.world_size / total)
-                train_acc.update(output[mask], target[mask], float(mean), num_graphs=0)
-            else:  # no training node here this step: a zero loss keeps the DDP step in time
-                loss = output.sum() * 0.0
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            clip_gradients(model.parameters(), run.train.clip_grad_norm)
-            optimizer.step()
-        scheduler.step()
-        train_seconds = context.max_floats([time.perf_counter() - began], device)[0]
-        scores = _evaluate(net, source, nodes, num_batches, run, epoch, context, loss_fn)
-        train = context.merge_accumulators(train_acc).compute()
-        row = {"epoch": epoch + 1, "train_loss": train["loss"], "train_metric": train["metric"],
-               **{f"{split}_{key}": value for split, result in scores.items() for key, value in result.items()},
-               "lr": optimizer.param_groups[0]["lr"], "train_seconds": train_seconds,
-               "seconds": time.perf_counter() - began}
-        seconds = context.max_floats([row["seconds"]], device)[0]
-        row["seconds"] = seconds
-        history.append(row)
-        improved = is_improvement(run.train.metric, row["val_metric"], None if best is None else best["val_metric"])
-        if improved:
-            best = {"epoch": epoch + 1, "val_metric": row["val_metric"], "test_metric": row["test_metric"]}
-        if context.is_main:
-            log.info("epoch %d/%d: train loss %.4f | val %s %.4f | test %.4f (batches) | %.1f s", epoch + 1,
-                     run.train.epochs, row["train_loss"], run.train.metric, row["val_metric"], row["test_metric"],
-                     seconds)
-            files.write_metrics(run_dir, history)
-            kwargs = dict(run_config=run.to_dict(), model=model, optimizer=optimizer, scheduler=scheduler,
-                          epoch=epoch + 1, step=0, global_step=(epoch + 1) * num_batches, best=best,
-                          history=history, progress=None, ranks={"world_size": context.world_size})
-            save_checkpoint(os.path.join(run_dir, files.LAST), **kwargs)
-            if improved:
-                save_checkpoint(os.path.join(run_dir, files.BEST), **kwargs)
-        context.barrier()
-    if not context.is_main:
-        return None
-    summary = {"epochs": run.train.epochs, "best_epoch": best["epoch"], "val_metric": best["val_metric"],
-               "test_metric": best["test_metric"], "metric_name": run.train.metric,
-               "params": sum(p.numel() for p in model.parameters()), "world_size": context.world_size,
-               "seconds_per_epoch": sum(r["seconds"] for r in history) / max(len(history), 1),
-               "train_seconds_per_epoch": sum(r["train_seconds"] for r in history) / max(len(history), 1),
-               "train_losses": [r["train_loss"] for r in history]}
-    files.write_json(os.path.join(run_dir, files.SUMMARY), summary)
-    return summary
-
-
-@torch.no_grad()
-def _evaluate(net: torch.nn.Module, source: Any, nodes: torch.Tensor, num_batches: int, run: RunConfig, epoch: int,
-              context: DistContext, loss_fn: Any) -> Dict[str, Dict[str, float]]:
-    """Val and test metrics over every trainer's batches (batch context, not the whole graph)."""
-    net.eval()
-    accumulators = {split: MetricAccumulator(run.train.metric) for split in EVAL_SPLITS}
-    for batch_nodes in epoch_batches(nodes, num_batches, run.train.seed, epoch, context.rank):
-        graph = source.batch(batch_nodes)
-        output = net(graph)
-        for split, accumulator in accumulators.items():
-            mask = graph.ndata[f"{split}_mask"]
-            if mask.any():
-                target = graph.ndata["label"][mask]
-                accumulator.update(output[mask], target, float(loss_fn(output[mask], target)), num_graphs=0)
-    return {split: context.merge_accumulators(acc).compute() for split, acc in accumulators.items()}
+    summary = trainer.fit()
+    context.barrier()
+    return summary if context.is_main else None

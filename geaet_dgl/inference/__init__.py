@@ -4,17 +4,13 @@
 :class:`~.model.FoldedGEAET` that computes what the model computes in eval mode (up to float
 rounding) with fewer kernels: no dropout, no BatchNorm passes, activations and residuals in
 place, weights pre-concatenated. The training code is untouched; modules the folding does
-not know run their own eval forward.
+not know run their own eval forward. :mod:`.layerwise` runs one graph too large for a single
+pass layer by layer.
 
-Scoring a trained run lives here too: :func:`open_trained_run` (checkpoint -> run configuration
--> model -> weights -> eval mode, in :mod:`.trained_run`), :func:`evaluate` and
-:func:`evaluate_checkpoint` (:mod:`.evaluation`, what ``geaet-dgl eval`` and every training epoch
-run) and :func:`predict_file` (:mod:`.predict`, ``geaet-dgl predict``).
+This package depends only on :mod:`geaet_dgl.nn` and :mod:`geaet_dgl.models`. Evaluation inside
+training is :mod:`geaet_dgl.training.evaluation`; scoring a trained run (``eval``, ``predict``)
+is :mod:`geaet_dgl.scoring`.
 """
-from .evaluation import evaluate, evaluate_checkpoint
 from .geaet import FoldedGEAET, fold_for_inference
-from .predict import predict_file
-from .trained_run import TrainedRun, open_trained_run
 
-__all__ = ["FoldedGEAET", "fold_for_inference", "TrainedRun", "open_trained_run", "evaluate", "evaluate_checkpoint",
-           "predict_file"]
+__all__ = ["FoldedGEAET", "fold_for_inference"]

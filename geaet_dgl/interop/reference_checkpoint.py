@@ -28,7 +28,7 @@ import torch
 
 from ..atomic import atomic_write
 from ..config import ModelConfig
-from ..inference import open_trained_run
+from ..scoring import open_trained_run
 from ..models import build_model
 from ..training.checkpoint import CheckpointError, save_checkpoint
 from ..training.run_dir import BEST, prepare_new_run_dir, write_config, write_json

@@ -42,7 +42,7 @@ import dgl
 import torch
 
 from ..atomic import atomic_write
-from ..inference import open_trained_run
+from ..scoring import open_trained_run
 from ..training import CheckpointError, load_splits
 from ..training.run_config import check_data_fits
 

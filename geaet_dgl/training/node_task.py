@@ -1,15 +1,15 @@
 """Training and scoring a transductive node task: one graph with train / val / test node masks.
 
-:class:`NodeTask` is what the :class:`~.trainer.Trainer` does differently
-on a :class:`~geaet_dgl.data.node_graph.NodeGraph`: the same loop,
-checkpoints, exact resume and signals, with
+:class:`NodeTask` is the training loop's task (:mod:`.task`) on a
+:class:`~geaet_dgl.data.node_graph.NodeGraph`: the same loop,
+checkpoints, exact resume and signals as every task, with
 
 * training batches from :mod:`~.node_batches` (``--sampler full|cluster|random``),
   each a graph on which the model runs unchanged; the loss and the training
   metric read only the batch's nodes in ``train_mask`` (a batch without any
   is skipped, its step still counted);
 * validation and test scored on the whole graph
-  (:func:`~geaet_dgl.inference.evaluation.evaluate_node_splits`,
+  (:func:`~.evaluation.evaluate_node_splits`,
   :func:`~geaet_dgl.inference.layerwise.full_graph_forward`): every node
   sees its whole graph, whatever the batches were, and one pass scores both.
 
@@ -31,7 +31,7 @@ accuracies of ``cluster`` and ``random`` against ``full``
 from __future__ import annotations
 
 import logging
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from torch import nn
@@ -40,7 +40,9 @@ from ..config import ConfigError, ModelConfig
 from ..data.node_graph import MASKS, NodeGraph, node_frame
 from ..inference.layerwise import available_bytes, inference_bytes
 from ..nn.self_attention import MAX_DENSE_NODES
+from .evaluation import evaluate_node_splits
 from .node_batches import make_node_sampler, masked_rows
+from .task import Step, Steps, Task
 
 log = logging.getLogger(__name__)
 
@@ -76,11 +78,11 @@ def check_batches_fit(model: ModelConfig, sampler, batch_size: int, device: torc
             "--set data.num_parts=K (METIS parts, --batch-size of them per step) or --sampler random")
 
 
-class NodeTask:
-    """What the :class:`~.trainer.Trainer` does differently on one graph with node masks.
+class NodeTask(Task):
+    """One graph with node masks as the training loop's task (see :mod:`.task`).
 
-    The trainer asks it for the epoch's batches (:meth:`batches`), the
-    outputs and targets of a batch's training nodes (:meth:`forward_batch`)
+    The loop asks it for the epoch's batches (:meth:`train_batches`), the
+    loss, outputs and targets of a batch's training nodes (:meth:`training_step`)
     and the validation and test results (:meth:`score_splits`).
     ``run.data.sampler`` / ``run.data.num_parts`` choose the batches,
     ``run.train.batch_size`` the parts per step. One process only.
@@ -95,24 +97,28 @@ class NodeTask:
         log.info("one graph, %d nodes, %d edges; %s batches: %d steps per epoch", data.graph.num_nodes(),
                  data.graph.num_edges(), self.sampler.kind, self.sampler.steps_per_epoch(run.train.batch_size))
 
-    def batches(self, epoch: int, start_step: int):
+    def train_batches(self, epoch: int, start_step: int) -> Steps:
         """The training batches of ``epoch`` from ``start_step`` on (see :class:`~.node_batches.EpochBatches`)."""
         cfg = self.run.train
         return self.sampler.epoch_batches(cfg.batch_size, cfg.seed, epoch, start_step, self.run.workers)
 
-    def forward_batch(self, model: nn.Module, batch) -> Optional[Tuple[torch.Tensor, torch.Tensor, int]]:
-        """(outputs, labels, count) of the batch's training nodes; None when it has none."""
+    def training_step(self, model: nn.Module, batch: Any, loss_fn: Any) -> Optional[Step]:
+        """The loss, outputs and labels of the batch's training nodes; None when it has none (no step)."""
         graph = batch.to(self.device)
         ntype = self.data.target_ntype
         count = int(node_frame(graph, ntype)[MASKS["train"]].sum())
         if count == 0:
             return None
         output, labels = masked_rows(graph, model(graph), "train", ntype)
-        return output, labels, count
+        return Step(loss_fn(output, labels), output, labels, count)
 
-    def score_splits(self, model: nn.Module, loss_fn) -> Tuple[Dict[str, float], Dict[str, float]]:
+    def score_splits(self, model: nn.Module, loss_fn: Any, epoch: int) -> Tuple[Dict[str, float], Dict[str, float]]:
         """Validation and test results from one full-graph pass."""
-        from ..inference.evaluation import evaluate_node_splits  # imported late, as the trainer's evaluate
-
         results = evaluate_node_splits(model, self.data, loss_fn, self.run.train.metric, self.device)
         return results["val"], results["test"]
+
+    def degree_graphs(self) -> List[Any]:
+        return [self.data.graph]
+
+    def sizes(self) -> Dict[str, int]:
+        return self.data.sizes()

@@ -39,13 +39,11 @@ from tqdm import tqdm
 from .. import __version__
 from ..allocator import allocator_mode
 from ..config import to_dict
-from ..data import DatasetSplits, collate_for
+from ..data import DatasetSplits
 from ..data.node_graph import NodeGraph
-from ..models import build_model
 from ..models.geaet import set_degree_statistics
 from ..threads import apply_threads, per_process_threads, resolve_threads
 from . import run_dir as files
-from .batching import make_epoch_loader, move_batch
 from .checkpoint import (capture_rng_state, check_belongs_to_run, check_model_config, load_checkpoint,
                          restore_rng_state, save_checkpoint)
 from .curves import plot_curves
@@ -53,9 +51,11 @@ from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, 
                           wrap_model)
 from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
+from .graph_task import GraphTask
 from .node_task import NodeTask
-from .run_config import CONFIG_VERSION, RunConfig, check_data_fits, load_splits, record_data
+from .run_config import CONFIG_VERSION, RunConfig, load_splits, record_data
 from .schedule import build_optimizer, build_scheduler
+from .task import Task
 from .tensorboard_log import open_log
 
 log = logging.getLogger(__name__)
@@ -86,15 +86,20 @@ def seed_everything(seed: int) -> None:
 
 
 class Trainer:
-    """Owns the model, optimiser, schedule and position of one run.
+    """The training loop: owns the model, optimiser, schedule, position and run files of one run.
+
+    What differs between kinds of data is the run's :class:`~.task.Task`
+    (batches, the forward/loss step, how the splits are scored); everything
+    else is here, the same for every task.
 
     Parameters
     ----------
     run : RunConfig
     run_dir : path-like
         Existing directory the run's files go to.
-    splits : DatasetSplits
-        The data (see :func:`load_splits`).
+    data : Task, DatasetSplits or NodeGraph
+        The run's task, or the data (see :func:`load_splits`) whose task
+        :func:`make_task` builds.
     progress : bool
         Show a tqdm bar per epoch.
     dist : DistContext, optional
@@ -103,25 +108,24 @@ class Trainer:
         checkpoints), ``self.train_model`` the DistributedDataParallel wrapper.
     """
 
-    def __init__(self, run: RunConfig, run_dir: PathLike, splits: DatasetSplits, progress: bool = True,
-                 dist: Optional[DistContext] = None):
-        check_data_fits(run.model, splits)
+    def __init__(self, run: RunConfig, run_dir: PathLike, data: Union[Task, DatasetSplits, NodeGraph],
+                 progress: bool = True, dist: Optional[DistContext] = None):
         self.run = run
         self.run_dir = Path(run_dir)
-        self.splits = splits
         self.show_progress = progress
         self.dist = dist if dist is not None else SINGLE_PROCESS
         self.device = self.dist.device(run.device)
+        self.task = data if isinstance(data, Task) else make_task(run, data, self.device, self.dist)
         seed_everything(run.train.seed)
-        self.model = build_model(run.model).to(self.device)
-        # PNA's degree statistics, from the training split (one graph with node masks: the graph)
-        set_degree_statistics(self.model, [splits.graph] if isinstance(splits, NodeGraph) else splits.train.graphs)
+        self.model = self.task.build_model(run.model).to(self.device)
+        set_degree_statistics(self.model, self.task.degree_graphs())  # PNA's, from the training graphs
         self.train_model = self.model
         if self.dist.enabled:
             if run.sync_bn:
                 self.model = convert_sync_batchnorm(self.model, self.device)
             self.train_model = wrap_model(self.model, self.dist, self.device)
-            torch.manual_seed(rank_seed(run.train.seed, self.dist.rank))  # own dropout masks per rank
+            if self.task.reseed_ranks:
+                torch.manual_seed(rank_seed(run.train.seed, self.dist.rank))  # own dropout masks per rank
         self.optimizer = build_optimizer(self.model.parameters(), run.train.lr, run.train.weight_decay,
                                          run.train.clip_grad_norm)
         self.scheduler = build_scheduler(self.optimizer, run.train.warmup_epochs, run.train.epochs,
@@ -137,8 +141,6 @@ class Trainer:
         self.stop_agreed = False  # multi-process: every rank saw the stop signal's agreement
         self.saved_at: Optional[Tuple[int, int]] = None  # (epoch, step) of the newest checkpoint
         self.tensorboard = None  # TensorBoardLog while fit() runs with run.tensorboard (rank 0)
-        # One graph with node masks: sampled batches, masked loss, full-graph scoring (node_task.py).
-        self.node_task = NodeTask(run, splits, self.device, self.dist) if isinstance(splits, NodeGraph) else None
 
     def restore(self, state: Dict[str, Any]) -> None:
         """Continue from a checkpoint written by this run (see ``checkpoint.py``)."""
@@ -148,15 +150,17 @@ class Trainer:
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.epoch, self.step, self.global_step = state["epoch"], state["step"], state["global_step"]
-        self.best, self.history, self.progress_state = state["best"], state["history"], state["progress"]
-        restore_rng_state(state["rng"])
-        if self.dist.enabled:
-            restore_rng_state(state["ranks"]["rng"][self.dist.rank])
-            self.progress_state = state["ranks"]["progress"][self.dist.rank]
+        self.best, self.history, self.progress_state = state["best"], list(state["history"]), state["progress"]
+        ranks = state.get("ranks") if isinstance(state.get("ranks"), dict) else {}
+        if not self.dist.enabled:
+            restore_rng_state(state["rng"])
+        elif "rng" in ranks:  # every rank's own state (partitioned runs before one loop saved none: kept as is)
+            restore_rng_state(ranks["rng"][self.dist.rank])
+            self.progress_state = ranks["progress"][self.dist.rank]
         self.saved_at = (self.epoch, self.step)
 
     def fit(self) -> Dict[str, Any]:
-        """Train up to ``train.epochs``; write summary and curves; return the summary."""
+        """Train up to ``train.epochs`` (fewer if early stopping ends it); write summary and curves; -> the summary."""
         log.info("model: %s parameters (preset %s); torch %s threads, allocator %s", f"{self.model.num_parameters:,}",
                  self.run.preset, torch.get_num_threads(), allocator_mode())
         self.tensorboard = open_log(self.run.tensorboard and self.dist.is_main, self.run_dir, self.run.train.metric,
@@ -164,8 +168,13 @@ class Trainer:
         with _stop_on_signals(self), _closing(self.tensorboard):
             if self.epoch >= self.run.train.epochs:
                 log.info("the run already finished its %d epochs", self.run.train.epochs)
-            while self.epoch < self.run.train.epochs:
+            elif self.stopped_early():
+                log.info("the run already stopped early after epoch %d", self.epoch)
+            while self.epoch < self.run.train.epochs and not self.stopped_early():
                 self._run_epoch()
+                if self.stopped_early():
+                    log.info("early stop after epoch %d: no validation improvement in %d epochs (train.patience)",
+                             self.epoch, self.run.train.patience)
             summary = self.summary()
             if self.dist.is_main:
                 files.write_json(self.run_dir / files.SUMMARY, summary)
@@ -174,23 +183,36 @@ class Trainer:
                      summary["metric_name"], summary["val_metric"], summary["test_metric"], self.run_dir)
         return summary
 
+    def stopped_early(self) -> bool:
+        """Whether ``train.patience`` finished epochs passed without validation improvement (0: never).
+
+        A pure function of the saved position and best epoch, so a resumed run that stopped early
+        trains no further.
+        """
+        patience = self.run.train.patience
+        return bool(patience) and self.best is not None and self.step == 0 \
+            and self.epoch - self.best["epoch"] >= patience
+
     def _run_epoch(self) -> None:
         """Train the rest of the current epoch, score val/test, step the schedule, save."""
         cfg = self.run.train
         epoch, started, lr = self.epoch, time.perf_counter(), self.optimizer.param_groups[0]["lr"]
         train, graphs, train_seconds = self.train_rest_of_epoch()
         self.dist.broadcast_buffers(self.model)  # rank 0's BatchNorm statistics (they differ without sync_bn)
-        val, test = self._score_splits()
+        val, test = self.task.score_splits(self.model, self.loss_fn, epoch)
         self.scheduler.step()
         # Metrics logged beside the main one (Hits@k of link prediction): "val_hits@1", ...
         extra = {f"{name}_{key}": value for name, result in (("train", train), ("val", val), ("test", test))
                  for key, value in result.items() if key not in ("loss", "metric")}
+        seconds = time.perf_counter() - started
+        if self.dist.enabled:  # the slowest rank's
+            seconds = self.dist.max_floats([seconds], self.device)[0]
         self.history.append({
             "epoch": epoch + 1, "lr": lr,
             "train_loss": train["loss"], "train_metric": train["metric"],
             "val_loss": val["loss"], "val_metric": val["metric"],
             "test_loss": test["loss"], "test_metric": test["metric"],
-            "seconds": time.perf_counter() - started,
+            "seconds": seconds,
             "graphs_per_s": graphs / train_seconds if train_seconds > 0 else None,
             **extra,
         })
@@ -223,43 +245,6 @@ class Trainer:
         if self._stop_requested(agree=True):
             self._interrupted()
 
-    def _score_splits(self) -> Tuple[Dict[str, float], Dict[str, float]]:
-        """The validation and test results (loss, metric, ...) of the current weights."""
-        if self.node_task is not None:
-            return self.node_task.score_splits(self.model, self.loss_fn)
-        # Scoring (inference/) is built on this package's batching, metrics and checkpoints; imported here,
-        # when training/ has loaded, so that either package may be imported first.
-        from ..inference.evaluation import evaluate
-
-        cfg = self.run.train
-        val = evaluate(self.model, self.splits.val, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
-                       self.run.workers, dist=self.dist)
-        test = evaluate(self.model, self.splits.test, self.loss_fn, cfg.metric, cfg.batch_size, self.device,
-                        self.run.workers, dist=self.dist)
-        return val, test
-
-    def _train_batches(self):
-        """The rest of the current epoch's training batches, from ``self.step`` on.
-
-        Iterating yields batches; ``.total`` is the epoch's step count and
-        ``.batch_indices(step)`` what step ``step`` is made of (for messages).
-        """
-        if self.node_task is not None:
-            return self.node_task.batches(self.epoch, self.step)
-        cfg = self.run.train
-        loader = make_epoch_loader(self.splits.train, collate_for(self.splits.train), cfg.batch_size, shuffle=True,
-                                   seed=cfg.seed, epoch=self.epoch, start_step=self.step, workers=self.run.workers,
-                                   pin_memory=self.device.type == "cuda", rank=self.dist.rank,
-                                   world_size=self.dist.world_size)
-        return _LoaderSteps(loader)
-
-    def _forward_batch(self, batch) -> Optional[Tuple[torch.Tensor, torch.Tensor, int]]:
-        """One training batch -> (outputs, targets, graphs) that the loss reads; None: nothing to learn from."""
-        if self.node_task is not None:
-            return self.node_task.forward_batch(self.train_model, batch)
-        graph, labels = move_batch(batch, self.device)
-        return self.train_model(graph), labels, graph.batch_size
-
     def train_rest_of_epoch(self) -> Tuple[Dict[str, float], int, float]:
         """Train from ``self.step`` to the end of the epoch -> (train loss/metric, graphs, seconds).
 
@@ -271,46 +256,47 @@ class Trainer:
         accumulator = MetricAccumulator(cfg.metric)
         if self.progress_state is not None:
             accumulator.load_state_dict(self.progress_state)
-        loader = sampler = self._train_batches()
+        batches = self.task.train_batches(self.epoch, self.step)
         every = self.run.checkpoint_every
         graphs, seconds = 0, 0.0
         self.train_model.train()
-        with tqdm(total=sampler.total, initial=self.step, desc=f"epoch {self.epoch + 1}/{cfg.epochs}",
+        with tqdm(total=batches.total, initial=self.step, desc=f"epoch {self.epoch + 1}/{cfg.epochs}",
                   unit="batch", leave=False, disable=not (self.show_progress and self.dist.is_main),
                   dynamic_ncols=True) as bar:
             tick = time.perf_counter()
-            for batch in loader:
-                step = self._forward_batch(batch)
+            for batch in batches:
+                step = self.task.training_step(self.train_model, batch, self.loss_fn)
                 if step is None:  # e.g. a cut of one graph without training nodes: the step passes
                     self.step += 1
                     self.global_step += 1
                     bar.update(1)
                     tick = time.perf_counter()
                     continue
-                output, labels, batch_graphs = step
-                loss = self.loss_fn(output, labels)
-                if not self._agree_finite(loss):
+                if not self._agree_finite(step.loss):
                     raise NonFiniteLossError(
-                        f"loss became {loss.item()} at epoch {self.epoch + 1}, batch {self.step + 1}/"
-                        f"{sampler.total} (training graphs {_short_list(sampler.batch_indices(self.step))}); "
+                        f"loss became {step.loss.item()} at epoch {self.epoch + 1}, batch {self.step + 1}/"
+                        f"{batches.total} (training graphs {_short_list(batches.batch_indices(self.step))}); "
                         f"stopped without saving: {self._last_saved_note()}; lower train.lr or check the data"
                     )
                 # graphgym's batch_accumulation: gradients of `accumulate` batches summed, then one step
                 if self.step % cfg.accumulate == 0:
                     self.optimizer.zero_grad()
-                loss.backward()
-                if (self.step + 1) % cfg.accumulate == 0 or self.step + 1 == sampler.total:
+                step.loss.backward()
+                if (self.step + 1) % cfg.accumulate == 0 or self.step + 1 == batches.total:
                     self.optimizer.step()  # clips the gradient norm at train.clip_grad_norm first
-                accumulator.update(output, labels, loss.item(), batch_graphs)
+                if step.output is not None:
+                    logged = step.logged_loss if step.logged_loss is not None else step.loss.item()
+                    accumulator.update(step.output, step.target, logged, step.count)
                 self.step += 1
                 self.global_step += 1
-                graphs += batch_graphs
+                graphs += step.count
                 seconds += time.perf_counter() - tick
                 bar.update(1)
-                bar.set_postfix({"loss": f"{accumulator.loss_sum / accumulator.count:.4f}",
-                                 "graphs/s": f"{graphs / max(seconds, 1e-9):.0f}"})
+                if accumulator.count:
+                    bar.set_postfix({"loss": f"{accumulator.loss_sum / accumulator.count:.4f}",
+                                     "graphs/s": f"{graphs / max(seconds, 1e-9):.0f}"})
                 stop = self._stop_requested()
-                if stop or (every and self.step % every == 0 and self.step < sampler.total):
+                if stop or (every and self.step % every == 0 and self.step < batches.total):
                     self.progress_state = accumulator.state_dict()
                     self._save(files.LAST)
                     if stop:
@@ -374,31 +360,30 @@ class Trainer:
         """The run's result: best epoch and its metrics, size and speed."""
         if self.best is None:
             raise RuntimeError("no epoch has finished yet")
-        speeds = [row["graphs_per_s"] for row in self.history if row["graphs_per_s"] is not None]
+        speeds = [row["graphs_per_s"] for row in self.history if row.get("graphs_per_s") is not None]
         return {
             "dataset": self.run.data.dataset, "preset": self.run.preset, "params": self.model.num_parameters,
             "epochs": len(self.history), "best_epoch": self.best["epoch"], "metric_name": self.run.train.metric,
-            "train_metric": self.best["train_metric"], "val_metric": self.best["val_metric"],
+            "train_metric": self.best.get("train_metric"), "val_metric": self.best["val_metric"],
             "test_metric": self.best["test_metric"],
             "final_val_metric": self.history[-1]["val_metric"], "final_test_metric": self.history[-1]["test_metric"],
             "seconds_per_epoch": statistics.fmean(row["seconds"] for row in self.history),
             "graphs_per_s": statistics.fmean(speeds) if speeds else None,
-            "num_graphs": self.splits.sizes(), "seed": self.run.train.seed, "device": self.run.device,
+            "stopped_early": self.stopped_early(), "world_size": self.dist.world_size,
+            "num_graphs": self.task.sizes(), "seed": self.run.train.seed, "device": self.run.device,
             "package_version": __version__, "torch_threads": torch.get_num_threads(),
             "allocator": allocator_mode(), **self.best.get("extra", {}),
         }
 
 
-class _LoaderSteps:
-    """A DataLoader over an :class:`~.batching.EpochBatchSampler` as :meth:`Trainer._train_batches` returns it."""
-
-    def __init__(self, loader):
-        self.loader = loader
-        self.total = loader.batch_sampler.total
-        self.batch_indices = loader.batch_sampler.batch_indices
-
-    def __iter__(self):
-        return iter(self.loader)
+def make_task(run: RunConfig, data: Union[DatasetSplits, NodeGraph], device: torch.device,
+              dist: DistContext = SINGLE_PROCESS) -> Task:
+    """The task of ``data`` (see :func:`~.run_config.load_splits`): one graph with node masks
+    (:class:`~geaet_dgl.data.node_graph.NodeGraph`) trains as a :class:`~.node_task.NodeTask`,
+    anything else as a :class:`~.graph_task.GraphTask`."""
+    if isinstance(data, NodeGraph):
+        return NodeTask(run, data, device, dist)
+    return GraphTask(run, data, device, dist)
 
 
 def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: bool = True,

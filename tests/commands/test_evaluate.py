@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 import cli
-from geaet_dgl.inference import evaluate_checkpoint
+from geaet_dgl.scoring import evaluate_checkpoint
 from geaet_dgl.training import load_checkpoint
 
 

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 import cli
 from geaet_dgl.data.superpixels.cifar10 import load_cifar10
-from geaet_dgl.inference import evaluate_checkpoint
+from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.fixtures_cifar10 import quadrant_images, write_cifar_batches
 from tests.commands.test_train_datasets import TINY
 

@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 import cli
-from geaet_dgl.inference import evaluate_checkpoint
+from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.fixtures_dgl import write_sbm_fixture, write_zinc_fixture
 
 TINY = ["--set", "model.hidden_dim=16", "--set", "model.num_layers=1", "--set", "model.geanet.unit_size=4",

@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 import cli
-from geaet_dgl.inference import evaluate_checkpoint
+from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.fixtures_peptides import accept_as_published, write_peptides_fixture
 from tests.commands.test_train_datasets import TINY
 

@@ -20,7 +20,7 @@ import torch
 
 from geaet_dgl.config import ConfigError
 from geaet_dgl.data import collate_for
-from geaet_dgl.inference import evaluate_checkpoint
+from geaet_dgl.scoring import evaluate_checkpoint
 from geaet_dgl.training import (Trainer, TrainingInterrupted, load_checkpoint, load_splits,
                                 make_run_config, resume, train)
 from geaet_dgl.training import distributed, launcher

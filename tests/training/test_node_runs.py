@@ -15,7 +15,7 @@ import cli
 from geaet_dgl.data.generated.node_graphs import knn_graph, planted_partition, two_circles, with_masks
 from geaet_dgl.studies.node_samplers import compare_samplers
 from geaet_dgl.training import load_checkpoint, make_run_config, resume, train
-from geaet_dgl.inference.predict import read_predictions
+from geaet_dgl.scoring.predict import read_predictions
 
 from .test_trainer import _wait_for_checkpoint
 from .tiny import SUBPROCESS_ENV, strip_timing, subprocess_command
@@ -142,7 +142,7 @@ def test_float_labels_train_a_node_regression(tmp_path):
 def test_predict_nodes_needs_a_mask_of_one_graph(tmp_path):
     from geaet_dgl.config import ConfigError
     from geaet_dgl.data import DataError
-    from geaet_dgl.inference.predict import node_selection
+    from geaet_dgl.scoring.predict import node_selection
 
     graph = planted_partition(30, 3, p_in=0.2, p_out=0.02, seed=5)
     assert torch.equal(node_selection([graph], "g.bin", "val", "node"), graph.ndata["val_mask"])

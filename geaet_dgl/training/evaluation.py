@@ -1,14 +1,13 @@
-"""Evaluation: one pass over a split, and re-scoring a saved checkpoint.
+"""Evaluation inside training: one pass over a split of graphs, or the node splits of one graph.
 
 Evaluation batches are the split in order, ``train.batch_size`` graphs each,
-exactly as during training (the trainer scores every epoch with :func:`evaluate`),
-so a checkpoint re-scored later reproduces the metric the run recorded (the
-batch-wide GEANet softmax depends on the batch).
+exactly as during training (every epoch's scores come from :func:`evaluate`),
+so a checkpoint re-scored later (:mod:`geaet_dgl.scoring`) reproduces the metric
+the run recorded (the batch-wide GEANet softmax depends on the batch).
 """
 from __future__ import annotations
 
-import os
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 import torch
 from torch import nn
@@ -16,16 +15,10 @@ from torch.utils.data import DataLoader, Dataset
 
 from ..data import collate_for
 from ..data.node_graph import MASKS, NodeGraph, node_frame
-from ..threads import apply_threads
-from ..training.batching import EpochBatchSampler, make_epoch_loader, move_batch
-from ..training.losses import get_loss
-from ..training.metrics import MetricAccumulator
-from ..training.run_config import check_data_fits, load_splits
-from .geaet import fold_for_inference
-from .layerwise import full_graph_forward
-from .trained_run import open_trained_run
-
-SPLITS = ("train", "val", "test")
+from ..inference.geaet import fold_for_inference
+from ..inference.layerwise import full_graph_forward
+from .batching import EpochBatchSampler, make_epoch_loader, move_batch
+from .metrics import MetricAccumulator
 
 
 @torch.no_grad()
@@ -98,48 +91,3 @@ def evaluate_node_splits(model: nn.Module, data: NodeGraph, loss_fn, metric: str
         accumulator.update(rows, labels, loss_fn(rows, labels).item(), 1)
         results[split] = accumulator.compute()
     return results
-
-
-def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Optional[Mapping[str, Any]] = None,
-                        device: str = "cpu", workers: int = 0, progress: bool = True, fold: bool = True,
-                        threads: Optional[int] = None, allow_changed_data: bool = False) -> Dict[str, Any]:
-    """Rebuild the model and its data from a checkpoint alone and score one split.
-
-    Parameters
-    ----------
-    path : path-like
-        A ``best.pt`` / ``last.pt`` written by training.
-    split : {'train', 'val', 'test'}
-    data : mapping, optional
-        :class:`DataOptions` fields replacing the checkpoint's (``data_dir``,
-        ``limit_test``, ...); by default the data the run used.
-    device : {'cpu', 'cuda'}
-    fold : bool
-        Score with the folded inference model (as training does), or the model itself.
-    threads : int, optional
-        CPU threads (see :mod:`geaet_dgl.threads`); ``None``: the cores this
-        process may use.
-    allow_changed_data : bool
-        Score data that changed since the run was trained (with the run's own
-        split of a graph file) instead of refusing it.
-
-    Returns
-    -------
-    dict
-        ``{"split", "metric_name", "metric", "loss", "threads"}`` (and the
-        metrics logged beside the main one, e.g. ``"hits@1"`` for link prediction).
-    """
-    if split not in SPLITS:
-        raise ValueError(f"split={split!r} is not one of {', '.join(SPLITS)}")
-    threads = apply_threads(threads)
-    run, model, _ = open_trained_run(path, data, device=device, workers=workers, threads=threads)
-    torch_device = torch.device(run.device)
-    splits = load_splits(run.data, run.model, progress=progress, allow_changed_data=allow_changed_data)
-    check_data_fits(run.model, splits)
-    if isinstance(splits, NodeGraph):  # one graph with node masks: scored on the whole graph
-        result = evaluate_node_splits(model.to(torch_device), splits, get_loss(run.train.loss), run.train.metric,
-                                      torch_device, splits=(split,))[split]
-        return {"split": split, "metric_name": run.train.metric, **result, "threads": threads}
-    result = evaluate(model.to(torch_device), getattr(splits, split), get_loss(run.train.loss), run.train.metric,
-                      run.train.batch_size, torch_device, run.workers, fold=fold)
-    return {"split": split, "metric_name": run.train.metric, **result, "threads": threads}

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from geaet_dgl.config import ConfigError
-from geaet_dgl.inference import open_trained_run
+from geaet_dgl.scoring import open_trained_run
 from geaet_dgl.models import build_model
 from geaet_dgl.training import CheckpointError, make_run_config
 from geaet_dgl.training.checkpoint import save_checkpoint

@@ -49,8 +49,8 @@ from ..data.input_transform import apply_input_transform
 from ..data.registry import input_transform_of, laplacian_norm_of
 from ..data.se_cache import attach_structural
 from ..training.run_config import RunConfig, data_pe_sizes, structural_spec
-from .geaet import fold_for_inference
-from .layerwise import full_graph_forward
+from ..inference.geaet import fold_for_inference
+from ..inference.layerwise import full_graph_forward
 from .trained_run import open_trained_run
 
 log = logging.getLogger(__name__)
