@@ -1,4 +1,5 @@
 """Training on DGL partitions: 2 graph servers + 2 trainers vs one process; faults stop every process."""
+import json
 import os
 import signal
 import subprocess
@@ -19,6 +20,11 @@ from geaet_dgl.training.trainer import train
 from .conftest import SMALL_RUN, leftover_processes
 
 
+def read_metrics(run_dir: str) -> list:
+    with open(os.path.join(run_dir, "metrics.jsonl")) as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
 def _shm_left(token_part: str = "gd") -> list:
     return [name for name in os.listdir("/dev/shm") if "planted-gd" in name or name.startswith("gd")] \
         if os.path.isdir("/dev/shm") else []
@@ -26,18 +32,20 @@ def _shm_left(token_part: str = "gd") -> list:
 
 def test_two_trainers_on_two_partitions_match_one_process(graph_file, tmp_path, job_guard):
     config = partition_file(graph_file, 2, str(tmp_path / "parts"), lap_k=0).config
-    # one process: the single-graph trainer, random node batches of 500 (2 parts of the 1000 nodes, 1 per step)
-    one = make_run_config(graph_file, None, dict(SMALL_RUN, **{"data.sampler": "random", "data.num_parts": "2",
-                                                               "train.batch_size": "1"}), threads=1)
+    # one process: the single-graph trainer, METIS batches of 500 nodes (4 parts of 250 nodes, 2 per step)
+    one = make_run_config(graph_file, None, dict(SMALL_RUN, **{"data.sampler": "cluster", "data.num_parts": "4",
+                                                               "train.batch_size": "2"}), threads=1)
     train(one, str(tmp_path / "one"), progress=False)
     single = score_on_graph(str(tmp_path / "one" / "last.pt"), graph_file)
 
     two = str(tmp_path / "two")
     job_guard.append(two)
-    run = partitioned_run_config(config, None, dict(SMALL_RUN, **{"train.batch_size": "250"}), threads=2)
+    # two trainers: 4 METIS parts (2 per trainer) of 250 nodes, 1 per trainer and step: 500 nodes per step in all
+    run = partitioned_run_config(config, None, dict(SMALL_RUN, **{"data.num_parts": "4", "train.batch_size": "1"}),
+                                 threads=2)
     summary = train_partitioned(run, two, config, nproc=2)
     assert summary["world_size"] == 2
-    losses = summary["train_losses"]
+    losses = [row["train_loss"] for row in read_metrics(two)]
     assert all(later < earlier for earlier, later in zip(losses, losses[1:])), losses
     # both after the same 6 epochs, every node scored with the whole graph (as `geaet-dgl eval` does)
     distributed = score_on_graph(os.path.join(two, "last.pt"), graph_file)
@@ -54,7 +62,7 @@ def test_a_trainer_that_dies_stops_the_job(graph_file, tmp_path, job_guard):
     config = partition_file(graph_file, 2, str(tmp_path / "parts"), lap_k=0).config
     run_dir = str(tmp_path / "run")
     job_guard.append(run_dir)
-    run = partitioned_run_config(config, None, dict(SMALL_RUN, **{"train.epochs": "50", "train.batch_size": "250"}),
+    run = partitioned_run_config(config, None, dict(SMALL_RUN, **{"train.epochs": "50", "data.num_parts": "4"}),
                                  threads=2)
 
     def kill_trainer_after_first_epoch():
