@@ -21,7 +21,9 @@ from .options import (ListOptionCommand, allow_changed_data_option, data_source_
                    "--dataset then only replaces its data set (e.g. synthetic). See docs/reference-interop.md.")
 @click.option("--epochs", type=click.IntRange(min=1), help="Number of epochs (train.epochs).")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Graphs per batch (train.batch_size); on one graph "
-                                                                "with node masks, parts per step (--sampler).")
+                                                                "with node masks, METIS (or random) parts per step "
+                                                                "(--sampler), and with --partitions METIS parts per "
+                                                                "trainer and step (data.num_parts parts in all).")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), help="Base learning rate (train.lr).")
 @click.option("--seed", type=int, help="Seed of initialisation, batch order and dropout (train.seed).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), help="Where to train (default cpu).")
@@ -67,7 +69,9 @@ from .options import (ListOptionCommand, allow_changed_data_option, data_source_
                    "directory; needs `pip install tensorboard`.")
 @click.option("--partitions", type=click.Path(dir_okay=False), metavar="DIR/NAME.json",
               help="Train on the partitions of one graph (`geaet-dgl partition`) with DGL's graph servers and "
-                   "--nproc trainers (default: one per partition); see docs/distributed.md.")
+                   "--nproc trainers (default: one per partition); each trainer cuts its nodes into METIS parts "
+                   "and trains on --batch-size of them per step, as --sampler cluster does in one process; see "
+                   "docs/distributed.md.")
 @click.option("--ip-config", type=click.Path(dir_okay=False, exists=True), metavar="ip.txt",
               help="With --partitions on several machines: DGL's ip_config, one line 'IP [PORT]' per machine; run "
                    "the same command on every machine with its own --machine.")
@@ -112,7 +116,7 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
     if partitions is not None:
         _train_partitions(partitions, preset, settings_with_options(parse_settings(settings), epochs=epochs,
                                                                     batch_size=batch_size, lr=lr, seed=seed),
-                          out, nproc, overwrite, sync_bn, threads, ip_config, machine)
+                          out, nproc, overwrite, sync_bn, threads, ip_config, machine, checkpoint_every or 0)
         return
     if resume_dir is not None:
         launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
@@ -146,12 +150,13 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
 
 def _train_partitions(partitions: str, preset: Optional[str], overrides: Dict[str, Any], out: Optional[str],
                       nproc: Optional[int], overwrite: bool, sync_bn: bool, threads: Optional[int],
-                      ip_config: Optional[str], machine: Optional[int]) -> None:
+                      ip_config: Optional[str], machine: Optional[int], checkpoint_every: int = 0) -> None:
     from geaet_dgl import training
     from geaet_dgl.distgraph import launch as dist_launch
 
     run = dist_launch.partitioned_run_config(partitions, preset, overrides, threads)
     run.sync_bn = sync_bn
+    run.checkpoint_every = checkpoint_every
     run_dir = out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
     summary = dist_launch.train_partitioned(run, run_dir, partitions, nproc or dist_launch.default_nproc(partitions,
                                                                                                        ip_config),

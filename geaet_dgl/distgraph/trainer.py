@@ -102,7 +102,11 @@ class DistSource:
         # 4-field LocalSampledGraph into 3 names (graph_services.py, InSubgraphRequest) and the server dies
         frontier = dd.sample_neighbors(self.graph, nodes, -1)
         src, dst = frontier.edges()
-        return src, dst, frontier.edata[dgl.EID]
+        eids = frontier.edata[dgl.EID]
+        # the servers' answers arrive in any order: sorted by edge ID, batches, METIS parts and sums are the same
+        # in every run (exact resume)
+        order = torch.argsort(eids)
+        return src[order], dst[order], eids[order]
 
     def batch(self, nodes: torch.Tensor) -> dgl.DGLGraph:
         """The subgraph ``nodes`` induce in the whole graph, with their features, labels, masks and encodings."""

@@ -9,6 +9,7 @@ import threading
 import time
 
 import pytest
+import torch
 
 from geaet_dgl.distgraph.launch import partitioned_run_config, score_on_graph, train_partitioned
 from geaet_dgl.distgraph.partition import partition_file
@@ -111,3 +112,55 @@ def test_ctrl_c_stops_servers_and_trainers(graph_file, tmp_path, job_guard):
         if launcher.poll() is None:
             launcher.kill()
     assert not leftover_processes(run_dir)
+
+
+def _without_timings(rows: list) -> list:
+    return [{key: value for key, value in row.items() if key not in ("seconds", "graphs_per_s")} for row in rows]
+
+
+def test_resume_of_a_killed_run_continues_at_the_step(graph_file, tmp_path, job_guard):
+    """Killed inside an epoch, resumed from last.pt: the same metrics.jsonl and weights as without the kill."""
+    from geaet_dgl.distgraph.launch import resume_partitioned
+
+    config = partition_file(graph_file, 2, str(tmp_path / "parts"), lap_k=0).config
+    # 8 METIS parts, 4 per trainer, 1 per step: 4 steps per epoch, last.pt after every step
+    settings = dict(SMALL_RUN, **{"train.epochs": "3", "data.num_parts": "8", "train.batch_size": "1"})
+    reference, killed = str(tmp_path / "reference"), str(tmp_path / "killed")
+    job_guard.extend([reference, killed])
+    train_partitioned(partitioned_run_config(config, None, settings, threads=2, checkpoint_every=1), reference,
+                      config, nproc=2)
+    seen = {}
+
+    def kill_trainer_inside_epoch_two():
+        last = os.path.join(killed, "last.pt")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                state = load_checkpoint(last) if os.path.isfile(last) else None
+            except Exception:  # replaced while read
+                state = None
+            if state is not None and state["global_step"] >= 5:
+                seen["step"] = (state["epoch"], state["step"])
+                break
+            time.sleep(0.05)
+        with open(os.path.join(killed, "dist-logs", "pids.json")) as handle:
+            os.kill(json.load(handle)["trainer-1"], signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_trainer_inside_epoch_two)
+    killer.start()
+    with pytest.raises(DistributedJobError, match="trainer-1 exited with code -9"):
+        train_partitioned(partitioned_run_config(config, None, settings, threads=2, checkpoint_every=1), killed,
+                          config, nproc=2)
+    killer.join()
+    assert not leftover_processes(killed)
+    interrupted_at = load_checkpoint(os.path.join(killed, "last.pt"))
+    assert interrupted_at["global_step"] < 12, "the run ended before it was killed"
+    print("killed after", seen, "resuming from epoch", interrupted_at["epoch"], "step", interrupted_at["step"])
+
+    resume_partitioned(killed)
+    assert not leftover_processes(killed)
+    assert _without_timings(read_metrics(killed)) == _without_timings(read_metrics(reference))
+    a, b = load_checkpoint(os.path.join(reference, "last.pt")), load_checkpoint(os.path.join(killed, "last.pt"))
+    assert a["global_step"] == b["global_step"] == 12
+    for key in a["model"]:
+        assert torch.equal(a["model"][key], b["model"][key]), key
