@@ -64,6 +64,7 @@ import dgl
 import torch
 from torch import nn
 
+from ..atomic import atomic_write
 from ..training import run_dir as files
 from ..training.batching import epoch_seed
 from ..training.checkpoint import load_checkpoint
@@ -78,6 +79,8 @@ log = logging.getLogger(__name__)
 
 NODE_KEYS = ("feat", "label", "train_mask", "val_mask", "test_mask", "lap_pe", "lap_eigval", "rwse")
 EVAL_SPLITS = ("val", "test")
+#: In the run directory: every trainer's METIS parts (``trainer-K.pt``), what ``--resume`` trains on.
+PARTS_DIR = "trainer-parts"
 
 
 class DistSource:
@@ -103,9 +106,11 @@ class DistSource:
         frontier = dd.sample_neighbors(self.graph, nodes, -1)
         src, dst = frontier.edges()
         eids = frontier.edata[dgl.EID]
-        # the servers' answers arrive in any order: sorted by edge ID, batches, METIS parts and sums are the same
-        # in every run (exact resume)
+        # the servers' answers arrive in any order: sorted by (dst, src, edge ID), batches, METIS parts and sums are
+        # the same in every run
         order = torch.argsort(eids)
+        src, dst, eids = src[order], dst[order], eids[order]
+        order = torch.sort(dst * self.graph.num_nodes() + src, stable=True).indices
         return src[order], dst[order], eids[order]
 
     def batch(self, nodes: torch.Tensor) -> dgl.DGLGraph:
@@ -150,6 +155,17 @@ def epoch_groups(num_parts: int, num_batches: int, seed: int, epoch: int, rank: 
     return [group.tolist() for group in torch.tensor_split(order, num_batches)]
 
 
+def saved_parts(path: Optional[str], nodes: torch.Tensor) -> Optional[List[torch.Tensor]]:
+    """The METIS parts a trainer saved at the start of its run (None: no file, or parts of other nodes)."""
+    if path is None or not os.path.isfile(path):
+        return None
+    parts = torch.load(path)
+    if not parts or not torch.equal(torch.sort(torch.cat(parts)).values, nodes):
+        log.warning("%s holds parts of other nodes than this trainer's; cutting its nodes again", path)
+        return None
+    return parts
+
+
 class NodeBatches(Steps):
     """One trainer's batches of an epoch from a step on: each the subgraph a group of its parts induces."""
 
@@ -190,15 +206,21 @@ class DistNodeTask(Task):
     reseed_ranks = False
 
     def __init__(self, run: RunConfig, source: "DistSource", device: torch.device,
-                 context: DistContext = SINGLE_PROCESS):
+                 context: DistContext = SINGLE_PROCESS, parts_file: Optional[str] = None, resume: bool = False):
         self.run, self.source, self.device, self.context = run, source, device, context
         self.nodes = torch.sort(source.node_ids()).values
         num_nodes = int(source.graph.num_nodes())
         parts_here = math.ceil(total_parts(run.data.num_parts, num_nodes, context.world_size) / context.world_size)
         src, dst, _ = source.in_edges(self.nodes)
-        local, keep = source._local(self.nodes, src)
-        structure = dgl.graph((local[src[keep]], local[dst[keep]]), num_nodes=len(self.nodes))
-        self.parts = metis_parts(structure, self.nodes, parts_here)
+        self.parts = saved_parts(parts_file, self.nodes) if resume else None
+        if self.parts is None:
+            local, keep = source._local(self.nodes, src)
+            structure = dgl.graph((local[src[keep]], local[dst[keep]]), num_nodes=len(self.nodes))
+            self.parts = metis_parts(structure, self.nodes, parts_here)
+            if parts_file is not None:  # METIS may cut the same graph differently in another run: --resume reads these
+                os.makedirs(os.path.dirname(parts_file), exist_ok=True)
+                with atomic_write(parts_file) as handle:
+                    torch.save(self.parts, handle)
         most = context.max_floats([float(len(self.parts))], device)[0]
         self.num_batches = max(1, math.ceil(most / run.train.batch_size))
         # scoring: this trainer's nodes with their in-neighbours as context (the halo), scored on its own nodes
@@ -256,7 +278,9 @@ def train_on_source(run: RunConfig, run_dir: str, source: "DistSource", context:
     (``resume=True``) continues from ``last.pt`` (trainer 0's, sent to every trainer).
     """
     device = torch.device("cpu")
-    trainer = Trainer(run, run_dir, DistNodeTask(run, source, device, context), progress=False, dist=context)
+    parts_file = os.path.join(run_dir, PARTS_DIR, f"trainer-{context.rank}.pt")
+    task = DistNodeTask(run, source, device, context, parts_file=parts_file, resume=resume)
+    trainer = Trainer(run, run_dir, task, progress=False, dist=context)
     if resume:  # trainer 0's last.pt, sent to every trainer (the other machines need no copy)
         trainer.restore(context.broadcast_object(load_checkpoint(os.path.join(run_dir, files.LAST))
                                                  if context.is_main else None))
