@@ -100,3 +100,143 @@ def test_training_runs_launcher_then_trainer_then_process_group_helpers():
     graph = import_graph()
     assert not graph["geaet_dgl.training.distributed"] & {"geaet_dgl.training.trainer", "geaet_dgl.training.launcher"}
     assert "geaet_dgl.training.launcher" not in graph["geaet_dgl.training.trainer"]
+
+
+# -- packages ------------------------------------------------------------------------------------------------------
+
+
+def _package(module: str) -> str:
+    """``geaet_dgl.training.trainer`` -> ``training``; a top-level module is its own package (``config``)."""
+    return module.split(".")[1] if module.count(".") else module
+
+
+def _targets(path: Path) -> Set[str]:
+    """Every ``geaet_dgl`` module or package ``path`` imports anywhere (package ``__init__`` imports included)."""
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.update(target if node.module else f"{target}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    known = {_module_name(p) for p in ROOT.rglob("*.py")}
+    return {name for name in found if name in known and name != "geaet_dgl"}
+
+
+def package_graph() -> Dict[str, Set[str]]:
+    """``{package: packages it imports}`` over the package's sub-packages and top-level modules, every file
+    (``__init__`` re-exports and imports inside functions included)."""
+    graph: Dict[str, Set[str]] = {}
+    for path in ROOT.rglob("*.py"):
+        name = _module_name(path)
+        if name == "geaet_dgl":
+            continue
+        own = _package(name)
+        graph.setdefault(own, set()).update(_package(t) for t in _targets(path) if _package(t) != own)
+    for imported in set().union(*graph.values()):
+        graph.setdefault(imported, set())
+    return graph
+
+
+def test_the_package_graph_sees_imports_inside_functions_and_package_imports():
+    graph = package_graph()
+    assert "distributed" not in graph  # a module of training/, not a package
+    assert "training" in graph["distgraph"]  # `from ..training import run_dir as files`
+    assert "studies" in graph["commands"]  # imported inside the command functions
+    assert {"training", "inference"} <= graph["scoring"]
+
+
+def test_no_package_imports_a_package_that_imports_it_back():
+    assert cycles(package_graph()) == []
+
+
+def test_folding_and_layerwise_inference_depend_only_on_nn_and_models():
+    assert package_graph()["inference"] <= {"nn", "models", "config"}
+
+
+def test_training_runs_no_scoring_and_scoring_sits_above_training_and_inference():
+    graph = package_graph()
+    assert "scoring" not in graph["training"] and "scoring" not in graph["inference"]
+
+
+# -- private names -------------------------------------------------------------------------------------------------
+
+
+def _defined_private(tree: ast.AST) -> Set[str]:
+    """The ``_private`` names a module defines: functions, classes, variables and ``self._x`` attributes."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+    return {name for name in names if _is_private(name)}
+
+
+def private_uses() -> List[str]:
+    """``module: name`` for every ``_private`` name a module takes from another module of the package:
+    ``from x import _name``, ``x._name`` on an imported module, and ``obj._name`` on any object when
+    ``_name`` is defined by other modules of the package only (e.g. another class's private method)."""
+    trees = {_module_name(p): (p, ast.parse(p.read_text())) for p in ROOT.rglob("*.py")}
+    defined = {name: _defined_private(tree) for name, (_, tree) in trees.items()}
+    uses = set()
+    for name, (path, tree) in trees.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        elsewhere = set().union(*(names for other, names in defined.items() if other != name)) - defined[name]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                if target.startswith("geaet_dgl"):
+                    uses.update(f"{name}: {target}.{alias.name}" for alias in node.names if _is_private(alias.name))
+            elif isinstance(node, ast.Attribute) and _is_private(node.attr) and node.attr in elsewhere:
+                uses.add(f"{name}: .{node.attr}")
+    return sorted(uses)
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def test_the_private_name_finder_sees_what_a_module_defines():
+    source = "def _f(): pass\nclass A:\n    def g(self):\n        self._x = 1"
+    assert _defined_private(ast.parse(source)) == {"_f", "_x"}
+    assert not _is_private("__init__") and _is_private("_classes")
+
+
+def test_no_module_uses_another_modules_private_names():
+    assert private_uses() == []
+
+
+# -- one loop ------------------------------------------------------------------------------------------------------
+
+
+def optimizer_steppers() -> List[str]:
+    """Modules (outside ``benchmarking/``) that call ``.step()`` on an optimiser: any ``X.step()`` whose
+    ``X`` names an optimiser (``optimizer``, ``opt``, ``self.optimizer``, ...), docstrings aside."""
+    found = []
+    for path in ROOT.rglob("*.py"):
+        name = _module_name(path)
+        if name.startswith("geaet_dgl.benchmarking"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step":
+                owner = node.func.value
+                owner_name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+                if "opt" in owner_name.lower():
+                    found.append(name)
+    return sorted(set(found))
+
+
+def test_only_the_training_loop_steps_an_optimizer():
+    assert optimizer_steppers() == ["geaet_dgl.training.trainer"]

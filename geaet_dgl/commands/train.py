@@ -1,6 +1,7 @@
 """``geaet-dgl train``: one run, one run per seed, or a resumed run."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
 import click
@@ -82,14 +83,7 @@ from .options import (ListOptionCommand, allow_changed_data_option, data_source_
 @handle_errors
 @gather_data
 @click.pass_context
-def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], config: Optional[str],
-          epochs: Optional[int], batch_size: Optional[int], lr: Optional[float], seed: Optional[int],
-          device: Optional[str], workers: Optional[int], out: Optional[str], data: Dict[str, Any],
-          settings: Tuple[str, ...], checkpoint_every: Optional[int], resume_dir: Optional[str], overwrite: bool,
-          progress: bool, nproc: Optional[int], sync_bn: bool, seeds: Tuple[int, ...], task: Optional[str],
-          split_file: Optional[str], split_fractions: Optional[Tuple[float, ...]], tensorboard: bool,
-          partitions: Optional[str], ip_config: Optional[str], machine: Optional[int],
-          threads: Optional[int], allow_changed_data: bool, sampler: Optional[str]) -> None:
+def train(ctx: click.Context, **options: Any) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
 
     Your own graphs: --dataset PATH.bin (a dgl.save_graphs file), preset `geaet` unless --preset; one graph
@@ -99,69 +93,165 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
 
     Data-parallel: `--nproc N`, or `torchrun --nproc_per_node N cli.py train ...` (see docs/distributed.md).
     """
-    from geaet_dgl import training
-    from geaet_dgl.config import settings_with_options
+    opts = TrainOptions(**options)
+    _check(opts)
+    for mode in (_resume_partitioned, _train_partitions, _resume, _train_seeds, _train_one):
+        if mode(ctx, opts):
+            return
+
+
+@dataclass
+class TrainOptions:
+    """What ``geaet-dgl train`` was given (the command's options; ``data``: the data options that were given)."""
+
+    dataset: Optional[str]
+    preset: Optional[str]
+    config: Optional[str]
+    epochs: Optional[int]
+    batch_size: Optional[int]
+    lr: Optional[float]
+    seed: Optional[int]
+    device: Optional[str]
+    workers: Optional[int]
+    out: Optional[str]
+    data: Dict[str, Any]
+    settings: Tuple[str, ...]
+    checkpoint_every: Optional[int]
+    resume_dir: Optional[str]
+    overwrite: bool
+    progress: bool
+    nproc: Optional[int]
+    sync_bn: bool
+    seeds: Tuple[int, ...]
+    task: Optional[str]
+    split_file: Optional[str]
+    split_fractions: Optional[Tuple[float, ...]]
+    tensorboard: bool
+    partitions: Optional[str]
+    ip_config: Optional[str]
+    machine: Optional[int]
+    threads: Optional[int]
+    allow_changed_data: bool
+    sampler: Optional[str]
+
+    def overrides(self) -> Dict[str, Any]:
+        """The ``--set`` settings with --epochs, --batch-size, --lr and --seed folded in."""
+        from geaet_dgl.config import settings_with_options
+
+        return settings_with_options(parse_settings(self.settings), epochs=self.epochs, batch_size=self.batch_size,
+                                     lr=self.lr, seed=self.seed)
+
+
+def _check(opts: TrainOptions) -> None:
+    """Refuse option combinations no mode takes."""
+    from geaet_dgl.distgraph import launch as dist_launch
     from geaet_dgl.studies.seeds import check_seeds_options
+    from geaet_dgl.training import launcher
+
+    launcher.check_nproc(opts.nproc)
+    check_seeds_options(opts.seeds, nproc=opts.nproc, seed=opts.seed, resume=opts.resume_dir is not None)
+    dist_launch.check_partition_options(opts.partitions, opts.ip_config, opts.machine, dataset=opts.dataset,
+                                        config=opts.config, data_file=opts.data.get("data_file"), seeds=opts.seeds,
+                                        sampler=opts.sampler)
+
+
+def _resume_partitioned(ctx: click.Context, opts: TrainOptions) -> bool:
+    """``--resume`` of a run on partitions: its graph servers and trainers again."""
     from geaet_dgl.distgraph import launch as dist_launch
     from geaet_dgl.training import launcher
 
-    launcher.check_nproc(nproc)
-    check_seeds_options(seeds, nproc=nproc, seed=seed, resume=resume_dir is not None)
-    dist_launch.check_partition_options(partitions, ip_config, machine, dataset=dataset, config=config,
-                                        data_file=data.get("data_file"), seeds=seeds, sampler=sampler)
-    if resume_dir is not None and dist_launch.partitioned_run(resume_dir) is not None:
-        launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
-        _print_partitioned(dist_launch.resume_partitioned(resume_dir), resume_dir)
-        return
-    if partitions is not None:
-        _train_partitions(partitions, preset, settings_with_options(parse_settings(settings), epochs=epochs,
-                                                                    batch_size=batch_size, lr=lr, seed=seed),
-                          out, nproc, overwrite, sync_bn, threads, ip_config, machine, checkpoint_every or 0)
-        return
-    if resume_dir is not None:
-        launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
-        summary = launcher.resume_job(resume_dir, nproc=nproc, device=device, workers=workers, progress=progress,
-                                      threads=threads, allow_changed_data=allow_changed_data)
-        if summary is not None:  # None on the ranks other than 0 under torchrun
-            print_summary(summary, resume_dir)
-        return
-    training.run_config.check_run_source(dataset, data.get("data_file"), config, preset, allow_changed_data)
-    overrides = settings_with_options(parse_settings(settings), epochs=epochs, batch_size=batch_size, lr=lr,
-                                      seed=seed)
-    data.update(given(task=task, split_file=split_file, split=list(split_fractions) if split_fractions else None,
-                      sampler=sampler))
-    run_settings = dict(device=device or "cpu", workers=workers or 0, checkpoint_every=checkpoint_every or 0,
-                        threads=threads, sync_bn=sync_bn, tensorboard=tensorboard)
-    if config is not None:
-        from geaet_dgl.interop import reference_run_config
-
-        run = reference_run_config(config, overrides, {**data, **given(dataset=dataset)}, **run_settings)
-    else:
-        run = training.make_run_config(dataset, preset, overrides, data, **run_settings)
-    if seeds:
-        _train_seeds(run, list(seeds), out or str(training.run_dir.default_seeds_dir(run.data.name, run.preset)),
-                     overwrite, progress)
-        return
-    run_dir = out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
-    summary = launcher.train_job(run, run_dir, nproc=nproc or 1, overwrite=overwrite, progress=progress)
-    if summary is not None:  # None on the ranks other than 0 under torchrun
-        print_summary(summary, run_dir)
+    if opts.resume_dir is None or dist_launch.partitioned_run(opts.resume_dir) is None:
+        return False
+    launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
+    _print_partitioned(dist_launch.resume_partitioned(opts.resume_dir), opts.resume_dir)
+    return True
 
 
-def _train_partitions(partitions: str, preset: Optional[str], overrides: Dict[str, Any], out: Optional[str],
-                      nproc: Optional[int], overwrite: bool, sync_bn: bool, threads: Optional[int],
-                      ip_config: Optional[str], machine: Optional[int], checkpoint_every: int = 0) -> None:
+def _train_partitions(ctx: click.Context, opts: TrainOptions) -> bool:
+    """``--partitions DIR/NAME.json``: DGL's graph servers and ``--nproc`` trainers."""
     from geaet_dgl import training
     from geaet_dgl.distgraph import launch as dist_launch
 
-    run = dist_launch.partitioned_run_config(partitions, preset, overrides, threads)
-    run.sync_bn = sync_bn
-    run.checkpoint_every = checkpoint_every
-    run_dir = out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
-    summary = dist_launch.train_partitioned(run, run_dir, partitions, nproc or dist_launch.default_nproc(partitions,
-                                                                                                       ip_config),
-                                            overwrite=overwrite, ip_config=ip_config, machine=machine or 0)
+    if opts.partitions is None:
+        return False
+    run = dist_launch.partitioned_run_config(opts.partitions, opts.preset, opts.overrides(), opts.threads)
+    run.sync_bn = opts.sync_bn
+    run.checkpoint_every = opts.checkpoint_every or 0
+    run_dir = opts.out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
+    nproc = opts.nproc or dist_launch.default_nproc(opts.partitions, opts.ip_config)
+    summary = dist_launch.train_partitioned(run, run_dir, opts.partitions, nproc, overwrite=opts.overwrite,
+                                            ip_config=opts.ip_config, machine=opts.machine or 0)
     _print_partitioned(summary, run_dir)
+    return True
+
+
+def _resume(ctx: click.Context, opts: TrainOptions) -> bool:
+    """``--resume RUN_DIR``: continue from its ``last.pt`` with its own configuration."""
+    from geaet_dgl.training import launcher
+
+    if opts.resume_dir is None:
+        return False
+    launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
+    summary = launcher.resume_job(opts.resume_dir, nproc=opts.nproc, device=opts.device, workers=opts.workers,
+                                  progress=opts.progress, threads=opts.threads,
+                                  allow_changed_data=opts.allow_changed_data)
+    if summary is not None:  # None on the ranks other than 0 under torchrun
+        print_summary(summary, opts.resume_dir)
+    return True
+
+
+def _new_run(opts: TrainOptions) -> Any:
+    """The run configuration of a new run: a preset (or a reference config) with the options applied."""
+    from geaet_dgl import training
+
+    training.run_config.check_run_source(opts.dataset, opts.data.get("data_file"), opts.config, opts.preset,
+                                         opts.allow_changed_data)
+    data = dict(opts.data, **given(task=opts.task, split_file=opts.split_file, sampler=opts.sampler,
+                                   split=list(opts.split_fractions) if opts.split_fractions else None))
+    run_settings = dict(device=opts.device or "cpu", workers=opts.workers or 0,
+                        checkpoint_every=opts.checkpoint_every or 0, threads=opts.threads, sync_bn=opts.sync_bn,
+                        tensorboard=opts.tensorboard)
+    if opts.config is not None:
+        from geaet_dgl.interop import reference_run_config
+
+        return reference_run_config(opts.config, opts.overrides(), {**data, **given(dataset=opts.dataset)},
+                                    **run_settings)
+    return training.make_run_config(opts.dataset, opts.preset, opts.overrides(), data, **run_settings)
+
+
+def _train_seeds(ctx: click.Context, opts: TrainOptions) -> bool:
+    """``--seeds K [K ...]``: one run per seed in OUT/seed<k>, and their mean ± std."""
+    from geaet_dgl import training
+    from geaet_dgl.studies import format_mean_std, run_seeds
+    from geaet_dgl.studies.seeds import AGGREGATE_MD
+
+    if not opts.seeds:
+        return False
+    run = _new_run(opts)
+    out = opts.out or str(training.run_dir.default_seeds_dir(run.data.name, run.preset))
+    agg = run_seeds(run, list(opts.seeds), out, overwrite=opts.overwrite, progress=opts.progress,
+                    on_seed=lambda k, summary: print_summary(summary, f"{out}/seed{k}"))
+    metric = agg["metric_name"]
+    click.echo(f"{agg['n']} seeds {agg['seeds']}, {agg['std']}:")
+    for name in ("val_metric", "test_metric"):
+        stat = agg[name]
+        click.echo(f"  {name.split('_')[0]} {metric}: {format_mean_std(stat['mean'], stat['std'])}")
+    click.echo(f"table in {out}/{AGGREGATE_MD} (and aggregate.json)")
+    return True
+
+
+def _train_one(ctx: click.Context, opts: TrainOptions) -> bool:
+    """One new run (``--nproc N`` data-parallel processes, or torchrun's)."""
+    from geaet_dgl import training
+    from geaet_dgl.training import launcher
+
+    run = _new_run(opts)
+    run_dir = opts.out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
+    summary = launcher.train_job(run, run_dir, nproc=opts.nproc or 1, overwrite=opts.overwrite,
+                                 progress=opts.progress)
+    if summary is not None:  # None on the ranks other than 0 under torchrun
+        print_summary(summary, run_dir)
+    return True
 
 
 def _print_partitioned(summary: Optional[Dict[str, Any]], run_dir: str) -> None:
@@ -172,20 +262,6 @@ def _print_partitioned(summary: Optional[Dict[str, Any]], run_dir: str) -> None:
     click.echo(f"best.pt on the whole graph: val {summary['metric_name']} {summary['full_graph_val_metric']:.6f}, "
                f"test {summary['full_graph_test_metric']:.6f}; peak memory (MiB) "
                + ", ".join(f"{name} {mib:.0f}" for name, mib in summary.get("peak_rss_mib", {}).items()))
-
-
-def _train_seeds(run: Any, seeds: list, out: str, overwrite: bool, progress: bool) -> None:
-    from geaet_dgl.studies import format_mean_std, run_seeds
-    from geaet_dgl.studies.seeds import AGGREGATE_MD
-
-    agg = run_seeds(run, seeds, out, overwrite=overwrite, progress=progress,
-                    on_seed=lambda k, summary: print_summary(summary, f"{out}/seed{k}"))
-    metric = agg["metric_name"]
-    click.echo(f"{agg['n']} seeds {agg['seeds']}, {agg['std']}:")
-    for name in ("val_metric", "test_metric"):
-        stat = agg[name]
-        click.echo(f"  {name.split('_')[0]} {metric}: {format_mean_std(stat['mean'], stat['std'])}")
-    click.echo(f"table in {out}/{AGGREGATE_MD} (and aggregate.json)")
 
 
 def print_summary(summary: Dict[str, Any], run_dir: str) -> None:

@@ -354,7 +354,7 @@ def graph_file_labels(graphs: Sequence[dgl.DGLGraph], labels: Dict[str, torch.Te
         if values.shape[1] != 1:
             raise DataError(f"{path}: ndata['label'] has {values.shape[1]} columns; store one class per node, shape "
                             "(N,)")
-        return _classes(values.reshape(-1), path, "ndata['label']", graphs)
+        return class_ids(values.reshape(-1), path, "ndata['label']", graphs)
     if LABEL_KEY not in labels:
         found = f" (it has {', '.join(repr(k) for k in labels)})" if labels else ""
         raise DataError(f"{path} has no graph labels{found}; {_SAVE_HINT}")
@@ -364,7 +364,7 @@ def graph_file_labels(graphs: Sequence[dgl.DGLGraph], labels: Dict[str, torch.Te
         raise DataError(f"{path} has {len(graphs)} graphs but {count} labels; pass one label (row) per graph, in "
                         "the order of the graphs")
     if task == "graph-classification":
-        return _classes(values, path, "label", None)
+        return class_ids(values, path, "label", None)
     values = values.float()
     bad = ~torch.isfinite(values.reshape(len(graphs), -1)).all(dim=1)
     if bool(bad.any()):
@@ -373,7 +373,9 @@ def graph_file_labels(graphs: Sequence[dgl.DGLGraph], labels: Dict[str, torch.Te
     return values, 1 if values.ndim == 1 else int(np.prod(values.shape[1:]))
 
 
-def _classes(values: torch.Tensor, path: str, where: str, graphs) -> Tuple[torch.Tensor, int]:
+def class_ids(values: torch.Tensor, path: str, where: str, graphs) -> Tuple[torch.Tensor, int]:
+    """``values`` (one label per graph or node, read from ``where`` of file ``path``) checked as class ids 0..C-1
+    -> (int64 ids, C); a one-line :class:`DataError` names the first bad one (``graphs``: to name its graph)."""
     if values.ndim != 1:
         raise DataError(f"{path}: {where} has shape {tuple(values.shape)}; classification needs one class id per "
                         "graph, shape (G,) (or use --task graph-regression)")

@@ -45,7 +45,7 @@ import torch
 
 from .dataset import DatasetSplits, GraphDataset
 from .errors import DataError
-from .graph_files import (LABEL_KEY, SPLITS, TASKS, GraphFileInfo, PathLike, _classes, graph_file_labels,
+from .graph_files import (LABEL_KEY, SPLITS, TASKS, GraphFileInfo, PathLike, class_ids, graph_file_labels,
                           inspect_graph_file, load_graph_file, read_graph_file, run_split, split_fractions)
 from .validation import validate_splits
 
@@ -231,7 +231,7 @@ def hetero_labels(graphs: Sequence[dgl.DGLGraph], labels: Dict[str, torch.Tensor
             raise DataError(f"{path}: graph {index} has no nodes[{target!r}].data['label']; node classification "
                             "needs a class per target node on every graph")
         parts.append(data.pop(LABEL_KEY).reshape(-1))
-    return _classes(torch.cat(parts), path, f"nodes[{target!r}].data['label']", None)
+    return class_ids(torch.cat(parts), path, f"nodes[{target!r}].data['label']", None)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -274,12 +274,12 @@ class GEANet(nn.Module):
             node_feat = self.share_U(node_feat)
         node_out = node_feat
         if self.node_unit:
-            scores = self._unit_on_heads(self.node_U1, node_feat)
+            scores = self.unit_on_heads(self.node_U1, node_feat)
             attn = double_normalize(scores.view(num_nodes, self.num_heads, self.unit_size), node_seglen,
                                     column_lse=node_lse)
             if self.keep_attention:
                 self.last_node_attention = attn.detach()
-            node_out = self._unit_on_heads(self.node_U2, attn.reshape(num_nodes, dim))
+            node_out = self.unit_on_heads(self.node_U2, attn.reshape(num_nodes, dim))
 
         edge_out = edge_feat
         if self.edge_unit and edge_feat is not None:
@@ -289,10 +289,10 @@ class GEANet(nn.Module):
             # The reference splits edge channels across heads with a stride
             # (channel s*H + h goes to head h) but writes the output back in
             # contiguous head blocks; reproduced as is for weight parity.
-            scores = self._unit_on_heads(self.edge_U1, edge_feat, strided=True)
+            scores = self.unit_on_heads(self.edge_U1, edge_feat, strided=True)
             attn = double_normalize(scores.view(num_edges, self.num_heads, self.unit_size), edge_seglen,
                                     column_lse=edge_lse)
-            edge_out = self._unit_on_heads(self.edge_U2, attn.reshape(num_edges, dim))
+            edge_out = self.unit_on_heads(self.edge_U2, attn.reshape(num_edges, dim))
         return node_out, edge_out
 
     def scores(self, feat: torch.Tensor, kind: str = "node") -> torch.Tensor:
@@ -300,10 +300,10 @@ class GEANet(nn.Module):
         if self.shared_unit:
             feat = self.share_U(feat)
         unit = self.node_U1 if kind == "node" else self.edge_U1
-        out = self._unit_on_heads(unit, feat, strided=kind == "edge")
+        out = self.unit_on_heads(unit, feat, strided=kind == "edge")
         return out.view(feat.shape[0], self.num_heads, self.unit_size)
 
-    def _unit_on_heads(self, unit: nn.Linear, feat: torch.Tensor, strided: bool = False) -> torch.Tensor:
+    def unit_on_heads(self, unit: nn.Linear, feat: torch.Tensor, strided: bool = False) -> torch.Tensor:
         """(M, d) -> (M, d): ``unit`` applied to each head's S channels; output in contiguous head blocks.
 
         Input head ``h`` is channels ``h*S .. h*S+S-1``, or with ``strided`` the reference's edge layout:

@@ -74,7 +74,7 @@ class HeteroGEANet(nn.Module):
         self.hidden_dim, self.num_heads, self.unit_size = hidden_dim, num_heads, unit_size
         self.scope, self.type_scope = scope, type_scope
         self.node_unit, self.edge_unit, self.shared_unit = node_unit, edge_unit, shared_unit
-        # Each type's units are a GEANet's (its _unit_on_heads and the reference's parameter names).
+        # Each type's units are a GEANet's (its unit_on_heads and the reference's parameter names).
         self.node_units = nn.ModuleList(
             GEANet(hidden_dim, num_heads, unit_size, node_unit=True) for _ in range(num_ntypes if node_unit else 0))
         self.edge_units = nn.ModuleList(
@@ -147,8 +147,8 @@ def _per_type(feat: torch.Tensor, units: Sequence, index: List[torch.Tensor], wh
     """(M, d) -> (M, d): the rows of type t through unit ``which`` (1: key, 2: value) of type t."""
     if len(index) == 1 and index[0].numel() == feat.shape[0]:
         net, key, value = units[0]
-        return net._unit_on_heads(key if which == 1 else value, feat, strided)
+        return net.unit_on_heads(key if which == 1 else value, feat, strided)
     out = feat.new_empty(feat.shape)
     for (net, key, value), rows in zip(units, index):
-        out[rows] = net._unit_on_heads(key if which == 1 else value, feat[rows], strided)
+        out[rows] = net.unit_on_heads(key if which == 1 else value, feat[rows], strided)
     return out

@@ -12,6 +12,7 @@ learning-rate schedule, exact resume, signals, history rows in
                             the training metric reads), or None: nothing to learn, no step
 :meth:`Task.score_splits`   the validation and test results of the weights after an epoch
 :meth:`Task.degree_graphs`  the training graphs PNA's degree statistics come from
+:meth:`Task.build_model`    the network (default: the GEAET ``run.model`` describes)
 :meth:`Task.sizes`          what the summary reports as the data's size
 ==========================  ===============================================================
 
@@ -27,6 +28,9 @@ from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import torch
 from torch import nn
+
+from ..config import ModelConfig
+from ..models import build_model
 
 
 class Step(NamedTuple):
@@ -65,6 +69,11 @@ class Task:
     #: In a multi-process run every rank reseeds torch after the shared initialisation (own dropout
     #: masks). False keeps one seed for every rank (the partitioned runs' original seeding).
     reseed_ranks = True
+
+    def build_model(self, config: ModelConfig) -> nn.Module:
+        """The network the loop trains, built right after the loop seeded every generator (it needs a
+        ``num_parameters`` property); default the GEAET (or HeteroGEAET) ``config`` describes."""
+        return build_model(config)
 
     def train_batches(self, epoch: int, start_step: int) -> Steps:
         """The training batches of 0-based ``epoch`` from ``start_step`` on, in a (seed, epoch)-fixed order."""

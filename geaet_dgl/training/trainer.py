@@ -1,9 +1,17 @@
-"""The training loop: seeded, resumable bit for bit, interruptible.
+"""The one training loop: seeded, resumable bit for bit, interruptible.
 
 Every epoch trains on the training split in a (seed, epoch)-determined order,
 scores validation and test, steps the learning-rate schedule, appends a line
 to ``metrics.jsonl`` and writes ``last.pt`` (and ``best.pt`` when validation
 improved). The reported test metric is the one at the best-validation epoch.
+With ``train.patience`` > 0 the run ends once that many epochs passed without
+validation improvement (early stopping).
+
+What a kind of data does inside the loop (its batches, its forward/loss step,
+how its splits are scored) is its :class:`~.task.Task`: graph batches
+(:mod:`.graph_task`), one graph with node masks (:mod:`.node_task`) or a
+partitioned graph (:mod:`geaet_dgl.distgraph.trainer`); everything else is
+here, the same for every task (docs/architecture.md).
 
 Resuming (:func:`resume`) restores weights, optimiser, schedule, every RNG
 state and the position inside the epoch, so on CPU with a fixed seed the
@@ -41,7 +49,6 @@ from ..allocator import allocator_mode
 from ..config import to_dict
 from ..data import DatasetSplits
 from ..data.node_graph import NodeGraph
-from ..models import build_model
 from ..models.geaet import set_degree_statistics
 from ..threads import apply_threads, per_process_threads, resolve_threads
 from . import run_dir as files
@@ -118,7 +125,7 @@ class Trainer:
         self.device = self.dist.device(run.device)
         self.task = data if isinstance(data, Task) else make_task(run, data, self.device, self.dist)
         seed_everything(run.train.seed)
-        self.model = build_model(run.model).to(self.device)
+        self.model = self.task.build_model(run.model).to(self.device)
         set_degree_statistics(self.model, self.task.degree_graphs())  # PNA's, from the training graphs
         self.train_model = self.model
         if self.dist.enabled:
@@ -160,7 +167,7 @@ class Trainer:
         self.saved_at = (self.epoch, self.step)
 
     def fit(self) -> Dict[str, Any]:
-        """Train up to ``train.epochs`` (fewer when early stopping ends it); write summary and curves; return the summary."""
+        """Train up to ``train.epochs`` (fewer if early stopping ends it); write summary and curves; -> the summary."""
         log.info("model: %s parameters (preset %s); torch %s threads, allocator %s", f"{self.model.num_parameters:,}",
                  self.run.preset, torch.get_num_threads(), allocator_mode())
         self.tensorboard = open_log(self.run.tensorboard and self.dist.is_main, self.run_dir, self.run.train.metric,
