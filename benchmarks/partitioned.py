@@ -3,12 +3,13 @@
 A planted-partition graph (``--nodes``, about 10 neighbours a node, 5 classes)
 is written to ``--out``, partitioned into 1 and into 2 parts
 (``geaet-dgl partition``), and trained for ``--epochs`` with the same global
-batch of ``--batch-nodes`` random nodes per step:
+batch of about ``--batch-nodes`` nodes per step: two METIS parts of ``--batch-nodes / 2`` nodes
+(``data.num_parts`` = 2 x nodes / batch nodes):
 
-* ``one process``: ``geaet-dgl train --dataset FILE --set data.sampler=random`` (no server);
-* ``1 trainer``: ``train --partitions 1-part/NAME.json --nproc 1`` (1 graph server + 1 trainer);
-* ``2 trainers``: ``train --partitions 2-parts/NAME.json --nproc 2`` (2 servers + 2 trainers,
-  ``--batch-nodes / 2`` nodes each).
+* ``one process``: ``geaet-dgl train --dataset FILE --sampler cluster --batch-size 2`` (no server);
+* ``1 trainer``: ``train --partitions 1-part/NAME.json --nproc 1 --batch-size 2`` (1 graph server + 1 trainer);
+* ``2 trainers``: ``train --partitions 2-parts/NAME.json --nproc 2 --batch-size 1`` (2 servers + 2 trainers,
+  one part each per step).
 
 Prints (and writes ``--out``/partitioned.md) seconds per epoch (training alone,
 and with the epoch's scoring: one whole-graph pass in the one-process run,
@@ -60,9 +61,9 @@ def main() -> None:
     rows = []
 
     run_dir = os.path.join(args.out, "one-process")
-    _cli("train", "--dataset", graph_file, "--set", "data.sampler=random", "--set",
-         f"data.num_parts={max(1, args.nodes // args.batch_nodes)}", "--batch-size", "1", "--out", run_dir, *common,
-         threads=args.threads)
+    num_parts = f"data.num_parts={max(2, 2 * args.nodes // args.batch_nodes)}"
+    _cli("train", "--dataset", graph_file, "--sampler", "cluster", "--set", num_parts, "--batch-size", "2",
+         "--out", run_dir, *common, threads=args.threads)
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0  # only child so far
     rows.append(("one process (no server)", run_dir, {"process": peak}))
 
@@ -72,7 +73,7 @@ def main() -> None:
                         "--lap-k", "0"], check=True)
         run_dir = os.path.join(args.out, f"{parts}-trainers")
         _cli("train", "--partitions", os.path.join(folder, "planted.json"), "--nproc", str(parts), "--batch-size",
-             str(args.batch_nodes // parts), "--out", run_dir, *common, threads=args.threads)
+             str(2 // parts), "--set", num_parts, "--out", run_dir, *common, threads=args.threads)
         with open(os.path.join(run_dir, "summary.json")) as handle:
             rows.append((f"{parts} server(s) + {parts} trainer(s)", run_dir, json.load(handle)["peak_rss_mib"]))
 

@@ -26,7 +26,9 @@ from .options import (ListOptionCommand, allow_changed_data_option, data_source_
                    "--dataset then only replaces its data set (e.g. synthetic). See docs/reference-interop.md.")
 @click.option("--epochs", type=click.IntRange(min=1), help="Number of epochs (train.epochs).")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Graphs per batch (train.batch_size); on one graph "
-                                                                "with node masks, parts per step (--sampler).")
+                                                                "with node masks, METIS (or random) parts per step "
+                                                                "(--sampler), and with --partitions METIS parts per "
+                                                                "trainer and step (data.num_parts parts in all).")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), help="Base learning rate (train.lr).")
 @click.option("--seed", type=int, help="Seed of initialisation, batch order and dropout (train.seed).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), help="Where to train (default cpu).")
@@ -77,7 +79,9 @@ from .options import (ListOptionCommand, allow_changed_data_option, data_source_
                    "directory; needs `pip install tensorboard`.")
 @click.option("--partitions", type=click.Path(dir_okay=False), metavar="DIR/NAME.json",
               help="Train on the partitions of one graph (`geaet-dgl partition`) with DGL's graph servers and "
-                   "--nproc trainers (default: one per partition); see docs/distributed.md.")
+                   "--nproc trainers (default: one per partition); each trainer cuts its nodes into METIS parts "
+                   "and trains on --batch-size of them per step, as --sampler cluster does in one process; see "
+                   "docs/distributed.md.")
 @click.option("--ip-config", type=click.Path(dir_okay=False, exists=True), metavar="ip.txt",
               help="With --partitions on several machines: DGL's ip_config, one line 'IP [PORT]' per machine; run "
                    "the same command on every machine with its own --machine.")
@@ -145,6 +149,7 @@ def _train_partitions(ctx: click.Context, opts: TrainOptions) -> bool:
         return False
     run = dist_launch.partitioned_run_config(opts.partitions, opts.preset, opts.overrides(), opts.threads)
     run.sync_bn = opts.sync_bn
+    run.checkpoint_every = opts.checkpoint_every or 0
     run_dir = opts.out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
     nproc = opts.nproc or dist_launch.default_nproc(opts.partitions, opts.ip_config)
     summary = dist_launch.train_partitioned(run, run_dir, opts.partitions, nproc, overwrite=opts.overwrite,

@@ -79,15 +79,17 @@ def resume_partitioned(run_dir: str) -> Optional[Dict[str, Any]]:
 
 
 def partitioned_run_config(partitions: str, preset: Optional[str] = None,
-                           overrides: Optional[Dict[str, Any]] = None, threads: Optional[int] = None) -> RunConfig:
+                           overrides: Optional[Dict[str, Any]] = None, threads: Optional[int] = None,
+                           checkpoint_every: int = 0) -> RunConfig:
     """The run configuration for the graph a partition folder was cut from (widths, head, loss from the file).
 
-    ``data.sampler`` is ``random`` (what the trainers do), so ``eval`` and
-    ``predict`` on the run's checkpoints read the graph file as a node task.
+    ``data.sampler`` is ``cluster`` (what the trainers do: METIS parts, ``train.batch_size`` per step), so
+    ``eval`` and ``predict`` on the run's checkpoints read the graph file as a node task.
     """
     sidecar = read_sidecar(partitions)
-    overrides = {"data.sampler": "random", **(overrides or {})}
-    run = make_run_config(sidecar["graph_file"]["path"], preset, overrides, threads=threads)
+    overrides = {"data.sampler": "cluster", **(overrides or {})}
+    run = make_run_config(sidecar["graph_file"]["path"], preset, overrides, threads=threads,
+                          checkpoint_every=checkpoint_every)
     check_encodings(run, sidecar)
     return run
 

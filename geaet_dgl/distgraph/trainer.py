@@ -1,18 +1,24 @@
-"""Training GEAET on node batches of one graph, local or served by DGL's graph servers.
+"""Training GEAET on node batches of one graph served by DGL's graph servers.
 
-Batches
--------
-Every epoch each trainer shuffles *its* nodes (``dgl.distributed.node_split``
-of all nodes: an even share, mostly from its own partition) with a
-(seed, epoch, rank) generator and cuts them into ``B`` near-equal batches
-(``B`` agreed by all trainers, so DistributedDataParallel steps together).
-A batch is the subgraph its nodes induce in the *whole* graph: DGL's
-distributed ``in_subgraph`` asks every server for the in-edges of the
-batch's nodes (edges from other partitions included), the edges whose source
-is outside the batch are dropped, and features, labels, masks and the
-whole-graph encodings are pulled from the ``DistTensor`` s. So each batch is
-an ordinary graph and the MPNN, the attention and GEANet run on it
-unchanged; the random node batching of SGFormer and Polynormer.
+Batches: METIS parts of each trainer's share, ``--batch-size`` of them per step
+-------------------------------------------------------------------------------
+``train.batch_size`` counts the same thing as for ``--sampler cluster`` in one
+process: METIS parts per step (per trainer, as ``--batch-size`` is per process
+with ``--nproc``). Each trainer takes its share of the nodes
+(``dgl.distributed.node_split`` of all nodes: an even share, taken from its own
+partition first), asks the servers once for the edges the share induces
+(``dgl.distributed.sample_neighbors`` with fanout -1, the edges whose source is
+outside the share dropped) and cuts it with DGL's METIS
+(``dgl.metis_partition_assignment``) into its part of the run's ``data.num_parts``
+parts (0, the default: parts of about 1000 nodes, as one process cuts the whole
+graph; ``ceil(num_parts / trainers)`` per trainer). Every epoch it shuffles its
+parts with a (seed, epoch, rank) generator and groups them into batches of
+``batch_size`` parts; every trainer takes the same number of steps (that of the
+trainer with the most parts). A batch is the subgraph its nodes induce in the
+*whole* graph (in-edges from every server, edges from other partitions
+included), with features, labels, masks and encodings pulled from the
+``DistTensor`` s: an ordinary graph on which the MPNN, the attention and GEANet
+run unchanged, like a ClusterGCN batch in one process.
 
 Loss and statistics
 -------------------
@@ -23,21 +29,33 @@ batch; BatchNorm is DistributedBatchNorm (moments of the combined batch) as
 for ``--nproc`` on graph files, and the metrics of every epoch merge all
 trainers' predictions (:meth:`~geaet_dgl.training.distributed.DistContext.merge_accumulators`).
 
+Scoring
+-------
+Validation and test are scored every epoch on every node of the graph: each
+trainer runs the model once (eval mode) on the subgraph induced by its share
+and the share's in-neighbours (the halo, so every scored node keeps all its
+in-edges), scores the nodes of its share, and the trainers' predictions are
+merged. So ``best.pt`` is the epoch with the best validation accuracy over the
+whole validation set; GEANet's softmax over the nodes of a graph runs over
+that subgraph rather than the whole graph (see
+:mod:`geaet_dgl.training.node_task` for why a large node subset estimates it).
+
 Training
 --------
 :class:`DistNodeTask` is the training loop's task (:mod:`geaet_dgl.training.task`):
 the loop (:class:`~geaet_dgl.training.trainer.Trainer`) owns the optimiser,
-schedule, resume, history, best epoch, checkpoints and summary, as for every
-other run. Validation and test are scored every epoch on the same node
-batches (batch context); once training ends the launcher scores ``best.pt`` on
-the whole graph (:mod:`.launch`).
+schedule, exact resume (to the step: the batches of an epoch are a pure
+function of (seed, epoch, rank) and the METIS parts, every trainer's RNG state
+is in ``last.pt``), history, best epoch, checkpoints and summary, as for every
+other run.
 
 The one-process counterpart is the single-graph trainer with ``--sampler
-random`` (:mod:`geaet_dgl.training.node_task`); a distributed run is compared
+cluster`` (:mod:`geaet_dgl.training.node_task`); a distributed run is compared
 with it.
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 from typing import Any, Dict, List, Optional, Tuple
@@ -46,6 +64,7 @@ import dgl
 import torch
 from torch import nn
 
+from ..atomic import atomic_write
 from ..training import run_dir as files
 from ..training.batching import epoch_seed
 from ..training.checkpoint import load_checkpoint
@@ -53,10 +72,15 @@ from ..training.distributed import SINGLE_PROCESS, DistContext
 from ..training.metrics import MetricAccumulator
 from ..training.run_config import RunConfig
 from ..training.task import Step, Steps, Task
+from ..training.node_batches import default_num_parts
 from ..training.trainer import Trainer
+
+log = logging.getLogger(__name__)
 
 NODE_KEYS = ("feat", "label", "train_mask", "val_mask", "test_mask", "lap_pe", "lap_eigval", "rwse")
 EVAL_SPLITS = ("val", "test")
+#: In the run directory: every trainer's METIS parts (``trainer-K.pt``), what ``--resume`` trains on.
+PARTS_DIR = "trainer-parts"
 
 
 class DistSource:
@@ -73,21 +97,27 @@ class DistSource:
         everyone = torch.ones(self.graph.num_nodes(), dtype=torch.bool)
         return dd.node_split(everyone, self.graph.get_partition_book(), force_even=True)
 
-    def batch(self, nodes: torch.Tensor) -> dgl.DGLGraph:
+    def in_edges(self, nodes: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Every in-edge of ``nodes`` (sorted global IDs) from every server -> ``(src, dst, eid)``, global IDs."""
         import dgl.distributed as dd
 
-        nodes = torch.sort(nodes).values
         # every in-edge (fanout -1); dd.in_subgraph would do, but in DGL 2.1.0 its server side unpacks the
         # 4-field LocalSampledGraph into 3 names (graph_services.py, InSubgraphRequest) and the server dies
         frontier = dd.sample_neighbors(self.graph, nodes, -1)
         src, dst = frontier.edges()
         eids = frontier.edata[dgl.EID]
-        # the servers' answers arrive in any order: edges in id order, so that a run repeats itself bit for bit
+        # the servers' answers arrive in any order: sorted by (dst, src, edge ID), batches, METIS parts and sums are
+        # the same in every run
         order = torch.argsort(eids)
         src, dst, eids = src[order], dst[order], eids[order]
-        local = torch.full((self.graph.num_nodes(),), -1, dtype=torch.int64)
-        local[nodes] = torch.arange(len(nodes))
-        keep = local[src] >= 0
+        order = torch.sort(dst * self.graph.num_nodes() + src, stable=True).indices
+        return src[order], dst[order], eids[order]
+
+    def batch(self, nodes: torch.Tensor) -> dgl.DGLGraph:
+        """The subgraph ``nodes`` induce in the whole graph, with their features, labels, masks and encodings."""
+        nodes = torch.sort(nodes).values
+        src, dst, eids = self.in_edges(nodes)
+        local, keep = self._local(nodes, src)
         batch = dgl.graph((local[src[keep]], local[dst[keep]]), num_nodes=len(nodes))
         for key in self.node_keys:
             batch.ndata[key] = self.graph.ndata[key][nodes]
@@ -97,53 +127,115 @@ class DistSource:
             batch.edata[key] = self.graph.edata[key][eids[keep]]
         return batch
 
+    def _local(self, nodes: torch.Tensor, src: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        local = torch.full((self.graph.num_nodes(),), -1, dtype=torch.int64)
+        local[nodes] = torch.arange(len(nodes))
+        return local, local[src] >= 0
 
-def epoch_batches(nodes: torch.Tensor, num_batches: int, seed: int, epoch: int, rank: int) -> List[torch.Tensor]:
-    """``nodes`` shuffled by (seed, epoch, rank), cut into ``num_batches`` near-equal batches."""
+
+def total_parts(num_parts: int, num_nodes: int, world_size: int) -> int:
+    """METIS parts of the whole graph: ``data.num_parts`` (0: about ``NODES_PER_PART`` nodes each), at least one
+    per trainer."""
+    return max(world_size, num_parts or default_num_parts(num_nodes))
+
+
+def metis_parts(structure: dgl.DGLGraph, nodes: torch.Tensor, count: int) -> List[torch.Tensor]:
+    """``nodes`` (global IDs of ``structure``'s nodes) in ``count`` METIS parts of ``structure`` (DGL's METIS),
+    each sorted; empty parts dropped."""
+    if count <= 1 or structure.num_nodes() <= count:
+        return [nodes] if count <= 1 else [part for part in torch.tensor_split(nodes, count) if len(part)]
+    assignment = dgl.metis_partition_assignment(structure, count)
+    return [nodes[assignment == k] for k in range(count) if bool((assignment == k).any())]
+
+
+def epoch_groups(num_parts: int, num_batches: int, seed: int, epoch: int, rank: int) -> List[List[int]]:
+    """Part indices ``0..num_parts-1`` shuffled by (seed, epoch, rank), cut into ``num_batches`` near-equal groups."""
     generator = torch.Generator().manual_seed(epoch_seed(seed, epoch, stream=11 + rank))
-    order = nodes[torch.randperm(len(nodes), generator=generator)]
-    return [part for part in torch.tensor_split(order, num_batches) if len(part)]
+    order = torch.randperm(num_parts, generator=generator)
+    return [group.tolist() for group in torch.tensor_split(order, num_batches)]
+
+
+def saved_parts(path: Optional[str], nodes: torch.Tensor) -> Optional[List[torch.Tensor]]:
+    """The METIS parts a trainer saved at the start of its run (None: no file, or parts of other nodes)."""
+    if path is None or not os.path.isfile(path):
+        return None
+    parts = torch.load(path)
+    if not parts or not torch.equal(torch.sort(torch.cat(parts)).values, nodes):
+        log.warning("%s holds parts of other nodes than this trainer's; cutting its nodes again", path)
+        return None
+    return parts
 
 
 class NodeBatches(Steps):
-    """One trainer's node batches of an epoch from a step on (see :func:`epoch_batches`)."""
+    """One trainer's batches of an epoch from a step on: each the subgraph a group of its parts induces."""
 
-    def __init__(self, source: "DistSource", batches: List[torch.Tensor], start_step: int):
-        self.source, self.batches, self.start_step = source, batches, start_step
-        self.total = len(batches)
+    def __init__(self, source: "DistSource", parts: List[torch.Tensor], groups: List[List[int]], start_step: int):
+        self.source, self.parts, self.groups, self.start_step = source, parts, groups, start_step
+        self.total = len(groups)
+
+    def nodes(self, step: int) -> torch.Tensor:
+        group = self.groups[step]
+        if not group:  # fewer parts than steps on this trainer: a batch of nothing but its first part (no loss)
+            return self.parts[0]
+        return torch.cat([self.parts[k] for k in group])
 
     def __iter__(self):
-        for nodes in self.batches[self.start_step:]:
-            yield self.source.batch(nodes)
+        for step in range(self.start_step, self.total):
+            graph = self.source.batch(self.nodes(step))
+            if not self.groups[step]:
+                graph.ndata["train_mask"] = torch.zeros_like(graph.ndata["train_mask"])
+            yield graph
 
     def batch_indices(self, step: int) -> List[int]:
-        return self.batches[step].tolist()
+        return self.nodes(step).tolist()
 
 
 class DistNodeTask(Task):
     """Node batches of one graph served by DGL's graph servers, as the training loop's task.
 
-    ``run.train.batch_size`` is the nodes of one trainer's batch; every
-    trainer takes the same number of steps per epoch (see the module
-    docstring), and the loss of a step is scaled so that DDP's average is the
-    mean over the training nodes of all trainers' batches.
+    ``run.train.batch_size`` is METIS parts per trainer and step, as the
+    one-process ``--sampler cluster`` counts them (parts per step): each
+    trainer cuts its nodes into its share of ``data.num_parts`` parts
+    (see the module docstring); every trainer takes the same number of
+    steps, and the loss of a step is scaled so that DDP's average is the
+    mean over the training nodes of all trainers' batches. Validation and
+    test are scored on each trainer's whole share of the graph.
     """
 
     #: one torch seed for every trainer, as partitioned runs were seeded before the one loop
     reseed_ranks = False
 
     def __init__(self, run: RunConfig, source: "DistSource", device: torch.device,
-                 context: DistContext = SINGLE_PROCESS):
+                 context: DistContext = SINGLE_PROCESS, parts_file: Optional[str] = None, resume: bool = False):
         self.run, self.source, self.device, self.context = run, source, device, context
-        self.nodes = source.node_ids()
-        per_rank = context.max_floats([float(len(self.nodes))], device)[0]
-        self.num_batches = max(1, math.ceil(per_rank / run.train.batch_size))
+        self.nodes = torch.sort(source.node_ids()).values
+        num_nodes = int(source.graph.num_nodes())
+        parts_here = math.ceil(total_parts(run.data.num_parts, num_nodes, context.world_size) / context.world_size)
+        src, dst, _ = source.in_edges(self.nodes)
+        self.parts = saved_parts(parts_file, self.nodes) if resume else None
+        if self.parts is None:
+            local, keep = source._local(self.nodes, src)
+            structure = dgl.graph((local[src[keep]], local[dst[keep]]), num_nodes=len(self.nodes))
+            self.parts = metis_parts(structure, self.nodes, parts_here)
+            if parts_file is not None:  # METIS may cut the same graph differently in another run: --resume reads these
+                os.makedirs(os.path.dirname(parts_file), exist_ok=True)
+                with atomic_write(parts_file) as handle:
+                    torch.save(self.parts, handle)
+        most = context.max_floats([float(len(self.parts))], device)[0]
+        self.num_batches = max(1, math.ceil(most / run.train.batch_size))
+        # scoring: this trainer's nodes with their in-neighbours as context (the halo), scored on its own nodes
+        self.score_nodes = torch.unique(torch.cat([self.nodes, src]))
+        self.score_own = torch.isin(self.score_nodes, self.nodes)
+        log.info("trainer %d: %d nodes in %d METIS parts (%d to %d nodes), %d steps of %d parts per epoch; "
+                 "scored with %d halo nodes", context.rank, len(self.nodes), len(self.parts),
+                 min(len(p) for p in self.parts), max(len(p) for p in self.parts), self.num_batches,
+                 run.train.batch_size, len(self.score_nodes) - len(self.nodes))
 
-    def _epoch_batches(self, epoch: int) -> List[torch.Tensor]:
-        return epoch_batches(self.nodes, self.num_batches, self.run.train.seed, epoch, self.context.rank)
+    def _groups(self, epoch: int) -> List[List[int]]:
+        return epoch_groups(len(self.parts), self.num_batches, self.run.train.seed, epoch, self.context.rank)
 
     def train_batches(self, epoch: int, start_step: int) -> Steps:
-        return NodeBatches(self.source, self._epoch_batches(epoch), start_step)
+        return NodeBatches(self.source, self.parts, self._groups(epoch), start_step)
 
     def training_step(self, model: nn.Module, batch: dgl.DGLGraph, loss_fn: Any) -> Optional[Step]:
         """The scaled loss of the batch's training nodes; a zero loss when it has none (the DDP step goes on)."""
@@ -159,17 +251,17 @@ class DistNodeTask(Task):
 
     @torch.no_grad()
     def score_splits(self, model: nn.Module, loss_fn: Any, epoch: int) -> Tuple[Dict[str, float], Dict[str, float]]:
-        """Val and test metrics over every trainer's batches of ``epoch`` (batch context, not the whole graph)."""
+        """Val and test metrics of every node: each trainer scores its own nodes in one pass over them and their
+        in-neighbours, and the trainers' predictions are merged."""
         model.eval()
+        graph = self.source.batch(self.score_nodes)
+        output = model(graph)
         accumulators = {split: MetricAccumulator(self.run.train.metric) for split in EVAL_SPLITS}
-        for batch_nodes in self._epoch_batches(epoch):
-            graph = self.source.batch(batch_nodes)
-            output = model(graph)
-            for split, accumulator in accumulators.items():
-                mask = graph.ndata[f"{split}_mask"]
-                if mask.any():
-                    target = graph.ndata["label"][mask]
-                    accumulator.update(output[mask], target, float(loss_fn(output[mask], target)), num_graphs=0)
+        for split, accumulator in accumulators.items():
+            mask = graph.ndata[f"{split}_mask"] & self.score_own
+            if mask.any():
+                target = graph.ndata["label"][mask]
+                accumulator.update(output[mask], target, float(loss_fn(output[mask], target)), num_graphs=0)
         scores = {split: self.context.merge_accumulators(acc).compute() for split, acc in accumulators.items()}
         return scores["val"], scores["test"]
 
@@ -186,7 +278,9 @@ def train_on_source(run: RunConfig, run_dir: str, source: "DistSource", context:
     (``resume=True``) continues from ``last.pt`` (trainer 0's, sent to every trainer).
     """
     device = torch.device("cpu")
-    trainer = Trainer(run, run_dir, DistNodeTask(run, source, device, context), progress=False, dist=context)
+    parts_file = os.path.join(run_dir, PARTS_DIR, f"trainer-{context.rank}.pt")
+    task = DistNodeTask(run, source, device, context, parts_file=parts_file, resume=resume)
+    trainer = Trainer(run, run_dir, task, progress=False, dist=context)
     if resume:  # trainer 0's last.pt, sent to every trainer (the other machines need no copy)
         trainer.restore(context.broadcast_object(load_checkpoint(os.path.join(run_dir, files.LAST))
                                                  if context.is_main else None))

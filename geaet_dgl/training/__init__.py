@@ -1,6 +1,9 @@
-"""Training: metrics, losses, schedule, checkpoints and the resumable training loop.
+"""Training: metrics, losses, schedule, checkpoints and the one resumable training loop.
 
-The loop is :mod:`.trainer` (``train`` / ``resume``); :mod:`.launcher` runs it in one process,
+The loop is :mod:`.trainer` (``Trainer``, ``train`` / ``resume``); what a kind of data does inside it is a
+:class:`~.task.Task` (:mod:`.graph_task`, :mod:`.node_task`; partitioned graphs in
+:mod:`geaet_dgl.distgraph.trainer`). :mod:`.evaluation` scores the splits every epoch. :mod:`.launcher` runs it
+in one process,
 ``--nproc N`` local processes or a torchrun job; :mod:`.distributed` holds the process-group
 helpers the trainer uses. Imports run one way: launcher -> trainer -> distributed.
 """
@@ -12,7 +15,8 @@ from .run_config import (CONFIG_VERSION, DataOptions, RunConfig, check_data_fits
                          normalised_run_dict)
 from .run_dir import RunDirError, default_run_dir
 from .schedule import build_optimizer, build_scheduler, clip_gradients, cosine_with_warmup_factor
-from .trainer import NonFiniteLossError, Trainer, TrainingInterrupted, resume, train
+from .task import Step, Task
+from .trainer import NonFiniteLossError, Trainer, TrainingInterrupted, make_task, resume, train
 
 __all__ = [
     "CONFIG_VERSION", "normalised_run_dict", "ConfigError",
@@ -20,5 +24,5 @@ __all__ = [
     "get_loss", "METRICS", "MetricAccumulator", "get_metric", "DataOptions", "RunConfig", "check_data_fits",
     "load_splits", "make_run_config", "RunDirError", "default_run_dir", "build_optimizer", "build_scheduler",
     "clip_gradients", "cosine_with_warmup_factor", "NonFiniteLossError", "Trainer", "TrainingInterrupted",
-    "resume", "train",
+    "resume", "train", "Task", "Step", "make_task",
 ]

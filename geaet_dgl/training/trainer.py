@@ -1,9 +1,17 @@
-"""The training loop: seeded, resumable bit for bit, interruptible.
+"""The one training loop: seeded, resumable bit for bit, interruptible.
 
 Every epoch trains on the training split in a (seed, epoch)-determined order,
 scores validation and test, steps the learning-rate schedule, appends a line
 to ``metrics.jsonl`` and writes ``last.pt`` (and ``best.pt`` when validation
 improved). The reported test metric is the one at the best-validation epoch.
+With ``train.patience`` > 0 the run ends once that many epochs passed without
+validation improvement (early stopping).
+
+What a kind of data does inside the loop (its batches, its forward/loss step,
+how its splits are scored) is its :class:`~.task.Task`: graph batches
+(:mod:`.graph_task`), one graph with node masks (:mod:`.node_task`) or a
+partitioned graph (:mod:`geaet_dgl.distgraph.trainer`); everything else is
+here, the same for every task (docs/architecture.md).
 
 Resuming (:func:`resume`) restores weights, optimiser, schedule, every RNG
 state and the position inside the epoch, so on CPU with a fixed seed the

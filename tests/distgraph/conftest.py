@@ -48,23 +48,28 @@ def leftover_processes(run_dir: str) -> list:
     return [name for name, pid in pids.items() if _alive(pid)]
 
 
+def stop_leftovers(run_dir: str) -> list:
+    """SIGKILL the process group of every process of the job in ``run_dir`` still running -> their names."""
+    path = os.path.join(run_dir, "dist-logs", "pids.json")
+    if not os.path.isfile(path):
+        return []
+    with open(path) as handle:
+        pids = json.load(handle)
+    survivors = []
+    for name, pid in pids.items():
+        if _alive(pid):
+            survivors.append(name)
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    return survivors
+
+
 @pytest.fixture
 def job_guard():
     """Collects run directories; afterwards kills whatever of their jobs is still running, then fails if any was."""
     run_dirs = []
     yield run_dirs
-    survivors = []
-    for run_dir in run_dirs:
-        path = os.path.join(run_dir, "dist-logs", "pids.json")
-        if not os.path.isfile(path):
-            continue
-        with open(path) as handle:
-            pids = json.load(handle)
-        for name, pid in pids.items():
-            if _alive(pid):
-                survivors.append(name)
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+    survivors = [name for run_dir in run_dirs for name in stop_leftovers(run_dir)]
     assert not survivors, f"processes left behind: {survivors}"
