@@ -232,7 +232,9 @@ def run_node_scaling_benchmark(max_nodes: int = 10**6, threads: Optional[int] = 
                                against_pyg: Optional[str] = None, python: Optional[str] = None,
                                memory_limit_gib: float = 12.0, allocator: Optional[str] = None,
                                json_path: Optional[str] = None, seed: int = 0, epochs: int = 1,
-                               echo: Optional[Callable[[str], None]] = print) -> Dict[str, object]:
+                               echo: Optional[Callable[[str], None]] = print, graph_kind: str = "knn",
+                               sizes: Optional[Sequence[int]] = None, methods: Optional[Sequence[str]] = None
+                               ) -> Dict[str, object]:
     """``benchmark --node-scaling``: a training epoch and a full-graph evaluation per graph size and method.
 
     Ours with ``full`` and ``cluster`` batches and, with ``against_pyg`` (run by
@@ -242,15 +244,17 @@ def run_node_scaling_benchmark(max_nodes: int = 10**6, threads: Optional[int] = 
     measurement runs in a fresh process in the ``allocator`` mode, under a
     ``memory_limit_gib`` address-space limit.
     """
-    from .node_scaling import format_node_scaling, run_node_scaling
+    from .node_scaling import DEFAULT_NODE_SIZES, format_node_scaling, run_node_scaling
 
     threads = resolve_threads(threads)
     requested = requested_mode(allocator)
-    methods = ["full", "cluster"] + (["ref-none", "ref-transformer", "ref-performer"] if against_pyg else [])
+    if not methods:
+        methods = ["full", "cluster"] + (["ref-none", "ref-transformer", "ref-performer"] if against_pyg else [])
     with _child_environment(environment_for(requested)):
-        result = run_node_scaling(max_nodes=max_nodes, methods=methods, threads=threads, seed=seed,
-                                  ref_dir=against_pyg, ref_python=python, memory_limit_mib=memory_limit_gib * 1024,
-                                  epochs=epochs, progress=echo)
+        result = run_node_scaling(max_nodes=max_nodes, sizes=sizes or DEFAULT_NODE_SIZES, methods=methods,
+                                  threads=threads, seed=seed, ref_dir=against_pyg, ref_python=python,
+                                  memory_limit_mib=memory_limit_gib * 1024, epochs=epochs, progress=echo,
+                                  graph_kind=graph_kind)
     report = {"config": dict(environment("cpu", threads), allocator=requested, max_nodes=max_nodes,
                              reference_dir=against_pyg, reference_python=python),
               "node_scaling": result}

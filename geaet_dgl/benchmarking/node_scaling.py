@@ -89,6 +89,24 @@ def node_task_graph(num_nodes: int, degree: int = DEGREE, seed: int = 0) -> dgl.
     return with_masks(graph, torch.from_numpy(feat), torch.from_numpy(label), seed=seed)
 
 
+def planted_task_graph(num_nodes: int, degree: int = DEGREE, seed: int = 0) -> dgl.DGLGraph:
+    """A planted partition of ``num_nodes`` nodes in 8 blocks, average degree about ``degree`` (4/5 of the
+    edges inside blocks), 16 features (a weak hint of the block), masks 50 / 25 / 25 %: no locality in the
+    node ids or the edges (an expander inside each block), unlike the kNN graphs."""
+    from ..data.generated.node_graphs import planted_partition
+
+    blocks = NUM_CLASSES
+    p_in = 0.8 * degree * blocks / num_nodes
+    p_out = 0.2 * degree * blocks / (num_nodes * (blocks - 1))
+    return planted_partition(num_nodes, blocks, p_in, p_out, feat_dim=FEAT_DIM, signal=0.5, seed=seed)
+
+
+#: ``--node-graph`` choices: the graph family of every size.
+NODE_GRAPHS = {"knn": node_task_graph, "planted": planted_task_graph}
+#: Laplacian eigenpairs of the encoding timed per size (LapPE's usual k).
+ENCODING_K = 8
+
+
 def bench_model_config():
     """Our side's network: GCN + GEANet, width 64, 4 layers, no global self-attention."""
     from ..config import GEANetConfig, ModelConfig
@@ -196,14 +214,17 @@ def _timed(fn) -> tuple:
 
 
 def measure_node_point(method: str, num_nodes: int, threads: int = 1, seed: int = 0, epochs: int = 1,
-                       ref_dir: Optional[str] = None, device: str = "cpu") -> Dict[str, object]:
+                       ref_dir: Optional[str] = None, device: str = "cpu", graph_kind: str = "knn"
+                       ) -> Dict[str, object]:
     """One method on one graph size: seconds of a training epoch and of a full-graph evaluation, peak RSS.
 
     After the set-up (cluster: METIS partitions) and one untimed training
     step, ``epochs`` epochs and as many evaluations are timed; the fastest of
     each is kept, in wall seconds (``epoch_s``, ``eval_s``) and in CPU seconds
     of the process (``epoch_cpu_s``, ``eval_cpu_s``: with one thread, the
-    work itself, whatever else the machine runs). ``address_space_limit_mib`` reports the ``RLIMIT_AS`` the
+    work itself, whatever else the machine runs). Ours then computes the graph's
+    LapPE (:data:`ENCODING_K` eigenpairs, the ``train`` path's solver) in the same
+    process: ``encoding_s`` / ``encoding_cpu_s``; the peak RSS covers all of it. ``address_space_limit_mib`` reports the ``RLIMIT_AS`` the
     process ran under (None: unlimited).
     """
     import resource
@@ -216,7 +237,9 @@ def measure_node_point(method: str, num_nodes: int, threads: int = 1, seed: int 
     check_device(device)
     start_rss = current_rss_mib()
     t0 = time.perf_counter()
-    graph = node_task_graph(int(num_nodes), seed=seed)
+    if graph_kind not in NODE_GRAPHS:
+        raise ValueError(f"graph_kind={graph_kind!r} is not one of {', '.join(NODE_GRAPHS)}")
+    graph = NODE_GRAPHS[graph_kind](int(num_nodes), seed=seed)
     build_s = time.perf_counter() - t0
     torch.manual_seed(seed)
     cache_dir = tempfile.mkdtemp(prefix="geaet-node-scaling-")
@@ -235,15 +258,26 @@ def measure_node_point(method: str, num_nodes: int, threads: int = 1, seed: int 
             epoch_times.append(_timed(epoch))
         for _ in range(max(1, epochs)):
             eval_times.append(_timed(evaluate))
+        encoding = (None, None)
+        if method not in REFERENCE_ATTENTION:
+            encoding = _timed(lambda: _lappe(graph))
     finally:
         shutil.rmtree(cache_dir, ignore_errors=True)
     limit = resource.getrlimit(resource.RLIMIT_AS)[0]
     return {"method": method, "num_nodes": graph.num_nodes(), "num_edges": graph.num_edges(), "threads": threads,
             "build_graph_s": build_s, "prepare_s": prepare_s, "epoch_s": min(t[0] for t in epoch_times),
             "epoch_cpu_s": min(t[1] for t in epoch_times), "eval_s": min(t[0] for t in eval_times),
-            "eval_cpu_s": min(t[1] for t in eval_times), "start_rss_mib": start_rss, "peak_rss_mib": peak_rss_mib(),
+            "eval_cpu_s": min(t[1] for t in eval_times), "encoding_s": encoding[0], "encoding_cpu_s": encoding[1],
+            "graph": graph_kind, "start_rss_mib": start_rss, "peak_rss_mib": peak_rss_mib(),
             "allocator": allocator_mode(),
             "address_space_limit_mib": None if limit == resource.RLIM_INFINITY else limit / 2**20}
+
+
+def _lappe(graph: dgl.DGLGraph) -> None:
+    from ..data.positional_encoding import laplacian_pe_from_edges
+
+    src, dst = (t.numpy() for t in graph.edges())
+    laplacian_pe_from_edges(src, dst, graph.num_nodes(), ENCODING_K)
 
 
 def _fit(points: List[Dict[str, object]], key: str, min_nodes: int = 0) -> Optional[float]:
@@ -263,18 +297,21 @@ def run_node_scaling(max_nodes: int = 10**6, sizes: Sequence[int] = DEFAULT_NODE
                      methods: Sequence[str] = ("full", "cluster"), threads: int = 1, seed: int = 0,
                      ref_dir: Optional[str] = None, ref_python: Optional[str] = None,
                      memory_limit_mib: float = 12 * 1024, epochs: int = 1, timeout_s: Optional[float] = None,
-                     progress: Optional[Callable[[str], None]] = None) -> Dict[str, object]:
+                     progress: Optional[Callable[[str], None]] = None, graph_kind: str = "knn"
+                     ) -> Dict[str, object]:
     """Every method at every size ``<= max_nodes`` and at ``max_nodes``, each in a fresh process under
     ``memory_limit_mib``.
 
     Returns ``{'sizes', 'degree', 'memory_limit_mib', 'fit', 'methods': {name: {'description', 'points',
-    'out_of_memory': {'num_nodes', 'reason'} or None, 'exponent', 'exponent_large', 'eval_exponent_large'}}}``.
+    'out_of_memory': {'num_nodes', 'reason'} or None, 'exponent', 'exponent_large', 'eval_exponent_large',
+    'eval_exponent', 'encoding_exponent', 'encoding_exponent_large', 'peak_exponent'}}}``; ``graph_kind`` names the
+    graph family (:data:`NODE_GRAPHS`).
     """
     from .worker import WorkerError, run_isolated
 
     chosen = sorted({int(s) for s in sizes if int(s) <= max_nodes} | {int(max_nodes)})
     out: Dict[str, object] = {
-        "sizes": chosen, "degree": DEGREE, "memory_limit_mib": memory_limit_mib, "threads": threads,
+        "sizes": chosen, "degree": DEGREE, "graph": graph_kind, "memory_limit_mib": memory_limit_mib, "threads": threads,
         "fit": f"least-squares slope of log(epoch CPU seconds) vs log(N); _large: N >= {FIT_MIN_NODES:,}; "
                "wall_: of wall seconds",
         "methods": {},
@@ -296,7 +333,8 @@ def run_node_scaling(max_nodes: int = 10**6, sizes: Sequence[int] = DEFAULT_NODE
                 oom = {"num_nodes": n, "reason": f"predicted peak RSS {predicted / 1024:.1f} GiB (the last size's, "
                        f"scaled by the nodes) > the {memory_limit_mib / 1024:.0f} GiB limit (not started)"}
                 break
-            kwargs = dict(method=method, num_nodes=n, threads=threads, seed=seed, epochs=epochs, ref_dir=ref_dir)
+            kwargs = dict(method=method, num_nodes=n, threads=threads, seed=seed, epochs=epochs, ref_dir=ref_dir,
+                          graph_kind=graph_kind)
             python = ref_python if method in REFERENCE_ATTENTION else None
             try:
                 point = run_isolated("node_scaling", kwargs, timeout=timeout_s, memory_limit_mib=memory_limit_mib,
@@ -312,7 +350,8 @@ def run_node_scaling(max_nodes: int = 10**6, sizes: Sequence[int] = DEFAULT_NODE
             if progress:
                 progress(f"  {method:16s} N={n:>9,d} E={point['num_edges']:>11,d}: epoch {point['epoch_s']:8.2f} s "
                          f"({point['epoch_cpu_s']:.2f} CPU), eval {point['eval_s']:7.2f} s "
-                         f"({point['eval_cpu_s']:.2f} CPU), peak RSS {point['peak_rss_mib'] / 1024:5.2f} GiB")
+                         f"({point['eval_cpu_s']:.2f} CPU), LapPE {_cpu(point.get('encoding_cpu_s'))} CPU, "
+                         f"peak RSS {point['peak_rss_mib'] / 1024:5.2f} GiB")
         if oom and progress:
             progress(f"  {method:16s} N={oom['num_nodes']:>9,d}: out of memory ({oom['reason']})")
         out["methods"][method] = {
@@ -320,26 +359,40 @@ def run_node_scaling(max_nodes: int = 10**6, sizes: Sequence[int] = DEFAULT_NODE
             "exponent": _fit(points, "epoch_cpu_s"), "exponent_large": _fit(points, "epoch_cpu_s", FIT_MIN_NODES),
             "wall_exponent_large": _fit(points, "epoch_s", FIT_MIN_NODES),
             "eval_exponent_large": _fit(points, "eval_cpu_s", FIT_MIN_NODES),
+            "eval_exponent": _fit(points, "eval_cpu_s"),
+            "encoding_exponent": _fit(points, "encoding_cpu_s"),
+            "encoding_exponent_large": _fit(points, "encoding_cpu_s", FIT_MIN_NODES),
+            "peak_exponent": _fit(points, "peak_rss_mib"),
         }
     return out
 
 
+def _cpu(seconds: Optional[float]) -> str:
+    return "-" if seconds is None else f"{seconds:.2f}"
+
+
 def format_node_scaling(result: Dict[str, object]) -> str:
     """A plain-text table: one row per (method, size), then the exponents and out-of-memory sizes."""
-    lines = [f"node scaling: kNN graphs, degree {result['degree']}, {result['threads']} thread(s), "
-             f"limit {result['memory_limit_mib'] / 1024:.0f} GiB per run",
+    lines = [f"node scaling: {result.get('graph', 'knn')} graphs, degree {result['degree']}, {result['threads']} "
+             f"thread(s), limit {result['memory_limit_mib'] / 1024:.0f} GiB per run",
              f"{'method':16s} {'nodes':>10s} {'edges':>11s} {'epoch s':>9s} {'CPU s':>9s} {'eval s':>8s} "
-             f"{'CPU s':>8s} {'peak GiB':>9s}"]
+             f"{'CPU s':>8s} {'LapPE s':>8s} {'CPU s':>8s} {'peak GiB':>9s}"]
     for method, entry in result["methods"].items():
         for p in entry["points"]:
+            wall = p.get("encoding_s")
             lines.append(f"{method:16s} {p['num_nodes']:>10,d} {p['num_edges']:>11,d} {p['epoch_s']:>9.2f} "
                          f"{p['epoch_cpu_s']:>9.2f} {p['eval_s']:>8.2f} {p['eval_cpu_s']:>8.2f} "
+                         f"{'-' if wall is None else f'{wall:.2f}':>8s} {_cpu(p.get('encoding_cpu_s')):>8s} "
                          f"{p['peak_rss_mib'] / 1024:>9.2f}")
         if entry["out_of_memory"]:
             lines.append(f"{method:16s} {entry['out_of_memory']['num_nodes']:>10,d} {'out of memory':>31s}")
     for method, entry in result["methods"].items():
-        fits = ", ".join(f"{label} {entry[key]:.2f}" for label, key in
-                         (("all sizes", "exponent"), (f"N >= {FIT_MIN_NODES:,}", "exponent_large"))
-                         if entry[key] is not None)
-        lines.append(f"{method}: epoch CPU-time exponent {fits or 'n/a (fewer than 2 sizes)'}")
+        for what, keys in (("epoch", ("exponent", "exponent_large")),
+                           ("evaluation", ("eval_exponent", "eval_exponent_large")),
+                           ("LapPE", ("encoding_exponent", "encoding_exponent_large"))):
+            fits = ", ".join(f"{label} {entry[key]:.2f}" for label, key in
+                             zip(("all sizes", f"N >= {FIT_MIN_NODES:,}"), keys) if entry.get(key) is not None)
+            lines.append(f"{method}: {what} CPU-time exponent {fits or 'n/a (fewer than 2 sizes)'}")
+        if entry.get("peak_exponent") is not None:
+            lines.append(f"{method}: peak RSS exponent {entry['peak_exponent']:.2f}")
     return "\n".join(lines)

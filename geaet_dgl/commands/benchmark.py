@@ -62,6 +62,13 @@ from .options import ListOptionCommand, handle_errors, threads_option
                    "seconds per training epoch, seconds of a full-graph evaluation and peak memory with full and "
                    "cluster batches, and the fitted exponent; with --against-pyg also the reference (no sampler: "
                    "the whole graph with its dense attention and with Performer) up to where it runs out of memory.")
+@click.option("--node-graph", type=click.Choice(["knn", "planted"]), default="knn", show_default=True,
+              help="--node-scaling graphs: kNN graphs of random points, or planted partitions (8 blocks, no "
+                   "locality).")
+@click.option("--node-size", "node_sizes", type=click.IntRange(min=1000), multiple=True, metavar="N",
+              help="--node-scaling sizes (repeat the option; default 10k, 30k, 100k, 300k, 1M up to --max-nodes).")
+@click.option("--node-method", "node_methods", type=click.Choice(["full", "cluster"]), multiple=True,
+              help="--node-scaling methods of ours (repeat; default both).")
 @click.option("--memory-limit", type=click.FloatRange(min=1), default=12.0, show_default=True, metavar="GIB",
               help="Address space each --node-scaling measuring process may take; a size beyond it is reported as "
                    "out of memory (the dense attention is not started where its scores alone exceed it).")
@@ -92,13 +99,16 @@ def benchmark(what: Tuple[str, ...], preset: str, batch_sizes: Tuple[int, ...], 
               json_path: Optional[str], plot_path: Optional[str], dataset: str, data_dir: Optional[str],
               limit_train: Optional[int], limit_val: Optional[int], epoch_repeats: int, no_fold: bool,
               config_file: Optional[str], node_scaling: bool, memory_limit: float,
-              ref_python: Optional[str]) -> None:
+              ref_python: Optional[str], node_graph: str, node_sizes: Tuple[int, ...],
+              node_methods: Tuple[str, ...]) -> None:
     """Throughput (graphs/s, train and inference), peak memory, where a step's time goes, epoch time,
     scaling; optionally side by side with the PyG reference. Speed is only comparable within one run."""
     if node_scaling:
         run_node_scaling_benchmark(max_nodes=max_nodes, threads=threads, against_pyg=against_pyg, python=ref_python,
                                    memory_limit_gib=memory_limit, allocator=allocator, json_path=json_path,
-                                   echo=click.echo)
+                                   echo=click.echo, graph_kind=node_graph, sizes=node_sizes or None,
+                                   methods=(list(node_methods) + (["ref-none", "ref-transformer", "ref-performer"]
+                                                                  if against_pyg else [])) or None)
         return
     jobs = set(what or ("throughput",))
     jobs.update(job for job, flag in (("breakdown", breakdown), ("epoch", epoch), ("scaling", scaling)) if flag)

@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 
 from ..atomic import atomic_write
 from .errors import DataError
-from .positional_encoding import laplacian_pe_from_edges, random_walk_se_from_edges
+from .positional_encoding import DENSE_MAX_NODES, laplacian_pe_from_edges, random_walk_se_from_edges
 
 log = logging.getLogger(__name__)
 
@@ -179,13 +179,16 @@ def compute_split_pe(
     for index, g in enumerate(tqdm(graphs, desc=f"Laplacian PE k={k} ({norm})", disable=not progress,
                                    unit="graph")):
         src, dst = (t.numpy() for t in g.edges())
-        if k or rwse_k is not None:
+        if (k or rwse_k is not None) and g.num_nodes() <= DENSE_MAX_NODES:  # larger graphs go the sparse route
             check_dense_fits(g.num_nodes(), index)
         try:
             v, lam = laplacian_pe_from_edges(src, dst, g.num_nodes(), k, norm)
             if rwse_k is not None:
                 walks.append(random_walk_se_from_edges(src, dst, g.num_nodes(), rwse_k))
         except MemoryError as exc:
+            if g.num_nodes() > DENSE_MAX_NODES:
+                raise DataError(f"graph {index} ({g.num_nodes():,} nodes, {g.num_edges():,} edges): its sparse "
+                                "positional encoding ran out of memory; set model.pe=none or free memory") from exc
             raise DataError(_too_large(g.num_nodes(), index, DENSE_MATRICES * 8 * g.num_nodes() ** 2,
                                        free_memory_bytes())) from exc
         vecs.append(v)

@@ -47,13 +47,23 @@ import torch.nn.functional as F
 from ..config import ModelConfig
 from ..nn.batch_layout import BatchLayout
 from ..nn.external_attention import column_logsumexp
+from ..nn.gated_gcn import GatedGCNLayer
 from ..nn.gcn import DEGREE_KEY, GCNLayer, gcn_degrees
+from ..nn.norm import BranchNorm
 from ..nn.self_attention import MAX_DENSE_NODES, GraphSelfAttention
+from .layerwise_local import chunked_gated_gcn, whole_graph_gcn, without_self_loops
 
 #: Floats per node and per edge (times the width d) alive in one inference pass of one layer
 #: (inputs, branch outputs, norms, FFN; GatedGCN's edge gates and messages), and per attention score.
 NODE_FLOATS, EDGE_FLOATS = 12, 8
 BYTES = 4
+#: Default cap on one pass: a larger graph goes layer-wise, whatever memory is free, so that evaluation
+#: memory is the (N, d) states plus one chunk's temporaries (at most :data:`CHUNK_BYTES`), not a pass's.
+ONE_PASS_BYTES = 2**30
+CHUNK_BYTES = 2**29
+#: Node rows per block of a layer's combine (norms, FFN, residuals) when it treats rows apart: its
+#: temporaries stay in cache (measured: the whole-graph combine slowed per node as N grew past 100k).
+COMBINE_ROWS = 8192
 
 
 def inference_bytes(model: ModelConfig, num_nodes: int, num_edges: int) -> int:
@@ -73,14 +83,12 @@ def available_bytes(device: torch.device) -> int:
 
 
 def chunk_size(model: ModelConfig, num_nodes: int, num_edges: int, budget: int) -> Optional[int]:
-    """Destination nodes per chunk so that a chunk's share of one pass fits ``budget``; None: one pass fits."""
+    """Destination nodes per chunk so that a chunk's share of one pass fits ``budget`` (at most
+    :data:`CHUNK_BYTES`); None: one pass fits."""
     if inference_bytes(model, num_nodes, num_edges) <= budget:
         return None
-    # The whole (N, d) node and (E, d) edge states stay; chunks share what is left (at least 1/8 of it).
-    resident = BYTES * model.hidden_dim * (6 * num_nodes + 3 * num_edges)
-    left = max(budget - resident, budget // 8)
     per_node = inference_bytes(model, num_nodes, num_edges) / max(num_nodes, 1)
-    return max(1, min(num_nodes, int(left / per_node)))
+    return max(1, min(num_nodes, int(min(budget, CHUNK_BYTES) / per_node)))
 
 
 @torch.no_grad()
@@ -90,8 +98,8 @@ def full_graph_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes:
 
     ``chunk_nodes`` forces layer-wise inference with chunks of that many
     destination nodes; by default one pass when :func:`inference_bytes` fits
-    half of ``budget`` (default: :func:`available_bytes`), else chunks sized
-    to fit. The dense Transformer takes at most
+    ``budget`` (default: half of :func:`available_bytes`, at most
+    :data:`ONE_PASS_BYTES`), else chunks of at most :data:`CHUNK_BYTES` of temporaries. The dense Transformer takes at most
     :data:`~geaet_dgl.nn.self_attention.MAX_DENSE_NODES` queries per chunk.
     A heterograph (:class:`~geaet_dgl.models.hetero_geaet.HeteroGEAET`) runs in one pass:
     (N_target, out_feats).
@@ -100,7 +108,7 @@ def full_graph_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes:
     if not graph.is_homogeneous:  # a heterograph model has no layer-wise path: one pass
         return model(graph)
     if chunk_nodes is None:
-        budget = budget if budget is not None else available_bytes(graph.device) // 2
+        budget = budget if budget is not None else min(available_bytes(graph.device) // 2, ONE_PASS_BYTES)
         chunk_nodes = chunk_size(model.config, graph.num_nodes(), graph.num_edges(), budget)
         if model.config.attention == "transformer" and graph.num_nodes() > MAX_DENSE_NODES:
             chunk_nodes = min(chunk_nodes or MAX_DENSE_NODES, MAX_DENSE_NODES)
@@ -124,10 +132,15 @@ def layerwise_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes: 
     edge_ranges = _even_ranges(graph.num_edges(), len(chunks))
     degrees = gcn_degrees(graph).to(graph.device) if any(isinstance(layer.local_model, GCNLayer)
                                                         for layer in model.layers) else None
+    loopless = without_self_loops(graph) if degrees is not None else None
     h, e, pe_dist = model.encode(graph, layout)
     last = len(model.layers) - 1
+    owned = False  # whether ``e`` is an (E, d) tensor this loop allocated (then a layer may overwrite it)
     for index, layer in enumerate(model.layers):
-        h, e = _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, edge_output=index < last)
+        before = e
+        h, e = _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, edge_output=index < last,
+                      loopless=loopless, edges_owned=owned)
+        owned = owned or (e is not None and e is not before)
     return model.head(h, layout)
 
 
@@ -144,21 +157,30 @@ def chunk_graph(graph: dgl.DGLGraph, start: int, stop: int) -> Tuple[dgl.DGLGrap
     ``edge ids`` in that order.
     """
     device = graph.device
-    targets = torch.arange(start, stop, device=device)
-    eids = graph.in_edges(targets, form="eid")
-    src, dst = graph.find_edges(eids)
-    outside = src[(src < start) | (src >= stop)].unique()
-    nodes = torch.cat([targets, outside])
-    local = torch.full((graph.num_nodes(),), -1, dtype=torch.int64, device=device)
-    local[nodes] = torch.arange(len(nodes), device=device)
-    sub = dgl.graph((local[src], local[dst]), num_nodes=len(nodes), device=device)
+    size = stop - start
+    src, dst, eids = graph.in_edges(torch.arange(start, stop, device=device), form="all")
+    inside = (src >= start) & (src < stop)
+    outside = src[~inside].unique()  # sorted
+    nodes = torch.cat([torch.arange(start, stop, device=device), outside])
+    # Local ids without an (N,) lookup table: a chunk costs its own edges, not the graph's nodes.
+    local_src = torch.where(inside, src - start, size + torch.searchsorted(outside, src))
+    sub = dgl.graph((local_src, dst - start), num_nodes=len(nodes), device=device)
     return sub, nodes, eids
 
 
-def _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, edge_output: bool):
-    """One GEAET layer on the whole graph, branches computed chunk by chunk, combined on the whole graph."""
+def _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, edge_output: bool,
+           loopless=None, edges_owned: bool = False):
+    """One GEAET layer on the whole graph, branches computed chunk by chunk, combined on the whole graph.
+
+    GCN and GatedGCN compute their node projections once (:mod:`.layerwise_local`); another MPNN runs
+    on each chunk graph."""
     local = None
-    if layer.local_model is not None:
+    if isinstance(layer.local_model, GCNLayer):
+        local = (whole_graph_gcn(layer.local_model, loopless, degrees, h), e)
+    elif isinstance(layer.local_model, GatedGCNLayer) and e is not None:
+        local = chunked_gated_gcn(layer.local_model, graph, h, e, pe_dist, chunks, edge_output,
+                                  edges_in_place=edges_owned and e.is_contiguous())
+    elif layer.local_model is not None:
         parts, edge_out, passed_through = [], None, False
         for start, stop in chunks:
             sub, nodes, eids = chunk_graph(graph, start, stop)
@@ -182,7 +204,22 @@ def _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, ed
     if layer.external_model is not None:
         edges_in = (local[1] if local is not None else e) if edge_output else None
         external = _external(layer.external_model, graph, layout, h, edges_in, chunks, edge_ranges)
-    return layer.combine(h, e, local, global_out, external, layout, edge_output)
+    if not _rows_apart(layer):
+        return layer.combine(h, e, local, global_out, external, layout, edge_output)
+    # Eval-mode BatchNorm, FFN, residuals: row by row, so combined in cache-sized row blocks.
+    parts = []
+    for start in range(0, h.shape[0], COMBINE_ROWS):
+        rows = slice(start, start + COMBINE_ROWS)
+        parts.append(layer.combine(h[rows], None, None if local is None else (local[0][rows], None),
+                                   None if global_out is None else global_out[rows],
+                                   None if external is None else (external[0][rows], None), layout, False)[0])
+    edges = external[1] if external is not None else (local[1] if local is not None else e)
+    return torch.cat(parts), (edges if edge_output else None)
+
+
+def _rows_apart(layer) -> bool:
+    """Whether the layer's combine treats every node on its own: no norm over the graph (GraphLayerNorm)."""
+    return not any(isinstance(module, BranchNorm) and module.kind != "batch" for module in layer.modules())
 
 
 def _global(module, graph, layout, h, chunks):

@@ -54,6 +54,15 @@ def build_layer(config: ModelConfig) -> GEAETLayer:
                       local_out_act=config.local_out_act, activation=config.activation)
 
 
+#: Local MPNNs that never read edge features (they pass them through).
+MPNNS_IGNORING_EDGES = ("gcn", "gin", "none")
+
+
+def reads_edge_states(config: ModelConfig) -> bool:
+    """Whether any layer reads the (E, d) edge states: the MPNN, or GEANet's edge unit."""
+    return config.mpnn not in MPNNS_IGNORING_EDGES or (config.external and config.geanet.edge_unit)
+
+
 class GEAET(nn.Module):
     """Graph External Attention Enhanced Transformer on batched DGL graphs.
 
@@ -120,14 +129,16 @@ class GEAET(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def encode(self, graph: dgl.DGLGraph, layout: BatchLayout):
-        """Input features -> (N, d) nodes, (E, d) edges and the (E, 1) ESLapPE distances (or None)."""
+        """Input features -> (N, d) nodes, (E, d) edges (None where no layer reads them,
+        :func:`reads_edge_states`) and the (E, 1) ESLapPE distances (or None)."""
         cfg = self.config
         h = self.node_encoder(graph.ndata["feat"])
         if self.degree_encoder is not None:
             h = self.degree_encoder(h, _require(graph, "in_degree"), _require(graph, "out_degree"))
-        if getattr(self, "edge_encoder", None) is None:  # no edge encoder (graphgym's edge_encoder: False): zero edge features
-            e = h.new_zeros(1, cfg.hidden_dim).expand(graph.num_edges(), -1)
-        else:
+        e = None  # no (E, d) edge states where no layer reads them (GCN, GIN, GEANet without edge units)
+        if reads_edge_states(cfg) and getattr(self, "edge_encoder", None) is None:
+            e = h.new_zeros(1, cfg.hidden_dim).expand(graph.num_edges(), -1)  # graphgym's edge_encoder: False
+        elif reads_edge_states(cfg):
             edge_in = graph.edata["feat"] if "feat" in graph.edata else \
                 torch.zeros(graph.num_edges(), cfg.edge_in_feats, device=h.device)
             e = self.edge_encoder(edge_in)

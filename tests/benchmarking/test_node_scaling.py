@@ -92,3 +92,34 @@ def test_cli_node_scaling_times_full_and_cluster_and_writes_json(tmp_path):
         assert point["epoch_s"] > 0 and point["eval_s"] > 0 and point["peak_rss_mib"] > 0
         assert 0 < point["epoch_cpu_s"] and 0 < point["eval_cpu_s"]
         assert point["address_space_limit_mib"] == 12 * 1024 and entry["out_of_memory"] is None
+
+
+def test_cli_node_scaling_on_planted_partitions_times_the_lappe(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    import cli
+
+    out = tmp_path / "planted.json"
+    result = CliRunner().invoke(cli.main, ["benchmark", "--node-scaling", "--node-graph", "planted", "--node-size",
+                                           "1500", "--max-nodes", "2500", "--node-method", "cluster", "--threads",
+                                           "1", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "LapPE CPU-time exponent" in result.output and "peak RSS exponent" in result.output
+    saved = json.loads(out.read_text())["node_scaling"]
+    assert saved["graph"] == "planted" and saved["sizes"] == [1500, 2500] and set(saved["methods"]) == {"cluster"}
+    entry = saved["methods"]["cluster"]
+    assert [p["num_nodes"] for p in entry["points"]] == [1500, 2500]
+    assert all(p["encoding_cpu_s"] > 0 and p["graph"] == "planted" for p in entry["points"])
+    assert entry["encoding_exponent"] is not None and entry["eval_exponent"] is not None
+
+
+def test_planted_task_graph_has_the_asked_degree_and_blocks():
+    from geaet_dgl.benchmarking.node_scaling import planted_task_graph
+
+    g = planted_task_graph(20_000)
+    assert abs(g.num_edges() / g.num_nodes() - DEGREE) < 0.5
+    src, dst = g.edges()
+    same = (g.ndata["label"][src] == g.ndata["label"][dst]).float().mean()
+    assert 0.75 < float(same) < 0.85  # 4/5 of the edges inside blocks

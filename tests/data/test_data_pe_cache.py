@@ -112,3 +112,19 @@ def test_atomic_write_keeps_the_old_file_on_failure(tmp_path):
     with atomic_write(target) as handle:
         handle.write(b"new")
     assert target.read_bytes() == b"new"
+
+
+def test_graphs_above_the_dense_size_are_not_refused_for_dense_memory(monkeypatch):
+    """A large graph goes the sparse route: the dense (N x N) size check must not refuse it first."""
+    import dgl
+    import torch
+
+    from geaet_dgl.data import pe_cache
+
+    monkeypatch.setattr(pe_cache, "free_memory_bytes", lambda: 2**20)  # 1 MiB "free": any dense check refuses
+    n = pe_cache.DENSE_MAX_NODES + 500
+    g = dgl.graph((torch.arange(n - 1), torch.arange(1, n)), num_nodes=n)  # a path
+    pe = pe_cache.compute_split_pe([g], 3, progress=False)
+    assert pe.lap_pe.shape == (n, 3) and float(pe.lap_eigval[0, 0]) < 1e-6
+    with pytest.raises(pe_cache.DataError, match="dense positional encoding"):
+        pe_cache.compute_split_pe([dgl.graph(([0], [1]), num_nodes=pe_cache.DENSE_MAX_NODES)], 3, progress=False)

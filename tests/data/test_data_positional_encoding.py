@@ -245,3 +245,45 @@ def test_pe_method_is_checked():
 
     with pytest.raises(DataError, match="auto, dense, sparse"):
         laplacian_pe_from_edges(np.array([0]), np.array([1]), 2, 1, method="lanczos")
+
+
+def _grid_with_extras(side=24):
+    """A side x side grid (symmetric eigenvalues: degenerate pairs) and a 5-node path: two components."""
+    ids = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel(), side * side + np.arange(4)])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel(), side * side + np.arange(1, 5)])
+    return src, dst, side * side + 5
+
+
+@pytest.mark.parametrize("solver", ["lobpcg", "auto"])  # (ARPACK's Lanczos misses partners of degenerate pairs here)
+@pytest.mark.parametrize("norm", ["sym", "none"])
+def test_sparse_eigensolvers_agree_with_dense_eigh(solver, norm):
+    """LOBPCG with the multigrid preconditioner and Lanczos: the dense spectrum, residuals, eigenspace projectors."""
+    from geaet_dgl.data.sparse_encodings import sparse_laplacian_eig
+
+    src, dst, n = _grid_with_extras()
+    lap = independent_laplacian(dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=n), norm)
+    dense_vals, dense_vecs = np.linalg.eigh(lap)
+    k = 9
+    vals, vecs = sparse_laplacian_eig(src, dst, n, k, norm, solver=solver)
+    np.testing.assert_allclose(vals, dense_vals[:k], atol=1e-6 * max(1.0, dense_vals[-1]))
+    np.testing.assert_allclose(lap @ vecs, vecs * vals, atol=1e-4 * max(1.0, dense_vals[-1]))
+    np.testing.assert_allclose(vecs.T @ vecs, np.eye(k), atol=1e-6)
+    groups = _eigenspaces(dense_vals[:k + 1], tol=1e-6)  # closed groups only: the last may go on past k
+    assert any(stop - start > 1 for start, stop in groups)  # a degenerate space is compared too
+    for start, stop in groups:
+        a, b = dense_vecs[:, start:stop], vecs[:, start:stop]
+        np.testing.assert_allclose(a @ a.T, b @ b.T, atol=1e-4)
+
+
+def test_multigrid_is_used_on_meshes_and_not_on_expanders():
+    """The cheap test of :func:`multigrid_preconditioner`: a grid coarsens, a random graph's coarse level fills."""
+    from geaet_dgl.data.sparse_encodings import laplacian_csr, multigrid_preconditioner, symmetric_adjacency
+
+    src, dst, n = _grid_with_extras(40)
+    adj = symmetric_adjacency(src, dst, n)
+    assert multigrid_preconditioner(laplacian_csr(adj, np.asarray(adj.sum(1)).ravel(), "sym")) is not None
+    rng = np.random.default_rng(0)
+    n = 20000
+    adj = symmetric_adjacency(rng.integers(0, n, 5 * n), rng.integers(0, n, 5 * n), n)
+    assert multigrid_preconditioner(laplacian_csr(adj, np.asarray(adj.sum(1)).ravel(), "sym")) is None

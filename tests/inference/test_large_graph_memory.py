@@ -8,11 +8,11 @@ from geaet_dgl.models import build_model
 from geaet_dgl.nn.batch_layout import BatchLayout
 
 
-def _gcn_geanet(seed=0):
+def _gcn_geanet(seed=0, mpnn="gcn", edge_encoder="constant", edge_unit=False):
     torch.manual_seed(seed)
     config = ModelConfig(node_in_feats=3, edge_in_feats=1, out_feats=2, hidden_dim=16, num_layers=3, head="node",
-                         pe="none", mpnn="gcn", attention="none", edge_encoder="constant",
-                         geanet=GEANetConfig(num_heads=4, unit_size=4))
+                         pe="none", mpnn=mpnn, attention="none", edge_encoder=edge_encoder,
+                         geanet=GEANetConfig(num_heads=4, unit_size=4, edge_unit=edge_unit))
     return build_model(config)
 
 
@@ -23,8 +23,17 @@ def _graph():
     return g
 
 
+def test_no_edge_states_where_no_layer_reads_them():
+    g = _graph()
+    layout = BatchLayout.from_graph(g)
+    assert _gcn_geanet(edge_encoder="linear").encode(g, layout)[1] is None  # GCN, GEANet without edge units
+    assert _gcn_geanet(mpnn="gin").encode(g, layout)[1] is None
+    assert _gcn_geanet(edge_unit=True).encode(g, layout)[1].shape == (400, 16)  # GEANet's edge unit reads them
+    assert _gcn_geanet(mpnn="gatedgcn").encode(g, layout)[1].shape == (400, 16)
+
+
 def test_constant_edge_encoding_is_a_view_with_the_gradient_of_a_copy():
-    model = _gcn_geanet()
+    model = _gcn_geanet(mpnn="gatedgcn")
     g = _graph()
     _, e, _ = model.encode(g, BatchLayout.from_graph(g))
     assert e.shape == (400, 16) and e.stride(0) == 0  # one vector, no (E, d) storage

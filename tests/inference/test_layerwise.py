@@ -25,6 +25,7 @@ CASES = [  # mpnn, attention, norm, GEANet edge unit, GEANet variant, positional
     ("gat", "performer", "batch", True, "reference", "none"),
     ("pna", "performer", "layer", False, "reference", "none"),
     ("genconv", "none", "batch", True, "paper", "none"),
+    ("gatedgcn", "performer", "layer", False, "paper", "eslappe"),  # the distance gate, edges overwritten in place
 ]
 
 
