@@ -30,6 +30,7 @@ import threading
 import time
 from typing import Dict, List, Optional, Tuple
 
+from ..atomic import atomic_write
 from ..config import ConfigError
 from ..data.fresh_process import die_with_parent, libc_handle
 from .engine import remove_shared_memory
@@ -80,7 +81,7 @@ class LocalJob:
 
     def _write_pids(self) -> None:
         pids = {name: p.pid for name, p in self.servers + self.trainers}
-        with open(os.path.join(self.log_dir, "pids.json"), "w") as handle:
+        with atomic_write(os.path.join(self.log_dir, "pids.json"), "w") as handle:  # read while jobs run
             json.dump(pids, handle)
 
     def wait(self, poll_s: float = 0.1, server_exit_s: float = 60.0, trainer_exit_s: float = 120.0) -> None:
