@@ -1,0 +1,65 @@
+"""Issue 31: one graph with node masks, on the new paths (samplers, options, warnings): each case a test that failed first."""
+import multiprocessing
+
+import dgl
+import pytest
+import torch
+from click.testing import CliRunner
+
+import cli
+from geaet_dgl.data.node_graph import load_node_graph
+from geaet_dgl.training.node_batches import make_node_sampler
+from tests.distgraph.conftest import planted_graph
+from tests.training.tiny import one_thread
+
+TINY_NODE = ["--set", "model.hidden_dim=16", "--set", "model.num_layers=1", "--set", "model.geanet.unit_size=4",
+             "--set", "model.pe=none", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def small_file(tmp_path_factory):
+    """A 300-node graph with node masks (under the 1,500 nodes that make one part of about 1,000)."""
+    path = tmp_path_factory.mktemp("one_graph") / "small.bin"
+    dgl.save_graphs(str(path), [planted_graph(300)])
+    return path
+
+
+def _cli(*args):
+    with one_thread():
+        return CliRunner().invoke(cli.main, [str(a) for a in args])
+
+
+def _one_line(result):
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error: ") or line.startswith("Error: ")]
+    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, result.output
+    return errors[0]
+
+
+def _cluster_epoch(path, num_parts, queue):
+    data = load_node_graph(path, progress=False)
+    sampler = make_node_sampler(data, "cluster", num_parts=num_parts)
+    batches = list(sampler.epoch_batches(batch_size=4, seed=0, epoch=0))
+    queue.put((sampler.steps_per_epoch(4), [g.num_nodes() for g in batches], sampler.max_batch_nodes(4)))
+
+
+@pytest.mark.parametrize("num_parts", [0, 1], ids=["default-parts", "num_parts=1"])
+def test_cluster_sampler_with_one_part_trains_on_the_whole_graph(small_file, num_parts):
+    """Was SIGFPE (METIS divides by zero for one part) and killed the process: run it in a forked child."""
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_cluster_epoch, args=(str(small_file), num_parts, queue))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0, f"the process died with {child.exitcode}"
+    steps, sizes, largest = queue.get(timeout=5)
+    assert steps == 1 and sizes == [300] and largest == 300
+
+
+def test_cluster_batch_of_one_part_carries_the_graph(small_file):
+    data = load_node_graph(small_file, progress=False)
+    batch = next(iter(make_node_sampler(data, "cluster", num_parts=1).epoch_batches(4, 0, 0)))
+    for key in ("feat", "label", "train_mask"):
+        assert torch.equal(batch.ndata[key], data.graph.ndata[key])
+    edges = lambda g: sorted(zip(*(t.tolist() for t in g.edges())))  # noqa: E731
+    assert edges(batch) == edges(data.graph)
