@@ -104,7 +104,9 @@ def train(ctx: click.Context, dataset: Optional[str], preset: Optional[str], con
     launcher.check_nproc(nproc)
     check_seeds_options(seeds, nproc=nproc, seed=seed, resume=resume_dir is not None)
     dist_launch.check_partition_options(partitions, ip_config, machine, dataset=dataset, config=config,
-                                        data_file=data.get("data_file"), seeds=seeds, sampler=sampler)
+                                        data_file=data.get("data_file"), seeds=seeds, sampler=sampler, task=task,
+                                        split_file=split_file, split=split_fractions,
+                                        settings=parse_settings(settings))
     if resume_dir is not None and dist_launch.partitioned_run(resume_dir) is not None:
         launcher.check_resume_changes(given_on_command_line(ctx, skip=("resume_dir", "debug")))
         _print_partitioned(dist_launch.resume_partitioned(resume_dir), resume_dir)

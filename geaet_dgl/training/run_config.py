@@ -287,6 +287,29 @@ def check_graph_file_options(options: DataOptions) -> None:
                              "PATH.bin)")
 
 
+#: Named datasets of many graphs: the node samplers (``--sampler``, ``data.num_parts``) do not apply to them.
+MANY_GRAPH_DATASETS = ("mnist", "cifar10", "synthetic", "pattern", "cluster", "zinc", "tree", "voc", "coco",
+                       "peptides-func", "peptides-struct", "pcqm-contact")
+
+
+def check_sampler_options(options: DataOptions) -> None:
+    """Refuse ``--sampler`` / ``data.num_parts`` where no one graph with node masks is cut (they would be dropped)."""
+    defaults = DataOptions()
+    given = [flag for name, flag in (("sampler", "--sampler"), ("num_parts", "data.num_parts"))
+             if getattr(options, name) != getattr(defaults, name)]
+    if not given:
+        return
+    if options.dataset == GRAPH_FILE and options.data_file and os.path.isfile(options.data_file) \
+            and not is_node_graph_file(options.data_file):
+        where = f"{options.data_file} holds graphs without node masks (a graph-level task or per-graph node labels)"
+    elif options.dataset in MANY_GRAPH_DATASETS:
+        where = f"{options.dataset!r} is a dataset of many graphs"
+    else:
+        return
+    raise OptionConflict(f"{', '.join(given)} cut one graph with train/val/test node masks into batches, but "
+                         f"{where}, batched whole with --batch-size; drop {', '.join(given)}")
+
+
 def check_run_source(dataset: Optional[str], data_file: Optional[str], config: Optional[str],
                      preset: Optional[str], allow_changed_data: bool = False) -> None:
     """A new run needs its data (a dataset, a graph file or a reference config); a config excludes a preset;
@@ -334,6 +357,7 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
         preset_name = NODE_GRAPH_PRESET
     options = from_dict(DataOptions, {"dataset": dataset, **data}, where="data.")
     check_graph_file_options(options)
+    check_sampler_options(options)
     overrides = {**_data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
     resolved = apply_overrides(get_preset(preset_name), overrides)
     run = RunConfig(preset=resolved.name, model=resolved.model, train=resolved.train, data=options,

@@ -63,3 +63,33 @@ def test_cluster_batch_of_one_part_carries_the_graph(small_file):
         assert torch.equal(batch.ndata[key], data.graph.ndata[key])
     edges = lambda g: sorted(zip(*(t.tolist() for t in g.edges())))  # noqa: E731
     assert edges(batch) == edges(data.graph)
+
+
+@pytest.fixture(scope="module")
+def many_file(tmp_path_factory):
+    from tests.own_graph_files import write_task_file
+
+    path = tmp_path_factory.mktemp("many") / "many.bin"
+    write_task_file(path, "graph-classification", count=20)
+    return path
+
+
+@pytest.mark.parametrize("dataset, option, named", [
+    ("many", ["--sampler", "cluster"], "--sampler"), ("many", ["--set", "data.num_parts=3"], "data.num_parts"),
+    ("synthetic", ["--sampler", "random"], "--sampler"), ("synthetic", ["--set", "data.num_parts=2"], "data.num_parts")])
+def test_sampler_options_where_no_graph_is_cut_are_refused(many_file, tmp_path, dataset, option, named):
+    """Were dropped without a word on a file of many graphs and on a named dataset."""
+    source = str(many_file) if dataset == "many" else dataset
+    line = _one_line(_cli("train", "--dataset", source, "--epochs", 1, "--out", tmp_path / "run", *option))
+    assert named in line and "many graphs" in line or "without node masks" in line, line
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("option, named", [(["--task", "node-classification"], "--task"),
+                                           (["--split", "0.5", "0.25", "0.25"], "--split"),
+                                           (["--split-file", "s.json"], "--split-file"),
+                                           (["--set", "data.split_seed=2"], "--set data.split_seed")])
+def test_task_and_split_with_partitions_are_refused(tmp_path, option, named):
+    line = _one_line(_cli("train", "--partitions", tmp_path / "parts" / "g.json", "--out", tmp_path / "run", *option))
+    assert f"drop {named}" in line, line
+    assert not (tmp_path / "run").exists()
