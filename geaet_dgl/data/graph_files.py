@@ -237,6 +237,10 @@ def conform_graphs(graphs: Sequence[dgl.DGLGraph], path: PathLike, spec: Feature
     path = os.fspath(path)
     source = f" ({trained_on})" if trained_on else ""
     for index, g in enumerate(graphs):
+        if not g.is_homogeneous:
+            raise DataError(f"{path}: graph {index} is a heterograph (node types {', '.join(g.ntypes)}; edge types "
+                            f"{', '.join(g.etypes)}), but the model{source or ''} reads graphs of one node and one "
+                            "edge type; pass graphs like those it was trained on (or train on the heterographs)")
         if g.num_nodes() == 0:
             raise DataError(f"{path}: graph {index} has no nodes; remove it from the file (an empty graph has "
                             "nothing to predict from)")
