@@ -302,15 +302,23 @@ def read_reference_config(path: "os.PathLike | str") -> ReferenceConfig:
     """
     path = os.fspath(path)
     try:
-        with open(path) as handle:
+        with open(path, encoding="utf-8") as handle:
             tree = yaml.safe_load(handle)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"--config {path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset "
+                          f"{exc.start}); save it as UTF-8") from exc
     except OSError as exc:
         raise ConfigError(f"cannot read --config {path} ({exc.strerror or exc})") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"--config {path} is not valid YAML ({' '.join(str(exc).split())[:200]})") from exc
     if not isinstance(tree, Mapping):
         raise ConfigError(f"--config {path} must hold a mapping of reference keys (e.g. gt: {{layers: 5}})")
-    return config_from_values(flatten(tree), where=os.path.basename(path))
+    values = flatten(tree)
+    for key, value in values.items():
+        if not isinstance(value, Mapping) and any(default.startswith(f"{key}.") for default in REFERENCE_DEFAULTS):
+            raise ConfigError(f"{os.path.basename(path)}: {key} must be a section of settings (e.g. {key}: "
+                              f"{{layers: 5}}), got {value!r}; compare with the reference's configs/GEAET/*.yaml")
+    return config_from_values(values, where=os.path.basename(path))
 
 
 def config_from_values(values: Dict[str, Any], where: str = "config") -> ReferenceConfig:
@@ -657,6 +665,14 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
     """
     from ..training.run_config import DataOptions, RunConfig, check_graph_file_options  # keep this module light
 
+    from ..data.graph_files import is_graph_file_name
+
+    named = (data or {}).get("dataset")
+    if named is not None and named.lower() not in ("file",) and is_graph_file_name(str(named)):
+        raise OptionConflict(f"--config {os.fspath(path)} trains on its own dataset; a graph file (--dataset "
+                             f"{named}) cannot replace it (--dataset with --config takes a dataset name like "
+                             "synthetic): drop --config and train on the file with --dataset PATH.bin [--preset P], "
+                             "or drop --dataset")
     if (data or {}).get("data_file") is not None:
         raise OptionConflict(f"--config {os.fspath(path)} trains on its own dataset; a graph file (--data-file) "
                              "cannot replace it: drop --config and train on the file with --dataset PATH.bin "
