@@ -373,7 +373,9 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
         raise DataError("heterograph models take no positional encoding; set model.pe=none")
     if identity is not None:
         check_unchanged(f"graph file {path}", identity_changes(identity, file_identity(path, 1)), allow_changed,
-                        "restore the file the run was trained on")
+                        "restore the file the run was trained on",
+                        going_on="going on only if its node masks and their labels are still the run's split "
+                                 "(checked against the run's record)")
     limit_masks(graph, {"train": limit_train, "val": limit_val, "test": limit_test}, target)
     stat = path.stat()
     stamp = f"{stat.st_size}:{stat.st_mtime_ns}"

@@ -449,6 +449,11 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     if options.fingerprint is not None:
         changes = fingerprint_changes(options.fingerprint, splits_fingerprint(splits, data_limits(options)))
         where = options.data_file if options.dataset == GRAPH_FILE else f"{options.dataset} in {options.data_dir}"
+        if changes and isinstance(splits, NodeGraph) and allow_changed_data:
+            raise DataError(f"the node masks or their labels in {where} changed since the run was trained "
+                            f"({'; '.join(changes)}): the file's masks are the split, so the run's own split cannot "
+                            "be restored from it (--allow-changed-data goes on only where the masks and their labels "
+                            "are unchanged); restore the file the run was trained on, or start a new run on this one")
         check_unchanged(f"the data ({where})", changes, allow_changed_data,
                         "rebuild or restore the files the run was trained on")
     return splits

@@ -93,3 +93,56 @@ def test_task_and_split_with_partitions_are_refused(tmp_path, option, named):
     line = _one_line(_cli("train", "--partitions", tmp_path / "parts" / "g.json", "--out", tmp_path / "run", *option))
     assert f"drop {named}" in line, line
     assert not (tmp_path / "run").exists()
+
+
+@pytest.fixture(scope="module")
+def node_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("node_run")
+    path = root / "small.bin"
+    dgl.save_graphs(str(path), [planted_graph(300)])
+    result = _cli("train", "--dataset", path, "--epochs", 2, "--out", root / "run", *TINY_NODE)
+    assert result.exit_code == 0, result.output
+    return root / "run", path
+
+
+def _rewrite(path, change):
+    graphs, _ = dgl.load_graphs(str(path))
+    change(graphs[0])
+    dgl.save_graphs(str(path), graphs)
+
+
+def _snapshot(folder):
+    return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir()}
+
+
+def test_allow_changed_data_with_other_masks_is_refused_not_mislabelled(node_run):
+    """--allow-changed-data said "going on with the run's own split" but scored the file's new masks."""
+    run_dir, path = node_run
+    original = path.read_bytes()
+    try:
+        def move_val_to_train(g):
+            val = g.ndata["val_mask"].nonzero().flatten()[:10]
+            g.ndata["val_mask"][val] = False
+            g.ndata["train_mask"][val] = True
+
+        _rewrite(path, move_val_to_train)
+        before = _snapshot(run_dir)
+        for args in (["eval", "--checkpoint", run_dir / "best.pt"], ["train", "--resume", run_dir]):
+            line = _one_line(_cli(*args, "--allow-changed-data"))
+            assert "node masks or their labels" in line and "cannot be restored" in line, line
+            assert "going on with the run's own split" not in line
+        assert _snapshot(run_dir) == before
+    finally:
+        path.write_bytes(original)
+
+
+def test_allow_changed_data_with_the_same_masks_goes_on(node_run, caplog):
+    run_dir, path = node_run
+    original = path.read_bytes()
+    try:
+        _rewrite(path, lambda g: g.ndata["feat"].add_(0.01))
+        result = _cli("eval", "--checkpoint", run_dir / "best.pt", "--allow-changed-data")
+        assert result.exit_code == 0, result.output
+        assert "going on only if its node masks and their labels are still the run's split" in result.output
+    finally:
+        path.write_bytes(original)
