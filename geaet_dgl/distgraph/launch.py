@@ -82,6 +82,8 @@ def partitioned_run(run_dir: str) -> Optional[Dict[str, Any]]:
 def resume_partitioned(run_dir: str) -> Optional[Dict[str, Any]]:
     """Continue a run on partitions after its last finished epoch, with the trainers that started it."""
     marker = partitioned_run(run_dir)
+    if not os.path.isfile(os.path.join(run_dir, files.LAST)) and marker.get("machine", 0) == 0:
+        raise files.no_checkpoint_to_resume(run_dir)  # on trainer 0's machine, before any process starts
     with open(os.path.join(run_dir, files.CONFIG_JSON)) as handle:
         run = RunConfig.from_dict(json.load(handle))
     return train_partitioned(run, run_dir, marker["partitions"], marker["nproc"], resume=True,

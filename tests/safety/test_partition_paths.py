@@ -112,3 +112,21 @@ def test_a_touched_graph_file_still_matches_and_a_changed_one_says_how(tmp_path)
     message = str(caught.value)
     assert "other content of the same size" in message and "modified at" in message
     assert f"{stat.st_size} bytes, this one has {stat.st_size} bytes" not in message
+
+
+def test_resume_of_a_partitioned_run_that_crashed_before_its_first_checkpoint(tmp_path):
+    """Said only "checkpoint RUN/last.pt does not exist" (from a trainer), without the --overwrite hint."""
+    path = _save(tmp_path / "g.bin", planted_graph(300))
+    config = partition_file(path, 2, str(tmp_path / "p")).config
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    from geaet_dgl.distgraph.launch import RUN_MARKER, partitioned_run_config
+    from geaet_dgl.training import run_dir as files
+
+    files.write_config(run_dir, partitioned_run_config(config, None, {}, threads=1).to_dict())
+    (run_dir / RUN_MARKER).write_text(json.dumps({"partitions": config, "nproc": 2, "machine": 0, "ip_config": None}))
+    with one_thread():
+        result = CliRunner().invoke(cli.main, ["train", "--resume", str(run_dir)])
+    assert result.exit_code == 2 and "has no last.pt to resume from" in result.output, result.output
+    assert "plus --overwrite (without --resume)" in result.output
+    assert not (run_dir / "dist-logs").exists()  # refused before any process started
