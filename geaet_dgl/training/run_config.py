@@ -25,7 +25,7 @@ from ..data.node_graph import NODE_TASKS, NodeGraph, inspect_node_graph, is_node
 from ..data.registry import LOADERS
 from ..data.positional_encoding import LAPLACIAN_NORMS
 from ..data.se_cache import StructuralSpec, attach_structural
-from ..data.validation import check_labels, node_label_sizes, validate_splits
+from ..data.validation import check_labels, node_label_sizes, validate_splits, warn_label_gaps
 from ..presets import get_preset
 from .node_batches import SAMPLERS
 from ..threads import default_threads
@@ -441,6 +441,8 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     attach_structural_splits(splits, model, cache, progress)
     if not isinstance(splits, NodeGraph):  # one graph with node masks is checked as it is read
         splits = validate_splits(splits)
+    if options.dataset == GRAPH_FILE and options.fingerprint is None:  # a new run on the user's file
+        warn_label_gaps(split_labels(splits), options.data_file)
     recorded = options.input_transform
     if recorded is not None and json.loads(json.dumps(splits.input_transform)) != json.loads(json.dumps(recorded)):
         raise DataError(f"the {options.dataset} loader now transforms the input features otherwise than when the "
@@ -457,6 +459,15 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
         check_unchanged(f"the data ({where})", changes, allow_changed_data,
                         "rebuild or restore the files the run was trained on")
     return splits
+
+
+def split_labels(splits: DatasetSplits) -> Dict[str, Optional[torch.Tensor]]:
+    """``{split: labels}`` of a node graph's masked nodes (classification only) or of each split's graphs."""
+    if isinstance(splits, NodeGraph):
+        if not splits.task.endswith("classification"):
+            return {}
+        return {split: splits.labels(split) for split in ("train", "val", "test")}
+    return {split: getattr(splits, split).labels for split in ("train", "val", "test")}
 
 
 def data_limits(options: DataOptions) -> Dict[str, Optional[int]]:

@@ -146,3 +146,40 @@ def test_allow_changed_data_with_the_same_masks_goes_on(node_run, caplog):
         assert "going on only if its node masks and their labels are still the run's split" in result.output
     finally:
         path.write_bytes(original)
+
+
+def test_labels_with_gaps_and_classes_absent_from_training_are_warned(tmp_path):
+    """An outlier label of 200,000 made a 200,001-class model without a word."""
+    graph = planted_graph(300)
+    labels = graph.ndata["label"].clone()
+    outlier = int(graph.ndata["test_mask"].nonzero()[0])
+    labels[outlier] = 200_000
+    graph.ndata["label"] = labels
+    path = tmp_path / "gaps.bin"
+    dgl.save_graphs(str(path), [graph])
+    result = _cli("train", "--dataset", path, "--epochs", 1, "--out", tmp_path / "run", *TINY_NODE,
+                  "--set", "model.attention=none")
+    assert "the labels use 4 of the class ids 0..200,000 (199,997 never appear: 3, 4, 5, 6, 7, ..." in result.output
+    assert "class(es) 200000 appear in val/test but never in the training split" in result.output
+
+
+def test_graph_labels_absent_from_training_are_warned(tmp_path):
+    from geaet_dgl.training.run_config import load_splits, make_run_config
+    from tests.own_graph_files import write_task_file
+
+    path = tmp_path / "many.bin"
+    graphs, _ = write_task_file(path, "graph-classification", count=20)
+    labels = torch.zeros(20, dtype=torch.int64)
+    labels[-2:] = 1  # class 1 only on the last graphs: the test split of a 0.5/0.4/0.1 split in order
+    dgl.save_graphs(str(path), graphs, {"label": labels})
+    split = {"train": list(range(10)), "val": list(range(10, 18)), "test": [18, 19]}
+    (tmp_path / "split.json").write_text(__import__("json").dumps(split))
+    run = make_run_config(str(path), None, {}, {"split_file": str(tmp_path / "split.json")}, threads=1)
+    from geaet_dgl.data.validation import warn_label_gaps
+    from geaet_dgl.training.run_config import split_labels
+
+    warnings = warn_label_gaps(split_labels(load_splits(run.data, 0)), str(path))
+    assert warnings == [f"{path}: class(es) 1 appear in val/test but never in the training split; the model cannot "
+                        "learn them: move some of their examples into training"]
+    assert warn_label_gaps({"train": torch.tensor([0, 1, 2]), "val": torch.tensor([2, 1])}, "x") == []
+    assert warn_label_gaps({"train": torch.tensor([0.5, 3.0])}, "x") == []  # regression targets: no classes
