@@ -45,7 +45,7 @@ import torch
 
 from .dataset import DatasetSplits, GraphDataset
 from .errors import DataError
-from .graph_files import (LABEL_KEY, SPLITS, TASKS, GraphFileInfo, PathLike, _classes, graph_file_labels,
+from .graph_files import (LABEL_KEY, load_first_graph, SPLITS, TASKS, GraphFileInfo, PathLike, _classes, graph_file_labels,
                           inspect_graph_file, load_graph_file, read_graph_file, run_split, split_fractions)
 from .validation import validate_splits
 
@@ -86,8 +86,8 @@ def file_holds_heterographs(path: PathLike) -> bool:
     if not os.path.isfile(path):
         return False
     try:
-        graphs, _ = dgl.load_graphs(path, [0])
-    except Exception:  # a foreign or empty file: the homogeneous reader words the error
+        graphs, _ = load_first_graph(path)  # a damaged file can crash DGL: tried in a child first
+    except Exception:  # a foreign, empty or damaged file: the homogeneous reader words the error
         return False
     return bool(graphs) and is_heterograph(graphs[0])
 
