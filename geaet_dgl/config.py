@@ -8,6 +8,7 @@ YAML/JSON only serialise them.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -231,6 +232,7 @@ class ModelConfig:
                 raise ConfigError(f"pe={self.pe!r}: a second encoding after '+' must be one of "
                                   f"{', '.join(SE_CHOICES[1:])} (model.se)")
             self.pe, self.se = first, second
+        check_numeric_ranges(self, "model.")
         self.hetero.validate(self)
         _check_choice("mpnn", self.mpnn, MPNN_CHOICES)
         _check_choice("attention", self.attention, ATTENTION_CHOICES)
@@ -344,6 +346,7 @@ class TrainConfig:
     patience: int = 0
 
     def validate(self) -> "TrainConfig":
+        check_numeric_ranges(self, "train.")
         _check_choice("loss", self.loss, LOSS_CHOICES)
         _check_choice("metric", self.metric, METRIC_CHOICES)
         if self.batch_size <= 0 or self.epochs <= 0 or self.lr <= 0:
@@ -369,6 +372,41 @@ class Preset:
     train: TrainConfig
     paper_params: Optional[int] = None
     note: str = ""
+
+
+#: Every numeric setting with a range, and the range in words (shown in the error). The dropouts are found
+#: from the dataclasses (every ``*dropout`` field, nested ones included), so a new one is checked too.
+NUMERIC_RANGES: Dict[str, str] = {
+    "train.lr": "a finite number > 0",
+    "train.weight_decay": "a finite number >= 0",
+    "train.clip_grad_norm": "a finite number > 0, or null for no clipping",
+}
+_DROPOUT_RANGE = "a probability in [0, 1) (1 would drop every value)"
+
+
+def _in_range(path: str, value: Any) -> bool:
+    if path == "train.clip_grad_norm" and value is None:
+        return True
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return False
+    if path.endswith("dropout"):
+        return 0 <= value < 1
+    return value >= 0 if path == "train.weight_decay" else value > 0
+
+
+def check_numeric_ranges(config: Any, prefix: str) -> None:
+    """Raise :class:`ConfigError` in one line for the first setting of :data:`NUMERIC_RANGES` out of its range.
+
+    ``config`` is a :class:`ModelConfig` (``prefix`` ``model.``) or a
+    :class:`TrainConfig` (``train.``); nested sections are walked.
+    """
+    for item in fields(config):
+        value, path = getattr(config, item.name), prefix + item.name
+        if dataclasses.is_dataclass(value):
+            check_numeric_ranges(value, path + ".")
+        elif path in NUMERIC_RANGES and not _in_range(path, value):
+            raise ConfigError(f"{path}={value!r} is out of range: it must be {NUMERIC_RANGES[path]}; fix that "
+                              "value (--set, the option, the preset or the YAML)")
 
 
 def _check_choice(name: str, value: Any, choices) -> None:
@@ -562,3 +600,15 @@ def parse_setting_value(raw: Any) -> Any:
         except ValueError:
             continue
     return raw
+
+
+def _register_dropouts(cls: type, prefix: str) -> None:
+    for item in fields(cls):
+        kind = item.default_factory if item.default_factory is not dataclasses.MISSING else None
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+            _register_dropouts(kind, f"{prefix}{item.name}.")
+        elif item.name.endswith("dropout"):
+            NUMERIC_RANGES[prefix + item.name] = _DROPOUT_RANGE
+
+
+_register_dropouts(ModelConfig, "model.")

@@ -52,9 +52,14 @@ def handle_errors(command: Callable) -> Callable:
         except TrainingInterrupted as exc:
             click.echo(str(exc), err=True)
             sys.exit(128 + exc.signum)
-        except KeyboardInterrupt:  # a second Ctrl-C: stop at once; last.pt is whole (atomic writes)
-            click.echo("interrupted; the run directory keeps its last checkpoint", err=True)
-            sys.exit(130)
+        except KeyboardInterrupt as exc:  # a second Ctrl-C, or a job of processes stopped by a signal
+            signum = getattr(exc, "signum", 2)  # 2: SIGINT; last.pt is whole (atomic writes)
+            try:
+                click.echo(str(exc) if hasattr(exc, "signum") else
+                           "interrupted; the run directory keeps its last checkpoint", err=True)
+            except OSError:  # the terminal is gone (SIGHUP)
+                pass
+            sys.exit(128 + signum)
         except (NonFiniteLossError, *_user_errors()) as exc:
             if debug:
                 raise

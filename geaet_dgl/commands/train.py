@@ -7,7 +7,7 @@ import click
 
 from .train_options import TrainOptions
 from .options import (ListOptionCommand, allow_changed_data_option, data_source_options, gather_data, given,
-                      given_on_command_line, handle_errors, limit_options, seeds_option,
+                      given_on_command_line, handle_errors, limit_options, parse_settings, seeds_option,
                       split_index_option, threads_option)
 
 
@@ -125,7 +125,8 @@ def _check(opts: TrainOptions) -> None:
                          resume=opts.resume_dir is not None, partitions=opts.partitions is not None)
     dist_launch.check_partition_options(opts.partitions, opts.ip_config, opts.machine, dataset=opts.dataset,
                                         config=opts.config, data_file=opts.data.get("data_file"), seeds=opts.seeds,
-                                        sampler=opts.sampler)
+                                        sampler=opts.sampler, task=opts.task, split_file=opts.split_file,
+                                        split=opts.split_fractions, settings=parse_settings(opts.settings))
 
 
 def _resume_partitioned(ctx: click.Context, opts: TrainOptions) -> bool:

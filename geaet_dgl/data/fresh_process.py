@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import logging
 import multiprocessing
 import os
@@ -52,12 +53,18 @@ def fork_available() -> bool:
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent(parent: int) -> None:
-    """Ask the kernel to SIGKILL this process when its parent ends (Linux); leave at once if it already has."""
+@functools.lru_cache(maxsize=None)
+def libc_handle() -> ctypes.CDLL:
+    """The C library (loaded once: call it before a fork whose child must not search for libraries)."""
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def die_with_parent(parent: int, signum: int = signal.SIGKILL) -> None:
+    """Ask the kernel to send ``signum`` to this process when its parent ends (Linux); leave at once if it
+    already has. Also usable as a ``subprocess.Popen`` ``preexec_fn`` (the request survives ``exec``)."""
     if sys.platform.startswith("linux"):
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            libc_handle().prctl(_PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
         except (OSError, AttributeError):  # pragma: no cover - no prctl: the parent's handler still stops us
             pass
     if os.getppid() != parent:  # the parent ended before the request took effect
@@ -65,7 +72,7 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _child(step: Callable[[], object], conn, parent: int) -> None:
-    _die_with_parent(parent)
+    die_with_parent(parent)
     import torch
 
     torch.set_num_threads(1)

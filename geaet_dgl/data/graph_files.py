@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import faulthandler
 import functools
+import gc
 import hashlib
 import json
 import os
@@ -114,13 +115,14 @@ def read_graph_file(path: PathLike) -> Tuple[List[dgl.DGLGraph], Dict[str, torch
     return list(graphs), dict(labels or {})
 
 
-def _trial_load(path: str) -> None:
-    """Load ``path`` once in a forked child: DGL aborts the whole process (C++ ``terminate``, no Python error) on
-    some damaged files, e.g. a size field that asks for 10^17 bytes; here that is a one-line DataError instead."""
+def _trial_load(path: str, idx: Optional[List[int]] = None) -> None:
+    """Load ``path`` (graphs ``idx``, default all) once in a forked child: DGL aborts or crashes the whole process
+    (C++ ``terminate``, a segmentation fault; no Python error) on some damaged files, e.g. a size field that asks
+    for 10^17 bytes; here that is a one-line DataError instead."""
     if not fork_available():  # pragma: no cover - Windows: no child to try it in
         return
     try:
-        run_apart(functools.partial(_load_silently, path), f"a trial load of {path}", announce=False)
+        run_apart(functools.partial(_load_silently, path, idx), f"a trial load of {path}", announce=False)
     except DataError as exc:  # only the child dying raises DataError here: DGL aborted
         raise DataError(f"{path} is damaged: DGL aborted while reading it ({_first_line(exc).split(';')[0]}); "
                         f"{_SAVE_HINT}") from exc
@@ -128,12 +130,27 @@ def _trial_load(path: str) -> None:
         pass
 
 
-def _load_silently(path: str) -> None:
+def _load_silently(path: str, idx: Optional[List[int]] = None) -> None:
     """In the trial child: load with stderr closed (DGL's abort prints a C++ backtrace there)."""
     faulthandler.disable()  # its report of the abort would go to a saved copy of stderr
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
-    dgl.load_graphs(path)
+    graphs, labels = dgl.load_graphs(path, idx)
+    for g in graphs:  # touch what was read, then free it: damage that corrupts memory crashes here, not later
+        for ntype in g.ntypes:
+            dict(g.nodes[ntype].data)
+        for etype in g.canonical_etypes:
+            dict(g.edges[etype].data)
+            g.edges(etype=etype)
+    del graphs, labels
+    gc.collect()
+
+
+def load_first_graph(path: PathLike) -> Tuple[List[dgl.DGLGraph], Dict[str, torch.Tensor]]:
+    """``dgl.load_graphs(path, [0])`` after a trial load of that graph in a child (see :func:`_trial_load`):
+    DataError for a file that crashes DGL, DGL's own exception otherwise."""
+    _trial_load(os.fspath(path), [0])
+    return dgl.load_graphs(os.fspath(path), [0])
 
 
 def _first_line(exc: BaseException) -> str:
@@ -174,6 +191,11 @@ def infer_feature_spec(graphs: Sequence[dgl.DGLGraph], path: PathLike) -> Featur
         or a width or type (float / integer) other than graph 0's.
     """
     path = os.fspath(path)
+    for index, g in enumerate(graphs):
+        if not g.is_homogeneous:  # a heterograph among graphs of one type (or a file read as homogeneous)
+            raise DataError(f"{path}: graph {index} is a heterograph (node types {', '.join(g.ntypes)}) read among "
+                            "graphs of one node type; a file holds graphs of one node and edge type, or heterographs "
+                            "that all have the same types (and a readable first graph): store them apart")
     node_width, node_vocab = _infer_one(graphs, path, "node")
     has_edges = ["feat" in g.edata for g in graphs]
     if any(has_edges) and not all(has_edges):
@@ -237,6 +259,10 @@ def conform_graphs(graphs: Sequence[dgl.DGLGraph], path: PathLike, spec: Feature
     path = os.fspath(path)
     source = f" ({trained_on})" if trained_on else ""
     for index, g in enumerate(graphs):
+        if not g.is_homogeneous:
+            raise DataError(f"{path}: graph {index} is a heterograph (node types {', '.join(g.ntypes)}; edge types "
+                            f"{', '.join(g.etypes)}), but the model{source or ''} reads graphs of one node and one "
+                            "edge type; pass graphs like those it was trained on (or train on the heterographs)")
         if g.num_nodes() == 0:
             raise DataError(f"{path}: graph {index} has no nodes; remove it from the file (an empty graph has "
                             "nothing to predict from)")

@@ -46,6 +46,7 @@ import torch
 from .dataset import DatasetSplits, GraphDataset
 from .errors import DataError
 from .graph_files import (LABEL_KEY, SPLITS, TASKS, GraphFileInfo, PathLike, class_ids, graph_file_labels,
+                          load_first_graph,
                           inspect_graph_file, load_graph_file, read_graph_file, run_split, split_fractions)
 from .validation import validate_splits
 
@@ -86,8 +87,8 @@ def file_holds_heterographs(path: PathLike) -> bool:
     if not os.path.isfile(path):
         return False
     try:
-        graphs, _ = dgl.load_graphs(path, [0])
-    except Exception:  # a foreign or empty file: the homogeneous reader words the error
+        graphs, _ = load_first_graph(path)  # a damaged file can crash DGL: tried in a child first
+    except Exception:  # a foreign, empty or damaged file: the homogeneous reader words the error
         return False
     return bool(graphs) and is_heterograph(graphs[0])
 
@@ -166,6 +167,7 @@ def conform_hetero_graphs(graphs: Sequence[dgl.DGLGraph], path: PathLike, schema
     path = os.fspath(path)
     source = f"the model's ({trained_on})" if trained_on else "graph 0"
     check_schema(graphs, path, schema.ntypes, schema.canonical_etypes, source)
+    check_same_hetero_fields(graphs, path)
     for index, g in enumerate(graphs):
         if g.num_nodes() == 0:
             raise DataError(f"{path}: graph {index} has no nodes; remove it from the file")
@@ -186,6 +188,34 @@ def conform_hetero_graphs(graphs: Sequence[dgl.DGLGraph], path: PathLike, schema
                 raise DataError(f"{path}: graph {index} has a NaN/inf in the {name!r} features; replace them "
                                 "before saving the graphs")
             frame["feat"] = values
+
+
+def check_same_hetero_fields(graphs: Sequence[dgl.DGLGraph], path: PathLike) -> None:
+    """Raise a one-line DataError unless every graph has graph 0's fields on every node and edge type, each of
+    graph 0's row shape and type (``feat``: checked by width later). DGL batches only such graphs: otherwise
+    training stopped at the first mixed batch with a DGLError about schemas."""
+    path = os.fspath(path)
+    first = graphs[0] if graphs else None
+    for index, g in enumerate(graphs[1:], start=1):
+        frames = [(f"nodes[{t!r}].data", first.nodes[t].data, g.nodes[t].data) for t in first.ntypes]
+        frames += [(f"edges[{':'.join(r)!r}].data", first.edges[r].data, g.edges[r].data)
+                   for r in first.canonical_etypes]
+        for where, theirs, ours in frames:
+            for key in sorted(set(theirs.keys()) | set(ours.keys())):
+                if key in theirs and key in ours:
+                    if key != "feat" and (theirs[key].shape[1:], theirs[key].dtype) != (ours[key].shape[1:],
+                                                                                          ours[key].dtype):
+                        raise DataError(f"{path}: graph {index} has {where}[{key!r}] of row shape "
+                                        f"{tuple(ours[key].shape[1:])} and type {ours[key].dtype} but graph 0 "
+                                        f"{tuple(theirs[key].shape[1:])} and {theirs[key].dtype}; give the field "
+                                        "one shape and type on every graph")
+                    continue
+                has, lacks = (index, 0) if key in ours else (0, index)
+                fix = (f"node masks split the nodes of one graph: save one heterograph with {key} on its target "
+                       "type, or drop the masks" if key.endswith("_mask") else
+                       f"store {where}[{key!r}] on every graph or on none (DGL batches only graphs with the same "
+                       "fields)")
+                raise DataError(f"{path}: graph {has} has {where}[{key!r}] but graph {lacks} has not; {fix}")
 
 
 # ------------------------------------------------------------------------------------------------

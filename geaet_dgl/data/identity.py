@@ -52,14 +52,15 @@ def identity_changes(recorded: Mapping[str, Any], current: Mapping[str, Any]) ->
     return changes
 
 
-def check_unchanged(what: str, changes: List[str], allow_changed: bool, fix: str) -> None:
-    """Raise a one-line DataError for data ``what`` that changed (``changes``), or log it when ``allow_changed``."""
+def check_unchanged(what: str, changes: List[str], allow_changed: bool, fix: str,
+                    going_on: str = "going on with the run's own split") -> None:
+    """Raise a one-line DataError for data ``what`` that changed (``changes``), or log it when ``allow_changed``
+    (``going_on`` says what happens then)."""
     if not changes:
         return
     detail = "; ".join(changes)
     if allow_changed:
-        log.warning("%s changed since the run was trained (%s); going on with the run's own split "
-                    "(%s)", what, detail, ALLOW_HINT)
+        log.warning("%s changed since the run was trained (%s); %s (%s)", what, detail, going_on, ALLOW_HINT)
         return
     raise DataError(f"{what} changed since the run was trained ({detail}): its graphs and splits are no longer the "
                     f"run's; {fix}, or pass {ALLOW_HINT} to use the run's own split on the data as it is now")

@@ -50,7 +50,7 @@ import numpy as np
 import torch
 
 from .errors import DataError
-from .graph_files import GraphFileInfo, conform_graphs, infer_feature_spec, read_graph_file
+from .graph_files import GraphFileInfo, conform_graphs, infer_feature_spec, load_first_graph, read_graph_file
 from .hetero_files import HeteroFileInfo, HeteroSchema, conform_hetero_graphs, infer_schema, is_heterograph, node_target
 from .identity import check_unchanged, file_identity, identity_changes
 from .pe_cache import attach_pe, cached_split_pe, writable_cache_dir
@@ -284,8 +284,8 @@ def cache_tag(path: PathLike) -> str:
 def is_node_graph_file(path: PathLike) -> bool:
     """Whether the graph file's first graph carries node masks (read alone: cheap for big files)."""
     try:
-        first, _ = dgl.load_graphs(os.fspath(path), [0])
-    except Exception:  # a missing or foreign file: the graph-file reader names the problem
+        first, _ = load_first_graph(path)  # a damaged file can crash DGL: tried in a child first
+    except Exception:  # a missing, foreign or damaged file: the graph-file reader names the problem
         return False
     return has_node_masks(first)
 
@@ -373,7 +373,9 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
         raise DataError("heterograph models take no positional encoding; set model.pe=none")
     if identity is not None:
         check_unchanged(f"graph file {path}", identity_changes(identity, file_identity(path, 1)), allow_changed,
-                        "restore the file the run was trained on")
+                        "restore the file the run was trained on",
+                        going_on="going on only if its node masks and their labels are still the run's split "
+                                 "(checked against the run's record)")
     limit_masks(graph, {"train": limit_train, "val": limit_val, "test": limit_test}, target)
     stat = path.stat()
     stamp = f"{stat.st_size}:{stat.st_mtime_ns}"

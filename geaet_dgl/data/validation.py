@@ -23,7 +23,8 @@ geaet_dgl.data.errors.DataError: the train split of 'toy': graph 0 has a non-fin
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+import logging
+from typing import Dict, List, Optional, Sequence
 
 import dgl
 import numpy as np
@@ -31,6 +32,8 @@ import torch
 
 from .dataset import DatasetSplits, GraphDataset
 from .errors import DataError
+
+log = logging.getLogger(__name__)
 
 SPLIT_NAMES = ("train", "val", "test")
 
@@ -179,3 +182,42 @@ def validate_splits(splits: DatasetSplits) -> DatasetSplits:
     for split in SPLIT_NAMES:
         validate_dataset(getattr(splits, split), split, splits.name, splits.num_classes)
     return splits
+
+
+def _ids(values) -> str:
+    values = list(values)
+    shown = ", ".join(str(v) for v in values[:5])
+    return shown + (f", ... ({len(values)} in all)" if len(values) > 5 else "")
+
+
+def warn_label_gaps(split_labels: Dict[str, Optional[torch.Tensor]], where: str) -> List[str]:
+    """Warn (and return the warnings) when integer class labels leave gaps or a class never appears in training.
+
+    ``split_labels`` maps ``train``/``val``/``test`` to the labels of that split's graphs or (masked) nodes;
+    float and boolean labels are not classes and are skipped, as are negative (unlabelled) entries. The model
+    gets one output per class id ``0..max``: an outlier id of 200,000 makes a 200,001-class model.
+    """
+    labels = {name: values.flatten() for name, values in split_labels.items()
+              if values is not None and values.numel() and not values.is_floating_point()
+              and values.dtype != torch.bool}
+    labels = {name: values[values >= 0] for name, values in labels.items()}
+    labels = {name: values for name, values in labels.items() if values.numel()}
+    if not labels:
+        return []
+    present = torch.unique(torch.cat(list(labels.values())))
+    num_classes = int(present.max()) + 1
+    warnings = []
+    if len(present) < num_classes:
+        gaps = sorted(set(range(num_classes)) - set(present.tolist())) if num_classes <= 10**6 else []
+        warnings.append(f"{where}: the labels use {len(present):,} of the class ids 0..{num_classes - 1:,} "
+                        f"({num_classes - len(present):,} never appear{': ' + _ids(gaps) if gaps else ''}); the "
+                        f"model gets {num_classes:,} outputs, one per id: relabel the classes 0..K-1 unless the "
+                        "gaps are meant")
+    if "train" in labels:
+        absent = sorted(set(present.tolist()) - set(torch.unique(labels["train"]).tolist()))
+        if absent:
+            warnings.append(f"{where}: class(es) {_ids(absent)} appear in val/test but never in the training split; "
+                            "the model cannot learn them: move some of their examples into training")
+    for line in warnings:
+        log.warning("%s", line)
+    return warnings

@@ -40,16 +40,26 @@ RUN_MARKER = "partitions.json"
 
 def check_partition_options(partitions: Optional[str], ip_config: Optional[str], machine: Optional[int], *,
                             dataset: Optional[str] = None, config: Optional[str] = None,
-                            data_file: Optional[str] = None, seeds: Any = (), sampler: Optional[str] = None) -> None:
-    """Refuse option combinations ``train --partitions`` cannot take (:class:`OptionConflict`)."""
+                            data_file: Optional[str] = None, seeds: Any = (), sampler: Optional[str] = None,
+                            task: Optional[str] = None, split_file: Optional[str] = None, split: Any = None,
+                            settings: Any = ()) -> None:
+    """Refuse option combinations ``train --partitions`` cannot take (:class:`OptionConflict`).
+
+    The task, split and batches of a run on partitions are fixed when the graph is partitioned (its node
+    masks, the task recorded in the folder; random node batches of ``--batch-size`` nodes per trainer), so
+    ``--task``, ``--split``, ``--split-file``, ``--sampler`` and ``--set data.*`` would be dropped.
+    """
     if partitions is None:
         if ip_config is not None or machine is not None:
             raise OptionConflict("--ip-config and --machine go with --partitions DIR/NAME.json")
         return
+    data_settings = sorted(f"--set {key}" for key in settings if str(key).startswith("data."))
     clash = [flag for flag, value in (("--dataset", dataset), ("--config", config), ("--data-file", data_file),
-                                      ("--seeds", seeds), ("--sampler", sampler)) if value]
+                                      ("--seeds", seeds), ("--sampler", sampler), ("--task", task),
+                                      ("--split", split), ("--split-file", split_file)) if value] + data_settings
     if clash:
-        raise OptionConflict(f"--partitions trains on the graph the partitions were cut from; drop {', '.join(clash)}")
+        raise OptionConflict(f"--partitions trains on the graph the partitions were cut from, with its node masks "
+                             f"and the task recorded when it was partitioned; drop {', '.join(clash)}")
     if (ip_config is None) != (machine is None):
         raise OptionConflict("--ip-config and --machine go together: each machine runs the command with its own "
                              "line of ip.txt")
@@ -72,6 +82,8 @@ def partitioned_run(run_dir: str) -> Optional[Dict[str, Any]]:
 def resume_partitioned(run_dir: str) -> Optional[Dict[str, Any]]:
     """Continue a run on partitions after its last finished epoch, with the trainers that started it."""
     marker = partitioned_run(run_dir)
+    if not os.path.isfile(os.path.join(run_dir, files.LAST)) and marker.get("machine", 0) == 0:
+        raise files.no_checkpoint_to_resume(run_dir)  # on trainer 0's machine, before any process starts
     with open(os.path.join(run_dir, files.CONFIG_JSON)) as handle:
         run = RunConfig.from_dict(json.load(handle))
     return train_partitioned(run, run_dir, marker["partitions"], marker["nproc"], resume=True,

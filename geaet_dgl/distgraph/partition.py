@@ -20,6 +20,8 @@ import contextlib
 import io
 import json
 import os
+import shutil
+import tempfile
 from dataclasses import asdict, dataclass
 from typing import Dict, List, Optional
 
@@ -29,6 +31,7 @@ import torch
 
 from ..data.errors import DataError
 from ..data.graph_files import GraphFileInfo, read_graph_file
+from ..data.identity import file_identity
 from ..data.node_graph import NodeGraph, inspect_node_graph, is_node_graph_file, load_node_graph
 
 SIDECAR = "geaet-partition.json"
@@ -57,10 +60,13 @@ class PartitionReport:
         return rows
 
 
-def file_stamp(path: str) -> Dict[str, object]:
-    """Size and mtime of a file: what a partition folder records of the graph it came from."""
+def file_stamp(path: str, content: bool = False) -> Dict[str, object]:
+    """Size and mtime of a file (and, with ``content``, its SHA-256): what a partition folder records of its graph."""
     info = os.stat(path)
-    return {"path": os.path.abspath(path), "size": info.st_size, "mtime_ns": info.st_mtime_ns}
+    stamp = {"path": os.path.abspath(path), "size": info.st_size, "mtime_ns": info.st_mtime_ns}
+    if content:
+        stamp["sha256"] = file_identity(path, 1)["sha256"]
+    return stamp
 
 
 def load_single_graph(path: str, lap_k: int = 0, rwse_k: int = 0) -> NodeGraph:
@@ -78,31 +84,123 @@ def load_single_graph(path: str, lap_k: int = 0, rwse_k: int = 0) -> NodeGraph:
     return load_node_graph(path, pe_k=lap_k, rwse_k=rwse_k or None, progress=False)
 
 
+def check_partitionable(path: str, data: NodeGraph, parts: int) -> None:
+    """Refuse, in one line, a graph that DGL's partitioner cannot cut into ``parts`` usable partitions."""
+    graph = data.graph
+    if data.target_ntype or not graph.is_homogeneous:
+        raise DataError(f"{path} is a heterograph (node types {', '.join(graph.ntypes)}); `geaet-dgl partition` "
+                        "cuts a graph of one node type: train the heterograph on one process with "
+                        f"`geaet-dgl train --dataset {path}`")
+    if graph.num_edges() == 0:
+        raise DataError(f"{path}: the graph has no edges; partitions are cut along edges, and a graph without edges "
+                        f"needs no graph server: train it on one process with `geaet-dgl train --dataset {path} "
+                        "--sampler random`")
+    if parts > graph.num_nodes():
+        raise DataError(f"--parts {parts} is more than the graph's {graph.num_nodes()} nodes")
+    train_nodes = int(graph.ndata["train_mask"].sum())
+    if parts > train_nodes:
+        raise DataError(f"--parts {parts} is more than the graph's {train_nodes} training node(s); METIS balances "
+                        f"training nodes over the partitions, so each needs one: pass --parts {train_nodes} or fewer")
+
+
+def check_out_dir(out_dir: str, path: str) -> None:
+    """Refuse an ``--out`` folder that holds the partitions of another graph (they would be broken)."""
+    if not os.path.isdir(out_dir):
+        if os.path.exists(out_dir):
+            raise DataError(f"--out {out_dir} is a file; pass a folder")
+        return
+    sidecar = os.path.join(out_dir, SIDECAR)
+    if os.path.isfile(sidecar):
+        try:
+            with open(sidecar) as handle:
+                recorded = json.load(handle)["graph_file"]["path"]
+        except (OSError, ValueError, KeyError, TypeError):
+            recorded = "an unknown graph (its geaet-partition.json is unreadable)"
+        if recorded != os.path.abspath(path):
+            raise DataError(f"--out {out_dir} holds the partitions of {recorded}; partitioning {path} there would "
+                            "break them: pass another --out folder (or delete that one)")
+        return
+    foreign = sorted(name for name in os.listdir(out_dir)
+                     if name == "orig_nids.pt" or (name.startswith("part") and name[4:].isdigit()))
+    if foreign:
+        raise DataError(f"--out {out_dir} holds partition files not written by `geaet-dgl partition` "
+                        f"({', '.join(foreign[:3])}); pass an empty or new --out folder")
+
+
+def _remove_previous(out_dir: str) -> None:
+    """Remove the partition set ``geaet-dgl partition`` wrote in ``out_dir`` before (of the same graph)."""
+    sidecar = os.path.join(out_dir, SIDECAR)
+    if not os.path.isfile(sidecar):
+        return
+    try:
+        with open(sidecar) as handle:
+            config = json.load(handle)["report"]["config"]
+        with open(config) as handle:
+            count = int(json.load(handle)["num_parts"])
+    except (OSError, ValueError, KeyError, TypeError):
+        config, count = None, 0
+    os.remove(sidecar)  # first: a half-removed folder is not taken for a whole one
+    for k in range(count):
+        shutil.rmtree(os.path.join(out_dir, f"part{k}"), ignore_errors=True)
+    for leftover in (config, os.path.join(out_dir, "orig_nids.pt")):
+        if leftover and os.path.isfile(leftover):
+            os.remove(leftover)
+
+
 def partition_file(path: str, parts: int, out_dir: str, *, lap_k: int = 0, rwse_k: int = 0,
                    name: Optional[str] = None) -> PartitionReport:
-    """Partition the single graph of ``path`` into ``parts`` parts under ``out_dir`` (see the module docstring)."""
+    """Partition the single graph of ``path`` into ``parts`` parts under ``out_dir`` (see the module docstring).
+
+    The partitions are written to a temporary folder inside ``out_dir`` and
+    moved into place once whole (the sidecar last), so a failure leaves
+    ``out_dir`` as it was.
+    """
     if parts < 1:
         raise DataError(f"--parts {parts}: pass at least 1")
-    graph = load_single_graph(path, lap_k, rwse_k).graph
+    data = load_single_graph(path, lap_k, rwse_k)
+    check_partitionable(path, data, parts)
+    check_out_dir(out_dir, path)
+    graph = data.graph
     if not lap_k:  # no Laplacian encoding asked for: drop the empty (N, 0) fields
         graph.ndata.pop("lap_pe", None)
         graph.ndata.pop("lap_eigval", None)
     info = inspect_node_graph(path)
-    if parts > graph.num_nodes():
-        raise DataError(f"--parts {parts} is more than the graph's {graph.num_nodes()} nodes")
     name = name or os.path.splitext(os.path.basename(path))[0]
+    created = not os.path.isdir(out_dir)
     os.makedirs(out_dir, exist_ok=True)
-    with contextlib.redirect_stdout(io.StringIO()):  # DGL prints a dozen progress lines; we print the report
-        orig_nids, _ = dgl.distributed.partition_graph(
-            graph, name, parts, out_dir, part_method="metis" if parts > 1 else "random",
-            balance_ntypes=graph.ndata["train_mask"], balance_edges=True, return_mapping=True)
-    torch.save(orig_nids, os.path.join(out_dir, "orig_nids.pt"))
-    report = _report(graph, name, os.path.join(out_dir, f"{name}.json"), orig_nids)
-    sidecar = {"graph_file": file_stamp(path), "task": info.task, "num_outputs": info.num_outputs,
-               "features": asdict(info.features), "lap_k": lap_k, "rwse_k": rwse_k,
-               "report": asdict(report)}
-    with open(os.path.join(out_dir, SIDECAR), "w") as handle:
-        json.dump(sidecar, handle, indent=1)
+    work = tempfile.mkdtemp(prefix=".partitioning-", dir=out_dir)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # DGL prints a dozen progress lines; we print the report
+            try:
+                orig_nids, _ = dgl.distributed.partition_graph(
+                    graph, name, parts, work, part_method="metis" if parts > 1 else "random",
+                    balance_ntypes=graph.ndata["train_mask"], balance_edges=True, return_mapping=True)
+            except Exception as exc:  # noqa: BLE001 - DGL's partitioner fails with KeyError, TypeError, ...
+                raise DataError(f"DGL could not partition {path} into {parts} parts ({type(exc).__name__}: "
+                                f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); try fewer --parts") from exc
+        torch.save(orig_nids, os.path.join(work, "orig_nids.pt"))
+        report = _report(graph, name, os.path.join(work, f"{name}.json"), orig_nids)
+        empty = [i for i, n in enumerate(report.part_nodes) if n == 0]
+        if empty:
+            raise DataError(f"METIS left partition(s) {', '.join(map(str, empty))} of {path} empty; pass fewer --parts")
+        report.config = os.path.join(out_dir, f"{name}.json")
+        sidecar = {"graph_file": file_stamp(path, content=True), "task": info.task, "num_outputs": info.num_outputs,
+                   "features": asdict(info.features), "lap_k": lap_k, "rwse_k": rwse_k,
+                   "report": asdict(report)}
+        with open(os.path.join(work, SIDECAR), "w") as handle:
+            json.dump(sidecar, handle, indent=1)
+        _remove_previous(out_dir)
+        for entry in sorted(os.listdir(work), key=lambda e: e == SIDECAR):  # the sidecar last
+            target = os.path.join(out_dir, entry)
+            if os.path.isdir(target):
+                shutil.rmtree(target)
+            os.replace(os.path.join(work, entry), target)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        if created and not os.listdir(out_dir):
+            os.rmdir(out_dir)
+        raise
+    shutil.rmtree(work, ignore_errors=True)
     return report
 
 
@@ -155,9 +253,26 @@ def check_matches_graph(config: str, sidecar: dict, num_nodes: int, num_edges: i
     if (report["num_nodes"], report["num_edges"]) != (num_nodes, num_edges):
         raise DataError(f"{config} holds {num_nodes} nodes / {num_edges} edges but {SIDECAR} says "
                         f"{report['num_nodes']} / {report['num_edges']}; partition the graph again")
-    if (stamp["size"], stamp["mtime_ns"]) != (recorded["size"], recorded["mtime_ns"]):
-        graph = load_single_graph(path).graph
-        raise DataError(f"{config} does not match {path}: the partitions were cut from a file of "
-                        f"{recorded['size']} bytes, this one has {stamp['size']} bytes and "
-                        f"{graph.num_nodes()} nodes / {graph.num_edges()} edges (partitions: {num_nodes} / "
-                        f"{num_edges}); run `geaet-dgl partition {path} --parts N --out DIR` again")
+    if (stamp["size"], stamp["mtime_ns"]) == (recorded["size"], recorded["mtime_ns"]):
+        return
+    if recorded.get("sha256") and file_identity(path, 1)["sha256"] == recorded["sha256"]:
+        return  # touched (copied, restored from a backup) but the same content
+    when = (f"modified at {_time(stamp['mtime_ns'])}, after the partitions were cut from it at "
+            f"{_time(recorded['mtime_ns'])}")
+    if stamp["size"] == recorded["size"]:
+        how = (f"other content of the same size ({stamp['size']} bytes)" if recorded.get("sha256") else
+               f"the same size ({stamp['size']} bytes), but the folder predates content checks")
+        raise DataError(f"{config} does not match {path}: the file was {when}, with {how}; run `geaet-dgl "
+                        f"partition {path} --parts N --out DIR` again (or restore the file the partitions were cut "
+                        "from)")
+    graph = load_single_graph(path).graph
+    raise DataError(f"{config} does not match {path}: the file was {when}; the partitions were cut from a file of "
+                    f"{recorded['size']} bytes, this one has {stamp['size']} bytes and "
+                    f"{graph.num_nodes()} nodes / {graph.num_edges()} edges (partitions: {num_nodes} / "
+                    f"{num_edges}); run `geaet-dgl partition {path} --parts N --out DIR` again")
+
+
+def _time(mtime_ns: int) -> str:
+    import datetime
+
+    return datetime.datetime.fromtimestamp(mtime_ns / 1e9).strftime("%Y-%m-%d %H:%M:%S")

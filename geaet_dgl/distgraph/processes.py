@@ -1,14 +1,24 @@
 """Start the graph servers and trainers of one machine, watch them, and stop every one of them.
 
-Each process starts in its own session (``start_new_session``: its own
-process group, so a Ctrl-C in the terminal reaches only the launcher, which
-then stops the groups itself). :meth:`LocalJob.stop` sends SIGTERM to every
-group, SIGKILL after a grace period, and removes the shared memory the
-servers of this job created (a killed server cannot). It runs on success,
-on error and on Ctrl-C / SIGTERM (:func:`run_job`'s ``finally``).
+No process outlives the launcher, however it ends:
+
+- The graph servers stay in the launcher's process group (a closed terminal's
+  SIGHUP and a Ctrl-C reach them too) and stop at once on SIGTERM, SIGHUP and
+  SIGINT, removing the job's shared memory (:func:`.worker.run_server`).
+- Each trainer starts in its own session (its own process group, so a Ctrl-C
+  reaches only the launcher, which then stops the trainers itself).
+- Every child has a parent-death signal (``prctl(PR_SET_PDEATHSIG)``): SIGTERM
+  for a server, SIGKILL for a trainer, sent by the kernel when the launcher
+  ends, ``kill -9`` included.
+- :meth:`LocalJob.stop` sends SIGTERM to every server and trainer group,
+  SIGKILL after a grace period, and removes the shared memory the servers of
+  this job created (a killed server cannot). It runs on success, on error and
+  on SIGINT / SIGTERM / SIGHUP (:func:`run_job`'s ``finally``), and further
+  signals do not cut it short.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -16,10 +26,13 @@ import pickle
 import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import Dict, List, Optional, Tuple
 
+from ..atomic import atomic_write
 from ..config import ConfigError
+from ..data.fresh_process import die_with_parent, libc_handle
 from .engine import remove_shared_memory
 
 log = logging.getLogger(__name__)
@@ -37,7 +50,10 @@ class DistributedJobError(ConfigError):
 
 
 class LocalJob:
-    """The processes of one machine: graph servers and trainers, each in its own process group."""
+    """The processes of one machine: graph servers (in this process's group) and trainers (each in its own)."""
+
+    #: What each process runs, after ``sys.executable``.
+    worker_command: Tuple[str, ...] = ("-m", "geaet_dgl.distgraph.worker")
 
     def __init__(self, log_dir: str, token: str):
         self.log_dir = log_dir
@@ -55,16 +71,17 @@ class LocalJob:
         full = dict(os.environ, **env)
         full["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
         with open(os.path.join(self.log_dir, f"{name}.log"), "w") as log:
-            process = subprocess.Popen([sys.executable, "-m", "geaet_dgl.distgraph.worker"], env=full,
+            process = subprocess.Popen([sys.executable, *self.worker_command], env=full,
                                        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                       start_new_session=True)
+                                       start_new_session=not server,
+                                       preexec_fn=_parent_death(signal.SIGTERM if server else signal.SIGKILL))
         (self.servers if server else self.trainers).append((name, process))
         self._write_pids()
         return process
 
     def _write_pids(self) -> None:
         pids = {name: p.pid for name, p in self.servers + self.trainers}
-        with open(os.path.join(self.log_dir, "pids.json"), "w") as handle:
+        with atomic_write(os.path.join(self.log_dir, "pids.json"), "w") as handle:  # read while jobs run
             json.dump(pids, handle)
 
     def wait(self, poll_s: float = 0.1, server_exit_s: float = 60.0, trainer_exit_s: float = 120.0) -> None:
@@ -132,17 +149,19 @@ class LocalJob:
 
     def stop(self, grace_s: float = 3.0) -> None:
         """SIGTERM every process group still running, SIGKILL after ``grace_s``, then free shared memory."""
-        processes = [p for _, p in self.trainers + self.servers]
-        for process in processes:
-            if process.poll() is None:
-                _signal_group(process, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while any(p.poll() is None for p in processes) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        for process in processes:
-            _signal_group(process, signal.SIGKILL)  # the group: also any child a worker started
-            process.wait()
-        remove_shared_memory(self.token)
+        with _signals_held():
+            trainers, servers = [p for _, p in self.trainers], [p for _, p in self.servers]
+            for process in trainers + servers:
+                if process.poll() is None:
+                    _signal(process, signal.SIGTERM, group=process in trainers)
+            deadline = time.monotonic() + grace_s
+            while any(p.poll() is None for p in trainers + servers) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            for process in trainers + servers:
+                # a trainer's group: also any child it started; a server shares the launcher's group
+                _signal(process, signal.SIGKILL, group=process in trainers)
+                process.wait()
+            remove_shared_memory(self.token)
 
 
 def _peak_rss_mib(pid: int) -> Optional[float]:
@@ -157,11 +176,43 @@ def _peak_rss_mib(pid: int) -> Optional[float]:
     return None
 
 
-def _signal_group(process: subprocess.Popen, signum: int) -> None:
+def _signal(process: subprocess.Popen, signum: int, group: bool) -> None:
+    """Send ``signum`` to ``process`` (to its whole process group with ``group``); gone already is fine."""
     try:
-        os.killpg(process.pid, signum)
+        if group:
+            os.killpg(process.pid, signum)
+        elif process.poll() is None:
+            process.send_signal(signum)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _parent_death(signum: int):
+    """A ``preexec_fn``: the child gets ``signum`` from the kernel when this process ends (see the module doc)."""
+    parent = os.getpid()
+    try:
+        libc_handle()  # loaded here: the forked child only calls it
+    except OSError:  # pragma: no cover - no C library to load: stop() still stops the children
+        return None
+    return lambda: die_with_parent(parent, signum)
+
+
+#: Signals that stop the launcher of a job (and with it every server and trainer).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Ignore :data:`STOP_SIGNALS` while the job is being stopped (a second Ctrl-C must not cut it short)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def raise_worker_error(errors_dir: str, pid: int) -> None:
@@ -178,25 +229,41 @@ def raise_worker_error(errors_dir: str, pid: int) -> None:
             raise exc
 
 
-class _Stop(Exception):
-    """SIGTERM received by the launcher."""
+class JobStopped(KeyboardInterrupt):
+    """The launcher got ``signum`` (SIGINT, SIGTERM or SIGHUP) and stopped every process of the job.
+
+    A :class:`KeyboardInterrupt`, so that it passes every ``except Exception``
+    between the wait and :func:`run_job`'s ``finally``; the CLI exits with
+    128 + ``signum``.
+    """
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = int(signum)
+
+    def __str__(self) -> str:
+        return (f"stopped by {signal.Signals(self.signum).name}: every graph server and trainer of the job was "
+                "stopped; the run directory keeps its last checkpoint (continue with `geaet-dgl train --resume "
+                "RUN_DIR`)")
 
 
 def run_job(job: "LocalJob", errors_dir: str, start: "callable") -> None:
     """``start(job)`` the processes, wait for them, and stop all of them however this ends.
 
-    SIGTERM to the launcher stops the job as Ctrl-C does (KeyboardInterrupt).
+    SIGINT, SIGTERM and SIGHUP to the launcher raise :class:`JobStopped`.
     A failing trainer's own exception is re-raised when it left one, else
     :class:`DistributedJobError` names the process and its last log line.
     """
-    def on_term(signum, frame):
-        raise KeyboardInterrupt
+    stopping = []
 
-    previous: Optional[object] = None
-    try:
-        previous = signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # not the main thread
-        previous = None
+    def on_signal(signum, frame):
+        if not stopping:  # the first signal stops the job; later ones wait for that
+            stopping.append(signum)
+            raise JobStopped(signum)
+
+    previous: Dict[int, object] = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {signum: signal.signal(signum, on_signal) for signum in STOP_SIGNALS}
     try:
         start(job)
         try:
@@ -206,5 +273,5 @@ def run_job(job: "LocalJob", errors_dir: str, start: "callable") -> None:
             raise
     finally:
         job.stop()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

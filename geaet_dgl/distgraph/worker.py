@@ -12,15 +12,48 @@ import datetime
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 
 JOB_ENV = "GEAET_DGL_JOB"
+
+
+#: Signals a graph server stops on at once (it shares the launcher's process group: a Ctrl-C or a closed
+#: terminal reaches it, and the launcher stops it with SIGTERM, as does the kernel when the launcher dies).
+SERVER_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+def stop_on_signals(cleanup) -> None:
+    """Exit with 128 + the signal, after ``cleanup()``, on :data:`SERVER_STOP_SIGNALS`, whatever the main thread does.
+
+    A server's main thread waits in DGL's C++ RPC loop, where neither Python's
+    signal handlers (they run between bytecodes) nor DGL's own (it calls
+    ``exit`` inside the handler, which can hang) stop it reliably. So the
+    signals are blocked in every thread (threads started later inherit the
+    mask) and one thread takes them with ``sigwait``; DGL's calls release the
+    GIL, so that thread runs at once.
+    """
+    signal.pthread_sigmask(signal.SIG_BLOCK, SERVER_STOP_SIGNALS)
+
+    def wait() -> None:
+        signum = signal.sigwait(SERVER_STOP_SIGNALS)
+        try:
+            cleanup()
+        finally:
+            os._exit(128 + signum)
+
+    threading.Thread(target=wait, name="stop-on-signal", daemon=True).start()
 
 
 def run_server(job: dict) -> None:
     """Serve one partition until trainer 0 exits (``initialize`` never returns in a server)."""
     import dgl.distributed
 
+    from .engine import SHM_ENV, remove_shared_memory
+
+    token = os.environ.get(SHM_ENV)
+    stop_on_signals(lambda: remove_shared_memory(token) if token else None)
     dgl.distributed.initialize(job["ip_config"])
 
 

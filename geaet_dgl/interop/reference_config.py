@@ -37,7 +37,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import yaml
 
-from ..config import (ConfigError, GEANetConfig, GraphormerConfig, ModelConfig, OptionConflict, Preset, SignNetConfig,
+from ..config import (ConfigError, GEANetConfig, GraphormerConfig, ModelConfig, Preset, SignNetConfig,
                       TrainConfig, apply_overrides, from_dict)
 from ..data import schema as _schema
 from ..threads import default_threads
@@ -334,15 +334,23 @@ def read_reference_config(path: "os.PathLike | str") -> ReferenceConfig:
     """
     path = os.fspath(path)
     try:
-        with open(path) as handle:
+        with open(path, encoding="utf-8") as handle:
             tree = yaml.safe_load(handle)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"--config {path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset "
+                          f"{exc.start}); save it as UTF-8") from exc
     except OSError as exc:
         raise ConfigError(f"cannot read --config {path} ({exc.strerror or exc})") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"--config {path} is not valid YAML ({' '.join(str(exc).split())[:200]})") from exc
     if not isinstance(tree, Mapping):
         raise ConfigError(f"--config {path} must hold a mapping of reference keys (e.g. gt: {{layers: 5}})")
-    return config_from_values(flatten(tree), where=os.path.basename(path), base_dir=os.path.dirname(path))
+    values = flatten(tree)
+    for key, value in values.items():
+        if not isinstance(value, Mapping) and any(default.startswith(f"{key}.") for default in REFERENCE_DEFAULTS):
+            raise ConfigError(f"{os.path.basename(path)}: {key} must be a section of settings (e.g. {key}: "
+                              f"{{layers: 5}}), got {value!r}; compare with the reference's configs/GEAET/*.yaml")
+    return config_from_values(values, where=os.path.basename(path), base_dir=os.path.dirname(path))
 
 
 #: What GraphGPS's ``load_pretrained_model_cfg`` takes from the pretrained run's config.yaml: every

@@ -248,7 +248,7 @@ def check_own_file_unchanged(run: RunConfig, path: PathLike, num_graphs: int, al
         return
     changes = identity_changes(recorded, file_identity(path, num_graphs))
     check_unchanged(f"graph file {os.fspath(path)}", changes, allow_changed,
-                    "restore the file the run was trained on")
+                    "restore the file the run was trained on", going_on="reading its node masks as they are now")
 
 
 def node_selection(graphs: List[dgl.DGLGraph], path: PathLike, nodes: str, level: str, ntype: str = ""

@@ -38,6 +38,7 @@ Example
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import tempfile
 from pathlib import Path
@@ -50,6 +51,8 @@ from ..config import ConfigError
 from ..data.errors import DataError
 from ..data.node_graph import MASKS, NodeGraph, cache_tag, node_frame
 from .batching import make_epoch_loader
+
+log = logging.getLogger(__name__)
 
 SAMPLERS = ("full", "cluster", "random")
 #: ``num_parts=0`` cuts the graph into parts of about this many nodes.
@@ -137,6 +140,16 @@ class NodeSampler:
         return EpochBatches(loader, sampler.total, sampler.batch_indices)
 
 
+class _OnePart:
+    """The cluster "sampler" of one part: every node, in order (what ClusterGCN would give for one part)."""
+
+    def __init__(self, num_nodes: int):
+        self.partition_offset = [0, num_nodes]
+
+    def sample(self, graph: dgl.DGLGraph, part_ids: torch.Tensor) -> dgl.DGLGraph:
+        return dgl.node_subgraph(graph, torch.arange(graph.num_nodes()))
+
+
 class _Ids:
     """``range(n)`` as a map-style dataset: item ``i`` is ``i``."""
 
@@ -178,6 +191,10 @@ def make_node_sampler(data: NodeGraph, kind: str = "full", num_parts: int = 0,
                         f"--set data.num_parts=K with K <= {num_nodes}")
     if kind == "random":
         return NodeSampler(data, kind, parts)
+    if parts == 1:  # METIS cannot cut a graph into one part (it divides by zero: SIGFPE); the part is the graph
+        log.info("--sampler cluster with one part (data.num_parts=1, or a graph under %d nodes): every step "
+                 "trains on the whole graph; set data.num_parts=K for smaller batches", int(1.5 * NODES_PER_PART))
+        return NodeSampler(data, kind, 1, _OnePart(num_nodes))
     folder = Path(cache_dir or data.cache_dir or tempfile.gettempdir())
     folder.mkdir(parents=True, exist_ok=True)
     key = hashlib.sha1(f"{data.stamp}:{num_nodes}:{data.graph.num_edges()}".encode()).hexdigest()[:12]

@@ -26,7 +26,7 @@ from ..data.node_sets import is_node_set, node_set_spec
 from ..data.registry import LOADERS
 from ..data.positional_encoding import LAPLACIAN_NORMS
 from ..data.se_cache import StructuralSpec, attach_structural
-from ..data.validation import check_labels, node_label_sizes, validate_splits
+from ..data.validation import check_labels, node_label_sizes, validate_splits, warn_label_gaps
 from ..presets import get_preset, preset_names
 from .node_batches import SAMPLERS
 from ..threads import default_threads
@@ -352,6 +352,29 @@ def check_graph_file_options(options: DataOptions) -> None:
                              "PATH.bin)")
 
 
+#: Named datasets of many graphs: the node samplers (``--sampler``, ``data.num_parts``) do not apply to them.
+MANY_GRAPH_DATASETS = ("mnist", "cifar10", "synthetic", "pattern", "cluster", "zinc", "tree", "voc", "coco",
+                       "peptides-func", "peptides-struct", "pcqm-contact")
+
+
+def check_sampler_options(options: DataOptions) -> None:
+    """Refuse ``--sampler`` / ``data.num_parts`` where no one graph with node masks is cut (they would be dropped)."""
+    defaults = DataOptions()
+    given = [flag for name, flag in (("sampler", "--sampler"), ("num_parts", "data.num_parts"))
+             if getattr(options, name) != getattr(defaults, name)]
+    if not given:
+        return
+    if options.dataset == GRAPH_FILE and options.data_file and os.path.isfile(options.data_file) \
+            and not is_node_graph_file(options.data_file):
+        where = f"{options.data_file} holds graphs without node masks (a graph-level task or per-graph node labels)"
+    elif options.dataset in MANY_GRAPH_DATASETS:
+        where = f"{options.dataset!r} is a dataset of many graphs"
+    else:
+        return
+    raise OptionConflict(f"{', '.join(given)} cut one graph with train/val/test node masks into batches, but "
+                         f"{where}, batched whole with --batch-size; drop {', '.join(given)}")
+
+
 def check_run_source(dataset: Optional[str], data_file: Optional[str], config: Optional[str],
                      preset: Optional[str], allow_changed_data: bool = False) -> None:
     """A new run needs its data (a dataset, a graph file or a reference config); a config excludes a preset;
@@ -399,6 +422,7 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
         preset_name = NODE_GRAPH_PRESET
     options = from_dict(DataOptions, {"dataset": dataset, **data}, where="data.")
     check_graph_file_options(options)
+    check_sampler_options(options)
     overrides = {**_data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
     resolved = apply_overrides(get_preset(preset_name), overrides)
     run = RunConfig(preset=resolved.name, model=resolved.model, train=resolved.train, data=options,
@@ -491,6 +515,8 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     attach_structural_splits(splits, model, cache, progress)
     if not isinstance(splits, NodeGraph):  # one graph with node masks is checked as it is read
         splits = validate_splits(splits)
+    if options.dataset == GRAPH_FILE and options.fingerprint is None:  # a new run on the user's file
+        warn_label_gaps(split_labels(splits), options.data_file)
     recorded = options.input_transform
     if recorded is not None and json.loads(json.dumps(splits.input_transform)) != json.loads(json.dumps(recorded)):
         raise DataError(f"the {options.dataset} loader now transforms the input features otherwise than when the "
@@ -499,9 +525,23 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
     if options.fingerprint is not None:
         changes = fingerprint_changes(options.fingerprint, splits_fingerprint(splits, data_limits(options)))
         where = options.data_file if options.dataset == GRAPH_FILE else f"{options.dataset} in {options.data_dir}"
+        if changes and isinstance(splits, NodeGraph) and allow_changed_data:
+            raise DataError(f"the node masks or their labels in {where} changed since the run was trained "
+                            f"({'; '.join(changes)}): the file's masks are the split, so the run's own split cannot "
+                            "be restored from it (--allow-changed-data goes on only where the masks and their labels "
+                            "are unchanged); restore the file the run was trained on, or start a new run on this one")
         check_unchanged(f"the data ({where})", changes, allow_changed_data,
                         "rebuild or restore the files the run was trained on")
     return splits
+
+
+def split_labels(splits: DatasetSplits) -> Dict[str, Optional[torch.Tensor]]:
+    """``{split: labels}`` of a node graph's masked nodes (classification only) or of each split's graphs."""
+    if isinstance(splits, NodeGraph):
+        if not splits.task.endswith("classification"):
+            return {}
+        return {split: splits.labels(split) for split in ("train", "val", "test")}
+    return {split: getattr(splits, split).labels for split in ("train", "val", "test")}
 
 
 def data_limits(options: DataOptions) -> Dict[str, Optional[int]]:

@@ -103,3 +103,9 @@ def write_metrics(run_dir: PathLike, rows: Iterable[Dict[str, Any]]) -> None:
         for row in rows:
             handle.write(json.dumps(row) + "\n")
 
+
+def no_checkpoint_to_resume(run_dir: PathLike) -> RunDirError:
+    """The error for ``--resume`` of a run directory without ``last.pt`` (the run stopped before its first one)."""
+    return RunDirError(f"{run_dir} has no {LAST} to resume from: the run stopped (crashed, killed or failed) before "
+                       f"its first checkpoint was written; start it again in the same folder with the command that "
+                       f"started it plus --overwrite (without --resume), or choose another --out")

@@ -433,7 +433,7 @@ def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[in
     run_dir = Path(run_dir)
     last = run_dir / files.LAST
     if not last.is_file():
-        raise files.RunDirError(f"{run_dir} has no {files.LAST} to resume from; start a new run instead")
+        raise files.no_checkpoint_to_resume(run_dir)
     state = load_checkpoint(last)  # its run configuration in this version's layout
     check_belongs_to_run(state, run_dir / files.CONFIG_JSON, where=str(last))
     run = RunConfig.from_dict(state["run_config"])
