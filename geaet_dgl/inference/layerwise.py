@@ -126,9 +126,11 @@ def layerwise_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes: 
                                                         for layer in model.layers) else None
     h, e, pe_dist = model.encode(graph, layout)
     last = len(model.layers) - 1
+    outputs = [h]
     for index, layer in enumerate(model.layers):
         h, e = _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, edge_output=index < last)
-    return model.head(h, layout)
+        outputs.append(h)
+    return model.readout(outputs, layout)
 
 
 def _even_ranges(total: int, parts: int) -> List[Tuple[int, int]]:

@@ -21,6 +21,7 @@ from ..data import DataError, DatasetSplits, load_dataset
 from ..data.graph_files import GRAPH_FILE, TASKS, is_graph_file_name, split_indices
 from ..data.hetero_files import inspect_file, is_heterograph
 from ..data.identity import check_unchanged, file_identity, fingerprint_changes, splits_fingerprint
+from ..data.input_transform import apply_input_transform, row_normalize_transform
 from ..data.node_graph import NODE_TASKS, NodeGraph, inspect_node_graph, is_node_graph_file
 from ..data.registry import LOADERS
 from ..data.positional_encoding import LAPLACIAN_NORMS
@@ -39,6 +40,9 @@ CONFIG_VERSION = 2
 
 #: Datasets without a preset of their own train with this preset by default.
 DEFAULT_PRESETS = {"synthetic": "mnist", GRAPH_FILE: "geaet"}
+#: Transforms of one graph's node features as read (``data.feature_norm``): none, or each row divided by its sum.
+FEATURE_NORMS = ("none", "row")
+
 #: The default preset of a graph file holding one graph with node masks.
 NODE_GRAPH_PRESET = "geaet-node"
 
@@ -82,6 +86,12 @@ class DataOptions:
     per step) or ``random`` (the nodes shuffled into ``num_parts`` parts,
     ``train.batch_size`` parts per step, their induced subgraph);
     ``num_parts=0`` takes parts of about 1,000 nodes. Graph-level data ignores both.
+
+    ``feature_norm`` transforms one graph's float node features as they are
+    read: ``none``, or ``row`` (each node's features divided by their sum,
+    GCN's preprocessing of bag-of-words features). It is recorded in
+    ``input_transform`` and applied again by ``eval`` and ``predict``. A
+    preset may set it (:attr:`~geaet_dgl.config.Preset.data`).
     """
 
     dataset: str = "mnist"
@@ -106,6 +116,7 @@ class DataOptions:
     input_transform: Optional[Dict[str, Any]] = None
     sampler: str = "full"
     num_parts: int = 0
+    feature_norm: str = "none"
 
     @property
     def name(self) -> str:
@@ -175,6 +186,8 @@ class RunConfig:
         if self.data.sampler not in SAMPLERS:
             raise ConfigError(f"data.sampler={self.data.sampler!r} is not one of {', '.join(SAMPLERS)} "
                               "(--sampler)")
+        if self.data.feature_norm not in FEATURE_NORMS:
+            raise ConfigError(f"data.feature_norm={self.data.feature_norm!r} is not one of {', '.join(FEATURE_NORMS)}")
         if isinstance(self.data.num_parts, bool) or not isinstance(self.data.num_parts, int) or \
                 self.data.num_parts < 0:
             raise ConfigError(f"data.num_parts={self.data.num_parts!r} must be an integer >= 0 (0: parts of about "
@@ -332,7 +345,8 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     preset_name = preset or DEFAULT_PRESETS.get(dataset, dataset)
     if preset is None and dataset == GRAPH_FILE and data.get("data_file") and is_node_graph_file(data["data_file"]):
         preset_name = NODE_GRAPH_PRESET
-    options = from_dict(DataOptions, {"dataset": dataset, **data}, where="data.")
+    preset_data = {key: value for key, value in get_preset(preset_name).data.items() if key not in data}
+    options = from_dict(DataOptions, {"dataset": dataset, **preset_data, **data}, where="data.")
     check_graph_file_options(options)
     overrides = {**_data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
     resolved = apply_overrides(get_preset(preset_name), overrides)
@@ -415,6 +429,7 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
                           depth=options.depth, **extra)
     cache = os.path.join(options.data_dir, "geaet_cache") if options.data_dir else None
     attach_structural_splits(splits, model, cache, progress)
+    apply_feature_norm(splits, options.feature_norm)
     if not isinstance(splits, NodeGraph):  # one graph with node masks is checked as it is read
         splits = validate_splits(splits)
     recorded = options.input_transform
@@ -428,6 +443,22 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
         check_unchanged(f"the data ({where})", changes, allow_changed_data,
                         "rebuild or restore the files the run was trained on")
     return splits
+
+
+def apply_feature_norm(splits: DatasetSplits, feature_norm: str) -> None:
+    """Transform the node features of one graph with node masks as ``data.feature_norm`` says, and record it
+    as the data's ``input_transform`` (``predict`` applies it again to the graphs it reads)."""
+    if feature_norm == "none":
+        return
+    if not isinstance(splits, NodeGraph) or not splits.graph.is_homogeneous:
+        raise ConfigError(f"data.feature_norm={feature_norm} transforms the features of one graph with node masks "
+                          "(of one node type); set data.feature_norm=none for this dataset")
+    if not splits.graph.ndata["feat"].is_floating_point():
+        raise ConfigError(f"data.feature_norm={feature_norm} divides float features by their row sums, but "
+                          f"{splits.name} has integer (type) node features; set data.feature_norm=none")
+    transform = row_normalize_transform()
+    apply_input_transform([splits.graph], transform)
+    splits.input_transform = transform
 
 
 def data_limits(options: DataOptions) -> Dict[str, Optional[int]]:
