@@ -8,9 +8,10 @@ A transform is a dict (JSON-ready, stored in the run configuration as
     (float32), as the VOC/COCO loaders do with the reference's statistics.
 
 ``{"row_normalize": {}}``
-    ``feat_i <- feat_i / sum_j feat_ij`` on ``ndata['feat']`` (float32; a row
-    summing to zero stays as it is): GCN's preprocessing of bag-of-words
-    features (Kipf & Welling), asked for with ``data.feature_norm=row``.
+    ``feat_i <- feat_i / sum_j |feat_ij|`` on ``ndata['feat']`` (float32; a
+    row of zeros stays as it is): for non-negative bag-of-words features GCN's
+    row normalisation (Kipf & Welling); signed features keep their signs and
+    never blow up. Asked for with ``data.feature_norm=row``.
 
 Positional encodings and dtype casts are not listed here: they follow from
 the model configuration (``model.pe``, ``model.pe_k``, ``data.laplacian_norm``,
@@ -49,9 +50,9 @@ def row_normalize_transform() -> Dict[str, Any]:
 
 
 def row_normalize(values: torch.Tensor) -> torch.Tensor:
-    """(N, F) -> (N, F) float32, each row divided by its sum (rows summing to zero unchanged)."""
+    """(N, F) -> (N, F) float32, each row divided by the sum of its absolute values (zero rows unchanged)."""
     values = values.float()
-    total = values.sum(dim=1, keepdim=True)
+    total = values.abs().sum(dim=1, keepdim=True)
     return values / torch.where(total == 0, torch.ones_like(total), total)
 
 

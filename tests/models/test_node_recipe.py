@@ -177,10 +177,10 @@ def test_new_options_are_validated():
 
 
 def test_row_normalize_against_a_direct_computation():
-    x = torch.tensor([[1.0, 3.0, 0.0], [0.0, 0.0, 0.0], [2.0, 2.0, 4.0]])
-    expected = torch.tensor([[0.25, 0.75, 0.0], [0.0, 0.0, 0.0], [0.25, 0.25, 0.5]])
+    x = torch.tensor([[1.0, 3.0, 0.0], [0.0, 0.0, 0.0], [2.0, 2.0, 4.0], [-1.0, 1.0, 2.0]])
+    expected = torch.tensor([[0.25, 0.75, 0.0], [0.0, 0.0, 0.0], [0.25, 0.25, 0.5], [-0.25, 0.25, 0.5]])
     assert torch.equal(row_normalize(x), expected)
-    g = dgl.graph(([0, 1], [1, 2]), num_nodes=3)
+    g = dgl.graph(([0, 1], [1, 2]), num_nodes=4)
     g.ndata["feat"] = x.clone()
     apply_input_transform([g], row_normalize_transform())
     assert torch.equal(g.ndata["feat"], expected)
