@@ -25,7 +25,8 @@ SE_CHOICES = ("none", "rwse")
 PES_BEFORE_SE = ("none", "lappe", "signnet")
 PE_MODEL_CHOICES = ("linear", "mlp")
 SIGNNET_MODEL_CHOICES = ("deepset", "mlp")
-NORM_CHOICES = ("batch", "layer", "none")
+NORM_CHOICES = ("batch", "layer", "node_layer", "none")
+JK_CHOICES = ("none", "cat", "max")
 SCOPE_CHOICES = ("graph", "batch")
 GEANET_VARIANT_CHOICES = ("reference", "paper")
 HEAD_CHOICES = ("graph", "mlp_graph", "san_graph", "node", "root", "link", "sequence")
@@ -118,6 +119,9 @@ class HeteroConfig:
             if len(parts) != 3 or parts[0] not in self.ntypes or parts[2] not in self.ntypes:
                 raise ConfigError(f"hetero.etypes entry {rel!r} must be 'src:rel:dst' with src and dst among "
                                   f"{', '.join(self.ntypes)}")
+        if model.jk != "none" or model.input_dropout or model.feature_dropout:
+            raise ConfigError("a heterograph model has no model.jk, model.input_dropout or model.feature_dropout; "
+                              "leave them at none / 0")
         if model.pe != "none":
             raise ConfigError(f"a heterograph model takes no positional encoding (model.pe={model.pe!r}); "
                               "set model.pe=none")
@@ -203,6 +207,15 @@ class ModelConfig:
     ffn_dropout: float = 0.0
     attn_dropout: float = 0.0
     norm: str = "batch"
+    #: Dropout on the raw float node features, before the node encoder (GCN's input dropout).
+    input_dropout: float = 0.0
+    #: Dropout on the node features each layer reads and on what the head reads.
+    feature_dropout: float = 0.0
+    #: Residual (skip) connection around each branch: ``X + Branch(X)``; false: ``Branch(X)``.
+    residual: bool = True
+    #: Jumping knowledge: the head reads the last layer (``none``), a linear map of the concatenated
+    #: encoder and layer outputs (``cat``) or their element-wise maximum (``max``).
+    jk: str = "none"
     use_ffn: bool = True
     local_out_act: bool = False
     activation: str = "relu"
@@ -238,6 +251,12 @@ class ModelConfig:
         _check_choice("attention", self.attention, ATTENTION_CHOICES)
         _check_choice("pe", self.pe, PE_CHOICES)
         _check_choice("norm", self.norm, NORM_CHOICES)
+        _check_choice("jk", self.jk, JK_CHOICES)
+        for name in ("input_dropout", "feature_dropout", "local_dropout", "global_dropout", "external_dropout",
+                     "ffn_dropout", "attn_dropout", "head_dropout"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 1.0:
+                raise ConfigError(f"{name}={value} must be in [0, 1); fix that value (--set or preset)")
         _check_choice("geanet.scope", self.geanet.scope, SCOPE_CHOICES)
         _check_choice("head", self.head, HEAD_CHOICES)
         _check_choice("pooling", self.pooling, POOLING_CHOICES)
@@ -372,6 +391,8 @@ class Preset:
     train: TrainConfig
     paper_params: Optional[int] = None
     note: str = ""
+    #: Data options the preset sets unless the command line does (``{"feature_norm": "row"}``).
+    data: Dict[str, Any] = field(default_factory=dict)
 
 
 #: Every numeric setting with a range, and the range in words (shown in the error). The dropouts are found

@@ -7,6 +7,12 @@ A transform is a dict (JSON-ready, stored in the run configuration as
     ``feat <- (feat - mean) / std`` on ``ndata['feat']`` and ``edata['feat']``
     (float32), as the VOC/COCO loaders do with the reference's statistics.
 
+``{"row_normalize": {}}``
+    ``feat_i <- feat_i / sum_j |feat_ij|`` on ``ndata['feat']`` (float32; a
+    row of zeros stays as it is): for non-negative bag-of-words features GCN's
+    row normalisation (Kipf & Welling); signed features keep their signs and
+    never blow up. Asked for with ``data.feature_norm=row``.
+
 Positional encodings and dtype casts are not listed here: they follow from
 the model configuration (``model.pe``, ``model.pe_k``, ``data.laplacian_norm``,
 the encoders' vocabularies) and ``predict`` derives them from it.
@@ -38,6 +44,18 @@ def standardize_transform(node_mean: Sequence[float], node_std: Sequence[float],
                             "edge_mean": [float(v) for v in edge_mean], "edge_std": [float(v) for v in edge_std]}}
 
 
+def row_normalize_transform() -> Dict[str, Any]:
+    """The record of a row normalisation of the node features."""
+    return {"row_normalize": {}}
+
+
+def row_normalize(values: torch.Tensor) -> torch.Tensor:
+    """(N, F) -> (N, F) float32, each row divided by the sum of its absolute values (zero rows unchanged)."""
+    values = values.float()
+    total = values.abs().sum(dim=1, keepdim=True)
+    return values / torch.where(total == 0, torch.ones_like(total), total)
+
+
 def standardize(values: torch.Tensor, mean: Sequence[float], std: Sequence[float]) -> torch.Tensor:
     """``(values - mean) / std`` per column, float32."""
     return (values.float() - torch.tensor(mean, dtype=torch.float32)) / torch.tensor(std, dtype=torch.float32)
@@ -54,10 +72,19 @@ def apply_input_transform(graphs: Sequence[dgl.DGLGraph], transform: Optional[Di
     """
     if not transform:
         return
-    unknown = sorted(set(transform) - {"standardize"})
+    unknown = sorted(set(transform) - {"standardize", "row_normalize"})
     if unknown:
         raise DataError(f"the run records input transform(s) {', '.join(unknown)} that this geaet-dgl does not know; "
                         "upgrade geaet-dgl")
+    if "row_normalize" in transform:
+        for index, g in enumerate(graphs):
+            values = g.ndata["feat"]
+            if values.ndim != 2:
+                raise DataError(f"graph {index}: node features of shape {tuple(values.shape)}; row normalisation "
+                                "needs (N, F) float features")
+            g.ndata["feat"] = row_normalize(values)
+    if "standardize" not in transform:
+        return
     stats = transform["standardize"]
     for index, g in enumerate(graphs):
         for frame, unit in ((g.ndata, "node"), (g.edata, "edge")):

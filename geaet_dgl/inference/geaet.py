@@ -76,10 +76,14 @@ class FoldedGEAET(nn.Module):
         self.degree_encoder, self.bias_encoder = model.degree_encoder, model.bias_encoder
         self.layers = nn.ModuleList(fold_layer(layer) for layer in model.layers)
         self.head = model.head
+        self.input_dropout = self.feature_dropout = None  # dropout is the identity at inference
+        self.jk = model.jk
 
     # The same encoding as the model's (its encoders are kept as they are); only pe_distance differs.
     encode = GEAET.encode
     attention_bias = GEAET.attention_bias
+    dropped = GEAET.dropped
+    readout = GEAET.readout
 
     def pe_distance(self, graph: dgl.DGLGraph, eigvecs: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
         """(N, k) eigenvectors -> (E, 1) squared distances of the encoded PE, :math:`\\lVert W (v_j - v_i) \\rVert^2`.

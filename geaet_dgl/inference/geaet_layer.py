@@ -30,7 +30,7 @@ from .external_attention import FoldedGEANet
 from .known import is_known
 from .gated_gcn import FoldedGatedGCN, activation_
 
-_LAYER_ATTRIBUTES = ("hidden_dim", "use_ffn", "local_model", "global_model", "external_model", "local_out_act")  # None-valued
+_LAYER_ATTRIBUTES = ("hidden_dim", "residual", "use_ffn", "local_model", "global_model", "external_model", "local_out_act")  # None-valued
 _LAYER_CHILDREN = ("local_model", "global_model", "external_model", "local_out_act", "dropout_local", "norm1_local",
                    "dropout_global", "norm1_global", "dropout_external", "norm1_external", "ff_linear1",
                    "ff_linear2", "act_ff", "ff_dropout1", "ff_dropout2", "norm2")
@@ -52,6 +52,7 @@ class FoldedGEAETLayer(nn.Module):
         d = layer.hidden_dim
         like = next(layer.parameters())
         self.hidden_dim = d
+        self.residual = layer.residual
         # The sum of the folded branch norms: coefficient of the layer input and constant term.
         self.residual_scale = torch.zeros(d, dtype=like.dtype, device=like.device)
         self.shift = torch.zeros(d, dtype=like.dtype, device=like.device)
@@ -62,14 +63,15 @@ class FoldedGEAETLayer(nn.Module):
         if layer.local_model is not None:
             self.local_model = FoldedGatedGCN.fold(layer.local_model) or layer.local_model
             self.local_out_act = layer.local_out_act
-            self.local_residual = not layer.local_model.applies_residual
+            self.local_wrapped = not layer.local_model.applies_residual  # the layer adds act / residual around it
+            self.local_residual = self.local_wrapped and layer.residual
             self.local_affine = self._fold_norm(layer.norm1_local, residual=self.local_residual)
             self.local_norm = None if self.local_affine is not None else layer.norm1_local
 
         self.global_model = self.global_norm = None
         if layer.global_model is not None:
             if FoldedSelfAttention.supports(layer.global_model):
-                affine = self._fold_norm(layer.norm1_global, residual=True)
+                affine = self._fold_norm(layer.norm1_global, residual=layer.residual)
                 self.global_model = FoldedSelfAttention(layer.global_model, affine)
                 self.global_norm = None if affine is not None else layer.norm1_global
             else:  # run as it is, its norm too
@@ -78,7 +80,7 @@ class FoldedGEAETLayer(nn.Module):
         self.external_model = self.external_norm = None
         if layer.external_model is not None:
             if FoldedGEANet.supports(layer.external_model):
-                affine = self._fold_norm(layer.norm1_external, residual=True)
+                affine = self._fold_norm(layer.norm1_external, residual=layer.residual)
                 self.external_model = FoldedGEANet(layer.external_model, affine)
                 self.external_norm = None if affine is not None else layer.norm1_external
             else:
@@ -120,7 +122,7 @@ class FoldedGEAETLayer(nn.Module):
         if self.local_model is not None:
             h_local, edge_feat = self.local_model(graph, h_in, edge_feat, layout=layout, pe_dist=pe_dist,
                                                   edge_output=edge_output)
-            if self.local_residual and self.local_out_act is not None:
+            if self.local_wrapped and self.local_out_act is not None:
                 h_local = self.local_out_act(h_local)
             if self.local_affine is not None:
                 parts.append((h_local, self.local_affine[0]))
@@ -129,14 +131,17 @@ class FoldedGEAETLayer(nn.Module):
         if self.global_model is not None:
             h_global, _ = self.global_model(graph, h_in, layout=layout, edge_output=False)
             parts.append((h_global, None) if self.global_norm is None
-                         else (self.global_norm(h_in + h_global, layout), None))
+                         else (self.global_norm(self._skip(h_in, h_global), layout), None))
         if self.external_model is not None:
             h_ext, edge_feat = self.external_model(graph, h_in, edge_feat if edge_output else None, layout=layout,
                                                    edge_output=edge_output)
             parts.append((h_ext, None) if self.external_norm is None
-                         else (self.external_norm(h_in + h_ext, layout), None))
+                         else (self.external_norm(self._skip(h_in, h_ext), layout), None))
         h = self._sum(h_in, parts)
         return self._feed_forward(h, layout), edge_feat if edge_output else None
+
+    def _skip(self, h_in: torch.Tensor, branch_out: torch.Tensor) -> torch.Tensor:
+        return h_in + branch_out if self.residual else branch_out
 
     def _sum(self, h_in: torch.Tensor, parts) -> torch.Tensor:
         """``residual_scale * h_in + shift + sum of the parts``, accumulated in one fresh (N, d) tensor."""

@@ -136,12 +136,14 @@ def layerwise_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes: 
     h, e, pe_dist = model.encode(graph, layout)
     last = len(model.layers) - 1
     owned = False  # whether ``e`` is an (E, d) tensor this loop allocated (then a layer may overwrite it)
+    outputs = [h]
     for index, layer in enumerate(model.layers):
         before = e
         h, e = _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, edge_output=index < last,
                       loopless=loopless, edges_owned=owned)
         owned = owned or (e is not None and e is not before)
-    return model.head(h, layout)
+        outputs.append(h)
+    return model.readout(outputs, layout)
 
 
 def _even_ranges(total: int, parts: int) -> List[Tuple[int, int]]:

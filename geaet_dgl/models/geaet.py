@@ -51,7 +51,29 @@ def build_layer(config: ModelConfig) -> GEAETLayer:
     return GEAETLayer(config.hidden_dim, local, attention, external, local_dropout=config.local_dropout,
                       global_dropout=config.global_dropout, external_dropout=config.external_dropout,
                       ffn_dropout=config.ffn_dropout, norm=config.norm, use_ffn=config.use_ffn,
-                      local_out_act=config.local_out_act, activation=config.activation)
+                      local_out_act=config.local_out_act, activation=config.activation,
+                      residual=config.residual)
+
+
+class JumpingKnowledge(nn.Module):
+    """The head's input from the encoder's and every layer's node features (Xu et al., 2018).
+
+    ``cat``: ``Linear((L + 1) d -> d)`` of their concatenation; ``max``: their
+    element-wise maximum (no parameters). Input: a list of L + 1 tensors (N, d);
+    output (N, d).
+    """
+
+    def __init__(self, mode: str, hidden_dim: int, num_layers: int):
+        super().__init__()
+        if mode not in ("cat", "max"):
+            raise ValueError(f"jk={mode!r} is not one of cat, max")
+        self.mode = mode
+        self.linear = nn.Linear((num_layers + 1) * hidden_dim, hidden_dim) if mode == "cat" else None
+
+    def forward(self, features) -> torch.Tensor:
+        if self.mode == "cat":
+            return self.linear(torch.cat(list(features), dim=-1))
+        return torch.stack(list(features), dim=0).amax(dim=0)
 
 
 #: Local MPNNs that never read edge features (they pass them through).
@@ -123,6 +145,10 @@ class GEAET(nn.Module):
 
         self.layers = nn.ModuleList(build_layer(config) for _ in range(config.num_layers))
         self.head = build_head(config)
+        # Built after the layers and the head, so that a seed gives the same initial weights as before.
+        self.input_dropout = nn.Dropout(config.input_dropout) if config.input_dropout > 0 else None
+        self.feature_dropout = nn.Dropout(config.feature_dropout) if config.feature_dropout > 0 else None
+        self.jk = JumpingKnowledge(config.jk, d, config.num_layers) if config.jk != "none" else None
 
     @property
     def num_parameters(self) -> int:
@@ -132,7 +158,10 @@ class GEAET(nn.Module):
         """Input features -> (N, d) nodes, (E, d) edges (None where no layer reads them,
         :func:`reads_edge_states`) and the (E, 1) ESLapPE distances (or None)."""
         cfg = self.config
-        h = self.node_encoder(graph.ndata["feat"])
+        feat = graph.ndata["feat"]
+        if self.input_dropout is not None and feat.is_floating_point():
+            feat = self.input_dropout(feat)
+        h = self.node_encoder(feat)
         if self.degree_encoder is not None:
             h = self.degree_encoder(h, _require(graph, "in_degree"), _require(graph, "out_degree"))
         e = None  # no (E, d) edge states where no layer reads them (GCN, GIN, GEANet without edge units)
@@ -182,10 +211,22 @@ class GEAET(nn.Module):
             if bias is not None:
                 layout.cached(ATTENTION_BIAS, lambda: self.graph_token.pad_bias(bias, layout))
         last = len(self.layers) - 1
+        outputs = [h]
         for i, layer in enumerate(self.layers):
             # The last layer's edge output feeds nothing: skip computing it.
-            h, e = layer(graph, h, e, pe_dist, layout, edge_output=i < last)
-        return self.head(h, layout)
+            h, e = layer(graph, self.dropped(h), e, pe_dist, layout, edge_output=i < last)
+            outputs.append(h)
+        return self.readout(outputs, layout)
+
+    def dropped(self, h: torch.Tensor) -> torch.Tensor:
+        """``model.feature_dropout`` on the (N, d) node features a layer or the head reads."""
+        return self.feature_dropout(h) if self.feature_dropout is not None else h
+
+    def readout(self, outputs, layout: BatchLayout) -> torch.Tensor:
+        """The head on the last of ``outputs`` (the encoder's and each layer's (N, d) node features), or on
+        their jumping-knowledge combination (``model.jk``)."""
+        h = self.jk(outputs) if self.jk is not None else outputs[-1]
+        return self.head(self.dropped(h), layout)
 
 
 def build_head(config: ModelConfig) -> nn.Module:

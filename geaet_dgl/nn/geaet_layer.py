@@ -46,8 +46,11 @@ class GEAETLayer(nn.Module):
         Dropout on each branch's output before its residual (not around a branch that
         ``applies_residual``).
     ffn_dropout : float, dropout inside the FFN.
-    norm : {'batch', 'layer'}
+    norm : {'batch', 'layer', 'node_layer', 'none'}, see :class:`~.norm.BranchNorm`.
     use_ffn : bool
+    residual : bool
+        Add the layer input to each branch's output (``X + Dropout(Y_b)``) before its norm; False:
+        ``Norm(Dropout(Y_b))``. A branch that ``applies_residual`` keeps its own.
     local_out_act : bool, apply ``activation`` to the MPNN output before its residual.
     activation : {'relu', 'gelu'}
 
@@ -76,11 +79,13 @@ class GEAETLayer(nn.Module):
         use_ffn: bool = True,
         local_out_act: bool = False,
         activation: str = "relu",
+        residual: bool = True,
     ):
         super().__init__()
         if local_model is None and global_model is None and external_model is None:
             raise ValueError("a GEAET layer needs at least one of local_model, global_model, external_model")
         self.hidden_dim = hidden_dim
+        self.residual = residual
         self.local_model = local_model
         self.global_model = global_model
         self.external_model = external_model
@@ -168,13 +173,13 @@ class GEAETLayer(nn.Module):
             if not self.local_model.applies_residual:
                 if self.local_out_act is not None:
                     h_local = self.local_out_act(h_local)
-                h_local = h_in + self.dropout_local(h_local)
+                h_local = self._skip(h_in, self.dropout_local(h_local))
             branches.append(self.norm1_local(h_local, layout))
         if global_out is not None:
-            branches.append(self.norm1_global(h_in + self.dropout_global(global_out), layout))
+            branches.append(self.norm1_global(self._skip(h_in, self.dropout_global(global_out)), layout))
         if external is not None:
             h_ext, edge_feat = external
-            branches.append(self.norm1_external(h_in + self.dropout_external(h_ext), layout))
+            branches.append(self.norm1_external(self._skip(h_in, self.dropout_external(h_ext)), layout))
 
         h = branches[0]
         for branch in branches[1:]:
@@ -182,3 +187,7 @@ class GEAETLayer(nn.Module):
         if self.use_ffn:
             h = h + self.ff_dropout2(self.ff_linear2(self.ff_dropout1(self.act_ff(self.ff_linear1(h)))))
         return self.norm2(h, layout), edge_feat if edge_output else None
+
+    def _skip(self, h_in: torch.Tensor, branch_out: torch.Tensor) -> torch.Tensor:
+        """``h_in + branch_out`` with the residual on, else ``branch_out``."""
+        return h_in + branch_out if self.residual else branch_out

@@ -9,7 +9,7 @@ from torch import nn
 
 from .batch_layout import BatchLayout
 
-NORMS = ("batch", "layer", "none")
+NORMS = ("batch", "layer", "node_layer", "none")
 
 
 class GraphLayerNorm(nn.Module):
@@ -48,20 +48,37 @@ class GraphLayerNorm(nn.Module):
 
 
 class BranchNorm(nn.Module):
-    """BatchNorm1d over the nodes of the batch, :class:`GraphLayerNorm`, or nothing (``none``: GraphGPS's
-    layer with ``gt.batch_norm`` and ``gt.layer_norm`` both off)."""
+    """The norm after each branch of the GEAET layer, by name.
+
+    ``batch``: BatchNorm1d over the nodes of the batch (running statistics at
+    eval time); ``layer``: :class:`GraphLayerNorm` (statistics over all nodes and
+    channels of each graph); ``node_layer``: ``torch.nn.LayerNorm`` over each
+    node's d channels (no batch or graph statistics: a node's output does not
+    depend on the other nodes, in training and at inference alike); ``none``: the
+    identity (GraphGPS's layer with ``gt.batch_norm`` and ``gt.layer_norm`` both off).
+
+    On one big graph trained full-batch, BatchNorm's running statistics get one
+    update per epoch, so they lag far behind the batch statistics the training
+    step uses (docs/node-classification.md); ``node_layer`` and ``none`` have no
+    such train/eval gap.
+    """
 
     def __init__(self, kind: str, hidden_dim: int):
         super().__init__()
         if kind not in NORMS:
             raise ValueError(f"norm={kind!r} is not one of {', '.join(NORMS)}")
         self.kind = kind
-        self.norm = nn.BatchNorm1d(hidden_dim) if kind == "batch" else \
-            GraphLayerNorm(hidden_dim) if kind == "layer" else None
+        if kind == "batch":
+            self.norm = nn.BatchNorm1d(hidden_dim)
+        elif kind == "layer":
+            self.norm = GraphLayerNorm(hidden_dim)
+        elif kind == "node_layer":
+            self.norm = nn.LayerNorm(hidden_dim)
+        else:
+            self.norm = nn.Identity()
 
     def forward(self, x: torch.Tensor, layout: Optional[BatchLayout]) -> torch.Tensor:
-        if self.kind == "batch":
-            return self.norm(x)
-        if self.norm is None:
-            return x
-        return self.norm(x, layout)
+        """(N, d) -> (N, d); ``layout`` is read by the graph LayerNorm only."""
+        if self.kind == "layer":
+            return self.norm(x, layout)
+        return self.norm(x)

@@ -21,6 +21,7 @@ from ..data import DataError, DatasetSplits, load_dataset
 from ..data.graph_files import GRAPH_FILE, TASKS, is_graph_file_name, split_indices
 from ..data.hetero_files import inspect_file, is_heterograph
 from ..data.identity import check_unchanged, file_identity, fingerprint_changes, splits_fingerprint
+from ..data.input_transform import apply_input_transform, row_normalize_transform
 from ..data.node_graph import NODE_TASKS, NodeGraph, inspect_node_graph, is_node_graph_file
 from ..data.node_sets import is_node_set, node_set_spec
 from ..data.registry import LOADERS
@@ -41,6 +42,9 @@ CONFIG_VERSION = 2
 #: Datasets without a preset of their own train with this preset by default.
 DEFAULT_PRESETS = {"synthetic": "mnist", GRAPH_FILE: "geaet", "pcqm4mv2-subset": "pcqm4mv2",
                    "pcqm4mv2-inference": "pcqm4mv2"}
+#: Transforms of one graph's node features as read (``data.feature_norm``): none, or each row divided by its sum.
+FEATURE_NORMS = ("none", "row")
+
 #: The default preset of a graph file holding one graph with node masks, and of a named node set
 #: (``cora``, ``actor``, ...) that has no preset of its own.
 NODE_GRAPH_PRESET = "geaet-node"
@@ -100,6 +104,12 @@ class DataOptions:
     its one split; ``actor``: 0..9 of geom-gcn's; see
     :mod:`geaet_dgl.data.node_sets`); the sets without a published split
     (Amazon, Coauthor) are split 60/20/20 at random with ``split_seed``.
+
+    ``feature_norm`` transforms one graph's float node features as they are
+    read: ``none``, or ``row`` (each node's features divided by their sum,
+    GCN's preprocessing of bag-of-words features). It is recorded in
+    ``input_transform`` and applied again by ``eval`` and ``predict``. A
+    preset may set it (:attr:`~geaet_dgl.config.Preset.data`).
     """
 
     dataset: str = "mnist"
@@ -128,6 +138,7 @@ class DataOptions:
     statistics: Optional[str] = None
     num_parts: int = 0
     split_index: int = 0
+    feature_norm: str = "none"
 
     @property
     def name(self) -> str:
@@ -203,6 +214,8 @@ class RunConfig:
         if isinstance(self.data.split_index, bool) or not isinstance(self.data.split_index, int) or \
                 self.data.split_index < 0:
             raise ConfigError(f"data.split_index={self.data.split_index!r} must be an integer >= 0 (--split-index)")
+        if self.data.feature_norm not in FEATURE_NORMS:
+            raise ConfigError(f"data.feature_norm={self.data.feature_norm!r} is not one of {', '.join(FEATURE_NORMS)}")
         if isinstance(self.data.num_parts, bool) or not isinstance(self.data.num_parts, int) or \
                 self.data.num_parts < 0:
             raise ConfigError(f"data.num_parts={self.data.num_parts!r} must be an integer >= 0 (0: parts of about "
@@ -420,7 +433,8 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     preset_name = preset or default_preset(dataset)
     if preset is None and dataset == GRAPH_FILE and data.get("data_file") and is_node_graph_file(data["data_file"]):
         preset_name = NODE_GRAPH_PRESET
-    options = from_dict(DataOptions, {"dataset": dataset, **data}, where="data.")
+    preset_data = {key: value for key, value in get_preset(preset_name).data.items() if key not in data}
+    options = from_dict(DataOptions, {"dataset": dataset, **preset_data, **data}, where="data.")
     check_graph_file_options(options)
     check_sampler_options(options)
     overrides = {**_data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
@@ -513,6 +527,7 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
                           depth=options.depth, **extra)
     cache = os.path.join(options.data_dir, "geaet_cache") if options.data_dir else None
     attach_structural_splits(splits, model, cache, progress)
+    apply_feature_norm(splits, options.feature_norm)
     if not isinstance(splits, NodeGraph):  # one graph with node masks is checked as it is read
         splits = validate_splits(splits)
     if options.dataset == GRAPH_FILE and options.fingerprint is None:  # a new run on the user's file
@@ -542,6 +557,22 @@ def split_labels(splits: DatasetSplits) -> Dict[str, Optional[torch.Tensor]]:
             return {}
         return {split: splits.labels(split) for split in ("train", "val", "test")}
     return {split: getattr(splits, split).labels for split in ("train", "val", "test")}
+
+
+def apply_feature_norm(splits: DatasetSplits, feature_norm: str) -> None:
+    """Transform the node features of one graph with node masks as ``data.feature_norm`` says, and record it
+    as the data's ``input_transform`` (``predict`` applies it again to the graphs it reads)."""
+    if feature_norm == "none":
+        return
+    if not isinstance(splits, NodeGraph) or not splits.graph.is_homogeneous:
+        raise ConfigError(f"data.feature_norm={feature_norm} transforms the features of one graph with node masks "
+                          "(of one node type); set data.feature_norm=none for this dataset")
+    if not splits.graph.ndata["feat"].is_floating_point():
+        raise ConfigError(f"data.feature_norm={feature_norm} divides float features by their row sums, but "
+                          f"{splits.name} has integer (type) node features; set data.feature_norm=none")
+    transform = row_normalize_transform()
+    apply_input_transform([splits.graph], transform)
+    splits.input_transform = transform
 
 
 def data_limits(options: DataOptions) -> Dict[str, Optional[int]]:

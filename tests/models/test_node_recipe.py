@@ -1,0 +1,196 @@
+"""The node-recipe options: norms without batch statistics, residual switch, jumping knowledge, input and feature
+dropout, the GCN branch against a dense computation, and the row normalisation of node features."""
+import copy
+
+import dgl
+import pytest
+import torch
+from torch import nn
+
+from geaet_dgl.config import ConfigError, GEANetConfig, ModelConfig, apply_overrides
+from geaet_dgl.data.input_transform import apply_input_transform, row_normalize, row_normalize_transform
+from geaet_dgl.inference import fold_for_inference
+from geaet_dgl.inference.layerwise import layerwise_forward
+from geaet_dgl.models import build_model
+from geaet_dgl.nn.branches import build_mpnn
+from geaet_dgl.nn.geaet_layer import GEAETLayer
+from geaet_dgl.nn.norm import BranchNorm
+from geaet_dgl.presets import get_preset
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def _graph(n=12, e=40, seed=0, feats=5):
+    gen = torch.Generator().manual_seed(seed)
+    src = torch.randint(0, n, (e,), generator=gen)
+    dst = torch.randint(0, n, (e,), generator=gen)
+    g = dgl.graph((src, dst), num_nodes=n)
+    g.ndata["feat"] = torch.rand(n, feats, generator=gen)
+    return g
+
+
+def _dense_gcn_propagation(g: dgl.DGLGraph) -> torch.Tensor:
+    """(N, N) D^-1/2 (A + I) D^-1/2 with A's existing self-loops replaced by one, written out densely."""
+    n = g.num_nodes()
+    adj = torch.zeros(n, n, dtype=torch.float64)
+    src, dst = g.edges()
+    for s, d in zip(src.tolist(), dst.tolist()):
+        if s != d:
+            adj[d, s] += 1.0  # messages flow src -> dst; multi-edges count twice, as DGL's sum does
+    adj += torch.eye(n, dtype=torch.float64)
+    deg = adj.sum(1)
+    return deg.rsqrt()[:, None] * adj * deg.rsqrt()[None, :]
+
+
+@pytest.mark.parametrize("kind", ["node_layer", "none"])
+def test_branch_norm_without_batch_statistics(kind):
+    x = torch.randn(7, 6) * 3 + 1
+    norm = BranchNorm(kind, 6)
+    got = norm(x, None)
+    if kind == "none":
+        assert torch.equal(got, x)
+        return
+    expected = (x - x.mean(1, keepdim=True)) / (x.var(1, unbiased=False, keepdim=True) + 1e-5).sqrt()
+    assert torch.allclose(got, expected, atol=1e-5)
+    # a node's output does not depend on the other nodes: the same in any batch, in train and eval mode
+    assert torch.allclose(norm(x[:3], None), got[:3], atol=1e-6)
+
+
+@pytest.mark.parametrize("residual", [True, False])
+def test_gcn_branch_and_residual_against_a_dense_computation(residual):
+    g = dgl.add_edges(_graph(), [2, 2], [2, 5])  # a self-loop (replaced) and a multi-edge
+    torch.manual_seed(0)
+    gcn = build_mpnn("gcn", 6)
+    with torch.no_grad():
+        gcn.bias.normal_()
+    layer = GEAETLayer(6, gcn, norm="none", use_ffn=False, residual=residual).double()
+    x = torch.randn(g.num_nodes(), 6, dtype=torch.float64, requires_grad=True)
+    out, _ = layer(g, x)
+    prop = _dense_gcn_propagation(g)
+    expected = prop @ (x @ gcn.lin.weight.t()) + gcn.bias
+    if residual:
+        expected = expected + x
+    assert torch.allclose(out, expected, atol=1e-10)
+    torch.autograd.gradcheck(lambda inp: layer(g, inp)[0], (x,))
+
+
+def _config(**changes) -> ModelConfig:
+    config = ModelConfig(node_in_feats=5, edge_in_feats=1, out_feats=3, edge_encoder="constant", pe="none",
+                         hidden_dim=8, num_layers=2, mpnn="gcn", attention="none", num_heads=2,
+                         geanet=GEANetConfig(num_heads=2, scope="graph"), norm="node_layer", head="node",
+                         head_layers=1)
+    for key, value in changes.items():
+        setattr(config, key, value)
+    return config.validate()
+
+
+@pytest.mark.parametrize("jk", ["cat", "max"])
+def test_jumping_knowledge_reads_every_layer(jk):
+    torch.manual_seed(0)
+    model = build_model(_config(jk=jk)).eval()
+    g = _graph()
+    seen = []
+    hooks = [layer.register_forward_hook(lambda m, i, o: seen.append(o[0])) for layer in model.layers]
+    with torch.no_grad():
+        out = model(g)
+        h0 = model.node_encoder(g.ndata["feat"])
+    for hook in hooks:
+        hook.remove()
+    features = [h0] + seen
+    if jk == "cat":
+        combined = torch.cat(features, -1) @ model.jk.linear.weight.t() + model.jk.linear.bias
+    else:
+        combined = torch.stack(features).max(0).values
+    assert torch.allclose(out, model.head(combined, None), atol=1e-6)
+    # the gradient reaches the first layer through the jumping knowledge, not only through the last layer
+    model.train()
+    model(g).sum().backward()
+    assert model.layers[0].local_model.lin.weight.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("changes", [dict(jk="cat"), dict(jk="max", residual=False), dict(norm="none"),
+                                     dict(norm="node_layer", attention="transformer", use_ffn=False)])
+def test_batched_equals_single_graphs(changes):
+    torch.manual_seed(0)
+    model = build_model(_config(**changes)).eval()
+    graphs = [_graph(seed=s) for s in range(3)]
+    with torch.no_grad():
+        batched = model(dgl.batch(graphs))
+        single = torch.cat([model(g) for g in graphs])
+    assert torch.allclose(batched, single, atol=1e-5)
+
+
+@pytest.mark.parametrize("changes", [dict(jk="cat"), dict(residual=False, norm="batch"), dict(norm="none"),
+                                     dict(residual=False, attention="transformer", jk="max")])
+def test_folded_and_layerwise_inference_equal_the_model(changes):
+    torch.manual_seed(0)
+    model = build_model(_config(**changes))
+    model.train()
+    with torch.no_grad():  # BatchNorm running statistics away from their initial values
+        model(_graph(n=30, e=90, seed=5))
+    model.eval()
+    g = _graph(n=30, e=90, seed=1)
+    with torch.no_grad():
+        expected = model(g)
+        assert (fold_for_inference(model)(g) - expected).abs().max() < 1e-5
+        assert (layerwise_forward(model, g, chunk_nodes=7) - expected).abs().max() < 1e-5
+
+
+def test_input_and_feature_dropout_act_in_training_only():
+    torch.manual_seed(0)
+    plain = build_model(_config())
+    torch.manual_seed(0)
+    dropped = build_model(_config(input_dropout=0.5, feature_dropout=0.5))
+    # the same initial weights: the dropout modules hold no parameters and are built last
+    assert all(torch.equal(a, b) for a, b in zip(plain.state_dict().values(), dropped.state_dict().values()))
+    g = _graph()
+    with torch.no_grad():
+        assert torch.equal(plain.eval()(g), dropped.eval()(g))
+        dropped.train()
+        torch.manual_seed(1)
+        first = dropped(g)
+        torch.manual_seed(2)
+        assert not torch.allclose(first, dropped(g))
+    # input dropout zeroes about half of the raw features the encoder reads
+    seen = []
+    hook = dropped.node_encoder.register_forward_pre_hook(lambda m, i: seen.append(i[0]))
+    dropped(_graph(n=400, e=800))
+    hook.remove()
+    zero = float((seen[0] == 0).float().mean())
+    assert 0.4 < zero < 0.6
+
+
+def test_new_options_are_validated():
+    preset = get_preset("geaet-node")
+    with pytest.raises(ConfigError, match="jk='sum' is not one of none, cat, max"):
+        apply_overrides(preset, {"model.jk": "sum"})
+    with pytest.raises(ConfigError, match=r"input_dropout=1.0 must be in \[0, 1\)"):
+        apply_overrides(preset, {"model.input_dropout": "1.0"})
+    with pytest.raises(ConfigError, match="norm='group' is not one of batch, layer, node_layer, none"):
+        apply_overrides(preset, {"model.norm": "group"})
+
+
+def test_row_normalize_against_a_direct_computation():
+    x = torch.tensor([[1.0, 3.0, 0.0], [0.0, 0.0, 0.0], [2.0, 2.0, 4.0], [-1.0, 1.0, 2.0]])
+    expected = torch.tensor([[0.25, 0.75, 0.0], [0.0, 0.0, 0.0], [0.25, 0.25, 0.5], [-0.25, 0.25, 0.5]])
+    assert torch.equal(row_normalize(x), expected)
+    g = dgl.graph(([0, 1], [1, 2]), num_nodes=4)
+    g.ndata["feat"] = x.clone()
+    apply_input_transform([g], row_normalize_transform())
+    assert torch.equal(g.ndata["feat"], expected)
+    bad = dgl.graph(([0], [1]))
+    bad.ndata["feat"] = torch.ones(2)
+    with pytest.raises(Exception, match="row normalisation needs"):
+        apply_input_transform([bad], row_normalize_transform())
+
+
+def test_copy_of_config_keeps_the_new_fields():
+    config = _config(jk="cat", input_dropout=0.3, feature_dropout=0.2, residual=False)
+    assert copy.deepcopy(config) == config
+    assert isinstance(build_model(config).jk, nn.Module)
