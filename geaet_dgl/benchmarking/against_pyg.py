@@ -126,7 +126,7 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
     if fold:
         fold_diff = folding_difference(ours, graph)
         if progress:
-            progress(f"folded inference model vs the model: max |diff| = {fold_diff:.3g}")
+            progress(f"folded inference model vs the model: max |diff| = {fold_diff:.3g} (relative where |output| > 1)")
         if fold_diff > parity_tolerance and not force:
             raise ParityError(f"the folded inference model differs from the model by {fold_diff:.3g} > "
                               f"{parity_tolerance:g}; time with fold=False (--no-fold) or report the bug")
@@ -171,7 +171,14 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
 
 
 def folding_difference(model: torch.nn.Module, graph) -> float:
-    """Largest |folded - unfolded| eval output of ``model`` on ``graph`` (the model is left in eval mode)."""
+    """Largest |folded - unfolded| eval output of ``model`` on ``graph``, divided by the largest |output| where
+    that exceeds 1 (the model is left in eval mode).
+
+    A fresh model's eval outputs can grow large (its BatchNorms' running statistics normalise nothing:
+    ZINC's 10 layers reach |output| ~ 1e3), where float32 rounding alone differs by more than 1e-5.
+    """
     model.eval()
     with torch.no_grad():
-        return float((fold_for_inference(model)(graph) - model(graph)).abs().max())
+        expected = model(graph)
+        diff = (fold_for_inference(model)(graph) - expected).abs().max()
+        return float(diff / expected.abs().max().clamp_min(1.0))

@@ -138,9 +138,9 @@ def run_benchmark(
     ``epoch``, ``scaling``.
     """
     if config_file is not None:
-        if against_pyg is None or epoch or breakdown or scaling or not throughput:
-            raise ConfigError("--config FILE.yaml chooses the model of the throughput comparison with the "
-                              "reference: use it with --against-pyg REF_DIR and no other job")
+        if against_pyg is None or epoch or scaling or not (throughput or breakdown):
+            raise ConfigError("--config FILE.yaml chooses the model of the throughput comparison (or breakdown) "
+                              "with the reference: use it with --against-pyg REF_DIR and no other job")
         preset = os.path.basename(config_file)
     elif batch_sizes or epoch:
         preset = check_supported(preset)
@@ -209,7 +209,8 @@ def run_benchmark(
 
             report["breakdown"] = [
                 measure_breakdown(preset, int(b), device=device, threads=threads, repeats=max(repeats, 3),
-                                  warmup=max(warmup, 1), num_batches=num_batches, seed=seed, ref_dir=against_pyg)
+                                  warmup=max(warmup, 1), num_batches=num_batches, seed=seed, ref_dir=against_pyg,
+                                  config=config_file)
                 for b in batch_sizes
             ]
         if epoch and not epoch_vs_reference:

@@ -98,18 +98,30 @@ def timed_train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, l
 
 def measure_breakdown(preset: str = "mnist", batch_size: int = 16, device: str = "cpu", threads: int = 2,
                       repeats: int = 10, warmup: int = 3, num_batches: int = 2, seed: int = 0,
-                      ref_dir: Optional[str] = None) -> Dict[str, object]:
+                      ref_dir: Optional[str] = None, config: Optional[str] = None) -> Dict[str, object]:
     """Median milliseconds per training step, by part, for our model (and the reference's with ``ref_dir``).
+
+    ``config``: a reference (GEAET or GraphGPS) YAML whose model is split instead of ``preset``'s
+    (:mod:`.config_subject`; needs ``ref_dir``).
 
     Returns ``{'batch_size', 'repeats', 'ours': {part: ms}, ['ref': {part: ms}]}``
     with the parts of :data:`PARTS`; ``forward`` includes the loss, ``step`` is
     the whole step. The reference runs on CPU only.
     """
-    key = check_supported(preset)
     dev = check_device(device)
     set_threads(threads)
-    loss_fn = loss_function(key)
-    batches = prebuilt_batches(key, int(batch_size), num_batches, dev, seed=seed)
+    if config is not None:
+        from .config_subject import config_subject
+
+        if ref_dir is None:
+            raise ValueError("the breakdown of a --config file runs beside the reference; pass ref_dir")
+        subject = config_subject(config)
+        key, loss_fn = subject.train, subject.loss()
+        batches = [(g.to(dev), y.to(dev)) for g, y in subject.batches(int(batch_size), num_batches, seed)]
+    else:
+        key = check_supported(preset)
+        loss_fn = loss_function(key)
+        batches = prebuilt_batches(key, int(batch_size), num_batches, dev, seed=seed)
     sides: List[tuple] = []
     if ref_dir is not None:
         if dev.type != "cpu":
@@ -117,8 +129,14 @@ def measure_breakdown(preset: str = "mnist", batch_size: int = 16, device: str =
         from .against_pyg import reference_forward
         from .parity import paired_models
         from ..interop.pyg_export import to_pyg_batch
+        from ..interop.reference_names import reference_to_ours
 
-        reference, ours = paired_models(ref_dir, key, seed=seed)
+        if config is not None:
+            reference = subject.reference_model(ref_dir, seed=seed)
+            ours = build_model(subject.model)
+            ours.load_state_dict(reference_to_ours(reference.state_dict()), strict=True)
+        else:
+            reference, ours = paired_models(ref_dir, key, seed=seed)
         ref_batches = [(to_pyg_batch(g, y), y) for g, y in batches]
         sides.append(("ref", reference, make_optimizer(reference, key, reference=True), reference_forward,
                       make_clipper(key, reference=True), ref_batches))

@@ -11,7 +11,17 @@ graphs are peptide-sized random molecules (100-200 atoms: a backbone chain with
 side branches and a few ring closures, both edge directions), with integer OGB
 atom (9) and bond (3) features inside the preset's vocabularies, 11 regression
 targets per graph and 10 Laplacian eigenvectors of the unnormalised Laplacian, as
-the Peptides loader gives them.
+the Peptides loader gives them; ``peptides-func`` the same molecules with 10 targets
+in {0, 1} per graph. ``zinc`` graphs are ZINC-sized random molecules (9-37 atoms,
+about 2.15 directed bonds per atom, a few rings) with one integer atom type (28) and
+bond type (4) per atom and bond, (G,) float targets and 20-step RWSE, as the ZINC
+loader gives them. ``cluster`` graphs come from our CLUSTER SBM generator (40-190
+nodes, one-hot (N, 7) inputs, six classes per node). ``voc`` and ``coco`` graphs are
+region-boundary superpixel graphs (350-500 superpixels at random positions, each
+linked to its 5 nearest both ways: about 6 edges per node, VOC has 5.65) with standardised
+(N, 14) node and (E, 2) edge float features and per-node labels in 0..20 / 0..80,
+as the LRGB superpixel loaders give them. Each carries the encodings its preset's
+model reads; ``benchmark --config`` recomputes them for the file's model.
 """
 from __future__ import annotations
 
@@ -43,7 +53,9 @@ SYNTHETIC_SHAPES: Dict[str, SyntheticShape] = {
 NODE_LEVEL_PRESETS = ("pattern",)
 #: presets whose inputs are molecules with OGB features
 MOLECULE_PRESETS = ("peptides-struct",)
-SUPPORTED_PRESETS = tuple(SYNTHETIC_SHAPES) + NODE_LEVEL_PRESETS + MOLECULE_PRESETS
+#: presets whose graphs are generated without encodings, then given those the preset's model reads
+PLAIN_GENERATORS = ("peptides-func", "zinc", "cluster", "voc", "coco")
+SUPPORTED_PRESETS = tuple(SYNTHETIC_SHAPES) + NODE_LEVEL_PRESETS + MOLECULE_PRESETS + PLAIN_GENERATORS
 
 
 class UnsupportedPreset(ValueError):
@@ -77,6 +89,8 @@ def synthetic_graphs(preset: str, num_graphs: int, seed: int = 0) -> GraphDatase
         return _synthetic_pattern(num_graphs, get_preset(key).model.pe_k, seed)
     if key in MOLECULE_PRESETS:
         return _synthetic_molecules(num_graphs, get_preset(key).model, seed)
+    if key in PLAIN_GENERATORS:
+        return _with_encodings(plain_synthetic_graphs(key, num_graphs, seed), get_preset(key).model, key)
     shape = SYNTHETIC_SHAPES[key]
     cfg = get_preset(key).model
     data = synthetic_mnist_like(num_graphs, num_nodes=shape.max_nodes, min_nodes=shape.min_nodes,
@@ -105,13 +119,14 @@ def _synthetic_pattern(num_graphs: int, rwse_k: int, seed: int) -> GraphDataset:
     return GraphDataset(graphs, labels, level="node")
 
 
-def _random_molecule(rng: np.random.Generator, min_atoms: int = 100, max_atoms: int = 200) -> np.ndarray:
-    """(2, B) bonds of a random peptide-shaped molecule: a chain, side branches, a few ring closures."""
+def _random_molecule(rng: np.random.Generator, min_atoms: int = 100, max_atoms: int = 200,
+                     rings_per_atom: float = 1 / 30) -> np.ndarray:
+    """(2, B) bonds of a random molecule: a chain, side branches, ``n * rings_per_atom`` ring closures."""
     n = int(rng.integers(min_atoms, max_atoms + 1))
     backbone = max(2, n * 2 // 3)
     bonds = [(i, i + 1) for i in range(backbone - 1)]
     bonds += [(int(rng.integers(0, i)), i) for i in range(backbone, n)]  # side chains hang off earlier atoms
-    for _ in range(n // 30):  # ring closures
+    for _ in range(int(n * rings_per_atom)):  # ring closures
         i = int(rng.integers(0, n - 6))
         bonds.append((i, i + 5))
     return np.unique(np.array(bonds, dtype=np.int64).T, axis=1)
@@ -139,6 +154,89 @@ def _synthetic_molecules(num_graphs: int, config, seed: int) -> GraphDataset:
     return GraphDataset(graphs, targets)
 
 
+def _with_encodings(data: GraphDataset, model, dataset: str) -> GraphDataset:
+    """``data`` with the Laplacian PE / RWSE / structural encodings ``model`` reads, as the loaders attach them."""
+    from ..data.pe_cache import attach_pe, compute_split_pe
+    from ..data.registry import laplacian_norm_of
+    from ..data.se_cache import attach_structural
+    from ..training.run_config import data_pe_sizes, structural_spec
+
+    pe_k, rwse_k = data_pe_sizes(model)
+    attach_pe(data.graphs, compute_split_pe(data.graphs, pe_k, laplacian_norm_of(dataset), rwse_k, progress=False))
+    attach_structural(data.graphs, structural_spec(model))
+    return data
+
+
+def plain_synthetic_graphs(dataset: str, num_graphs: int, seed: int = 0) -> GraphDataset:
+    """``num_graphs`` graphs shaped like ``dataset``'s (one of :data:`PLAIN_GENERATORS`), features and labels only."""
+    rng = np.random.default_rng(seed)
+    if dataset in ("peptides-func", "zinc"):
+        return _plain_molecules(rng, num_graphs, dataset)
+    if dataset == "cluster":
+        return _plain_cluster(rng, num_graphs)
+    if dataset in ("voc", "coco"):
+        return _plain_superpixels(rng, num_graphs, num_classes=21 if dataset == "voc" else 81)
+    raise UnsupportedPreset(f"no plain generator for {dataset!r}; choose one of {', '.join(PLAIN_GENERATORS)}")
+
+
+#: dataset -> (atoms min, max, ring closures per atom, atom vocabularies, bond vocabularies)
+_MOLECULE_SHAPES = {
+    "peptides-func": (100, 200, 1 / 30, [119, 5, 12, 12, 10, 6, 6, 2, 2], [5, 6, 2]),
+    "zinc": (9, 37, 1 / 8, [28], [4]),
+}
+
+
+def _plain_molecules(rng: np.random.Generator, num_graphs: int, dataset: str) -> GraphDataset:
+    """Random molecules with integer atom and bond features in the dataset's vocabularies; Peptides-Func's
+    (G, 10) targets in {0, 1}, ZINC's (G,) float targets."""
+    lo, hi, rings, atom_vocab, bond_vocab = _MOLECULE_SHAPES[dataset]
+    graphs = []
+    for _ in range(num_graphs):
+        bonds = _random_molecule(rng, lo, hi, rings)
+        n = int(bonds.max()) + 1
+        g = dgl.graph((torch.from_numpy(np.concatenate([bonds[0], bonds[1]])),
+                       torch.from_numpy(np.concatenate([bonds[1], bonds[0]]))), num_nodes=n)
+        bond_feat = np.stack([rng.integers(0, size, bonds.shape[1]) for size in bond_vocab], axis=1)
+        g.ndata["feat"] = torch.from_numpy(np.stack([rng.integers(0, size, n) for size in atom_vocab], axis=1))
+        g.edata["feat"] = torch.from_numpy(np.concatenate([bond_feat, bond_feat]))
+        graphs.append(g)
+    if dataset == "zinc":
+        targets = torch.from_numpy(rng.normal(size=num_graphs).astype(np.float32))
+    else:
+        targets = torch.from_numpy((rng.random((num_graphs, 10)) < 0.2).astype(np.float32))
+    return GraphDataset(graphs, targets)
+
+
+def _plain_cluster(rng: np.random.Generator, num_graphs: int) -> GraphDataset:
+    """CLUSTER graphs from our SBM generator, one-hot (N, 7) inputs and per-node labels as :func:`load_sbm` gives."""
+    from ..data.generated.sbm import CLUSTER_PARAMS, generate_cluster_graph, one_hot_inputs
+
+    graphs = [generate_cluster_graph(rng) for _ in range(num_graphs)]
+    labels = one_hot_inputs(graphs, CLUSTER_PARAMS.num_communities + 1, "cluster", "synthetic")
+    return GraphDataset(graphs, labels, level="node")
+
+
+def _plain_superpixels(rng: np.random.Generator, num_graphs: int, num_classes: int, neighbours: int = 5,
+                       min_nodes: int = 350, max_nodes: int = 500) -> GraphDataset:
+    """Region-boundary-like superpixel graphs: each node linked to its ``neighbours`` nearest, both ways."""
+    graphs, labels = [], []
+    for _ in range(num_graphs):
+        n = int(rng.integers(min_nodes, max_nodes + 1))
+        pos = rng.random((n, 2))
+        dist = ((pos[:, None, :] - pos[None, :, :]) ** 2).sum(-1)
+        np.fill_diagonal(dist, np.inf)
+        near = np.argsort(dist, axis=1)[:, :neighbours]
+        pairs = np.unique(np.sort(np.stack([np.repeat(np.arange(n), neighbours), near.reshape(-1)], 1), 1), axis=0)
+        src = np.concatenate([pairs[:, 0], pairs[:, 1]])
+        dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
+        g = dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=n)
+        g.ndata["feat"] = torch.from_numpy(rng.normal(size=(n, 14)).astype(np.float32))
+        g.edata["feat"] = torch.from_numpy(rng.normal(size=(g.num_edges(), 2)).astype(np.float32))
+        graphs.append(g)
+        labels.append(torch.from_numpy(rng.integers(0, num_classes, n)))
+    return GraphDataset(graphs, torch.cat(labels), level="node")
+
+
 def prebuilt_batches(preset: str, batch_size: int, num_batches: int, device: torch.device, seed: int = 0
                      ) -> List[Tuple[dgl.DGLGraph, torch.Tensor]]:
     """``num_batches`` batches of ``batch_size`` synthetic graphs, batched and moved to ``device`` once."""
@@ -154,12 +252,12 @@ def prebuilt_batches(preset: str, batch_size: int, num_batches: int, device: tor
 
 
 def loss_function(preset: str):
-    """The preset's training loss as ``f(output, labels)``: cross-entropy, PATTERN's weighted cross-entropy,
-    or Peptides-Struct's L1."""
+    """The preset's training loss as ``f(output, labels)``: cross-entropy, weighted cross-entropy (PATTERN,
+    CLUSTER, VOC, COCO), L1 (Peptides-Struct, ZINC) or BCE (Peptides-Func)."""
     from ..training.losses import get_loss
 
     key = check_supported(preset)
     name = get_preset(key).train.loss
-    if name not in ("cross_entropy", "weighted_cross_entropy", "l1"):
+    if name not in ("cross_entropy", "weighted_cross_entropy", "l1", "bce"):
         raise UnsupportedPreset(f"preset {preset!r} uses loss {name!r}, not benchmarked")
     return get_loss(name)

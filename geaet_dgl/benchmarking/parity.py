@@ -126,7 +126,7 @@ def compare_models(reference: torch.nn.Module, ours: torch.nn.Module, graph: dgl
     ref_grads = reference_to_ours({n: p.grad for n, p in reference.named_parameters()})
     pairs = {}
     for name, param in ours.named_parameters():
-        mine, theirs = param.grad, ref_grads[name]
+        mine, theirs = param.grad, ref_grads.get(name)  # absent: the reference has no gradient there
         if mine is None and theirs is None:
             continue
         pairs[name] = (mine if mine is not None else torch.zeros_like(param),

@@ -22,7 +22,8 @@ from .options import ListOptionCommand, handle_errors, threads_option
                    "on 1k..--max-nodes node graphs). With --against-pyg each beside the reference (epoch: whole "
                    "epochs of both sides, alternated, instead of the step table).")
 @click.option("--preset", default="mnist", show_default=True,
-              help="Preset whose model is timed (synthetic graphs shaped like its dataset: mnist, cifar10, pattern).")
+              help="Preset whose model is timed (synthetic graphs shaped like its dataset: mnist, cifar10, pattern, "
+                   "cluster, zinc, peptides-func, peptides-struct, voc, coco).")
 @click.option("--batch-sizes", "--batch-size", "batch_sizes", type=click.IntRange(min=1), multiple=True,
               metavar="B [B ...]", help="Batch sizes for the throughput table (default 16 64 128).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
@@ -79,8 +80,9 @@ from .options import ListOptionCommand, handle_errors, threads_option
                    "weights, then time both models interleaved on the same batches and report the ratios.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), metavar="FILE.yaml",
               help="With --against-pyg: compare the model this reference (GEAET) or GraphGPS YAML describes "
-                   "instead of --preset's, on synthetic graphs shaped like its dataset (MNIST, CIFAR10, PATTERN, "
-                   "Peptides-struct) carrying the encodings it reads.")
+                   "instead of --preset's (throughput and breakdown), on synthetic graphs shaped like its dataset "
+                   "(any a file can name: MNIST, CIFAR10, PATTERN, CLUSTER, ZINC, Peptides, VOC, COCO) carrying "
+                   "the encodings it reads.")
 @click.option("--force", is_flag=True, help="Time against the reference even if parity fails.")
 @click.option("--allocator", type=click.Choice(["hugetlb", "system", "keep"]), default=None,
               help="How glibc serves large tensors in the measuring processes: transparent huge pages (512x "

@@ -143,7 +143,10 @@ def _pyg_data(graph: dgl.DGLGraph, label: torch.Tensor):
     """One DGL graph and its label(s) -> a PyG ``Data`` with the fields the reference reads."""
     from torch_geometric.data import Data  # imported here: only the in-process comparisons need PyG
 
-    fields = dict(x=graph.ndata["feat"], edge_index=edge_index(graph), edge_attr=graph.edata["feat"], y=label)
+    edge_attr = graph.edata["feat"]
+    if not edge_attr.is_floating_point() and edge_attr.dim() == 2 and edge_attr.shape[1] == 1:
+        edge_attr = edge_attr[:, 0]  # one integer type per edge is (E,) in PyG (ZINC: its TypeDictEdge encoder)
+    fields = dict(x=graph.ndata["feat"], edge_index=edge_index(graph), edge_attr=edge_attr, y=label)
     if "lap_pe" in graph.ndata:
         fields.update(EigVecs=graph.ndata["lap_pe"],
                       EigVals=graph.ndata.get("lap_eigval", torch.zeros_like(graph.ndata["lap_pe"])).unsqueeze(-1))

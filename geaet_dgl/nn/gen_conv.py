@@ -7,8 +7,10 @@
 
 with the softmax per channel over the node's incoming edges (``aggr='softmax'``, ``t = 1``),
 :math:`\\epsilon = 10^{-7}` and the MLP ``Linear(d, 2d) -> BatchNorm -> ReLU -> Linear(2d, d)``
-without biases. A node without incoming edges aggregates zero. The softmax is DGL's
-``edge_softmax``, the sum one ``gspmm``.
+without biases. A node without incoming edges aggregates zero. The softmax and the weighted sum run
+as one normalised sum, :func:`softmax_aggregate`: two ``gspmm`` sums (numerator and denominator) on DGL's
+kernels and one division per node, instead of ``edge_softmax`` (whose CPU path costs about twice as much
+for (E, d) scores) and a division per edge.
 """
 from __future__ import annotations
 
@@ -17,8 +19,20 @@ from typing import Optional, Tuple
 import dgl
 import torch
 import torch.nn.functional as F
-from dgl.nn.functional import edge_softmax
 from torch import nn
+
+
+def softmax_aggregate(graph: dgl.DGLGraph, messages: torch.Tensor) -> torch.Tensor:
+    """Per channel, ``a_i = sum_j softmax_j(m_ji) m_ji`` over node i's incoming edges: (E, d) -> (N, d).
+
+    Computed as ``sum_j w_ji m_ji / sum_j w_ji`` with ``w_ji = exp(m_ji - max_j m_ji)`` (the maximum without
+    gradient: any per-node shift gives the same softmax); a node without incoming edges gets 0.
+    """
+    with torch.no_grad():
+        top = dgl.ops.copy_e_max(graph, messages)  # (N, d)
+    weights = dgl.ops.e_sub_v(graph, messages, top).exp_()  # (E, d), in (0, 1]
+    total = dgl.ops.copy_e_sum(graph, weights)  # >= 1 where a node has incoming edges, else 0
+    return dgl.ops.copy_e_sum(graph, weights * messages) / total.clamp_min(torch.finfo(total.dtype).tiny)
 
 
 class GENConvLayer(nn.Module):
@@ -64,6 +78,4 @@ class GENConvLayer(nn.Module):
         else:
             messages = dgl.ops.u_add_e(graph, node_feat, edge_feat)
         messages = F.relu(messages) + self.eps  # (E, d)
-        weights = edge_softmax(graph, messages)
-        aggregated = dgl.ops.copy_e_sum(graph, messages * weights)
-        return self.mlp(node_feat + aggregated), edge_feat
+        return self.mlp(node_feat + softmax_aggregate(graph, messages)), edge_feat

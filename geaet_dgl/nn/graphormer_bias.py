@@ -65,6 +65,11 @@ def _to_width(types: torch.Tensor, width: int) -> torch.Tensor:
     return types[:, :width]
 
 
+def _lookup(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``table[index]``: (T, H), (...) int64 -> (..., H)."""
+    return table.index_select(0, index.reshape(-1)).view(*index.shape, table.shape[1])
+
+
 class GraphormerBias(nn.Module):
     """Graphormer's attention bias: one learned scalar per head and spatial type, plus, with edge types,
     the mean of learned edge-type encodings along a shortest path.
@@ -119,7 +124,8 @@ class GraphormerBias(nn.Module):
         own = torch.arange(width, device=types.device)[None, :] < \
             layout.num_nodes_per_graph[layout.node_graph_id][:, None]  # (N, W): key j is in i's graph
         _check_range("spatial type", types[own], self.spatial_encoder.num_embeddings, "model.graphormer.spatial_types")
-        rows = self.spatial_encoder(types.masked_fill(~own, 0))  # (N, W, H)
+        # Lookups as index_select, whose backward is one index_add_ (nn.Embedding's sorts the indices first).
+        rows = _lookup(self.spatial_encoder.weight, types.masked_fill(~own, 0))  # (N, W, H)
         if self.edge_encoder is not None:
             if path_types is None:
                 raise ValueError("the path encoding needs graph.ndata['path_types']; load the data with "
@@ -127,7 +133,11 @@ class GraphormerBias(nn.Module):
             paths = _to_width(path_types.long(), width).masked_fill(~own[..., None], 0)  # (N, W, S)
             _check_range("edge type", paths, self.edge_encoder.num_embeddings, "model.graphormer.num_edge_types")
             steps = self.edge_dis_encoder.weight.view(-1, heads, heads)  # (S, H, H)
-            encoded = torch.einsum("nwsa,sab->nwb", self.edge_encoder(paths), steps)
+            # sum_k z_{t_k} W_k as one lookup per step into the (S * T, H) table of every z_t W_k
+            types_count = self.edge_encoder.num_embeddings
+            table = torch.einsum("ta,sab->stb", self.edge_encoder.weight, steps).reshape(-1, heads)
+            step_offset = torch.arange(paths.shape[-1], device=paths.device) * types_count
+            encoded = _lookup(table, paths + step_offset).sum(-2)  # (N, W, H)
             rows = rows + encoded / types.clamp(min=1).unsqueeze(-1).to(encoded.dtype)
         rows = rows * own[..., None]
         dense = rows.new_zeros(batch * width, width, heads).index_copy(0, layout.dense_index, rows)

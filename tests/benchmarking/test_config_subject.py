@@ -36,11 +36,15 @@ def test_graphgps_file_becomes_the_reference_geaet_network_without_external_bran
     assert GRAPHGPS["zinc-GPS+RWSE.yaml"]["model"]["type"] == "GPSModel"  # the input is left as it was
 
 
-def test_config_needs_against_pyg_and_a_generated_dataset(tmp_path):
+def test_config_needs_against_pyg_and_a_generated_dataset(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="use it with --against-pyg REF_DIR"):
         run_benchmark(config_file=str(CONFIGS / "mnist-GPS-GAT.yaml"), batch_sizes=(2,), echo=None)
     path = tmp_path / "zinc-GPS.yaml"
     path.write_text(yaml.safe_dump(GRAPHGPS["zinc-GPS.yaml"]))
+    assert config_subject(path).dataset == "zinc"
+    from geaet_dgl.benchmarking import config_subject as module
+
+    monkeypatch.setattr(module, "BENCHMARK_DATASETS", ("mnist",))
     with pytest.raises(UnsupportedPreset, match="dataset 'zinc' has no synthetic graph generator"):
         config_subject(path)
 
