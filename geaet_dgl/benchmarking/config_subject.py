@@ -1,7 +1,7 @@
 """What ``benchmark --against-pyg REF_DIR --config FILE.yaml`` compares: the model a reference (GEAET or
 GraphGPS) YAML describes, ours and the reference's, on synthetic graphs shaped like its dataset.
 
-The graphs come from :mod:`.inputs` (MNIST, CIFAR10, PATTERN, Peptides-struct shapes) and carry exactly the
+The graphs come from :mod:`.inputs` (MNIST, CIFAR10, PATTERN, Peptides-struct, ZINC, ogbg-molhiv shapes) and carry exactly the
 encodings our model reads for this configuration (Laplacian PE with the file's normalisation, RWSE,
 HKdiagSE, ElstaticSE, Graphormer's spatial types and degrees), the same tensors the reference is given.
 """
@@ -20,7 +20,7 @@ from ..data.pe_cache import attach_pe, compute_split_pe
 from ..data.registry import laplacian_norm_of
 from ..data.se_cache import attach_structural
 from ..interop.reference_config import DATASETS, read_reference_config
-from .inputs import UnsupportedPreset, synthetic_graphs
+from .inputs import PLAIN_GENERATORS, UnsupportedPreset, plain_synthetic_graphs, synthetic_graphs
 
 #: ndata fields of the encodings, recomputed for each configuration
 _ENCODINGS = ("lap_pe", "lap_eigval", "rwse")
@@ -46,7 +46,8 @@ class ConfigSubject:
         """``num_graphs`` synthetic graphs shaped like the dataset, with the encodings the model reads."""
         from ..training.run_config import data_pe_sizes, structural_spec
 
-        data = synthetic_graphs(self.dataset, num_graphs, seed=seed)
+        generate = plain_synthetic_graphs if self.dataset in PLAIN_GENERATORS else synthetic_graphs
+        data = generate(self.dataset, num_graphs, seed=seed)
         for g in data.graphs:
             for key in _ENCODINGS:
                 g.ndata.pop(key, None)
@@ -60,6 +61,13 @@ class ConfigSubject:
         batch_of = collate_for(data)
         return [batch_of([data[j] for j in range(i * batch_size, (i + 1) * batch_size)]) for i in range(num_batches)]
 
+    def pyg_batch(self, graph: dgl.DGLGraph, labels: torch.Tensor):
+        """``graph`` as the reference's loader gives it (:func:`~geaet_dgl.interop.pyg_export.to_pyg_batch`;
+        ZINC's bond types as one (E,) column, as PyG's ZINC stores them)."""
+        from ..interop.pyg_export import to_pyg_batch
+
+        return to_pyg_batch(graph, labels, edge_types_as_vector=self.model.edge_encoder == "typedict")
+
     def loss(self) -> Callable:
         from ..training.losses import get_loss
 
@@ -72,7 +80,7 @@ class ConfigSubject:
 
 
 #: datasets with a synthetic generator of their shape
-BENCHMARK_DATASETS = ("mnist", "cifar10", "pattern", "peptides-struct")
+BENCHMARK_DATASETS = ("mnist", "cifar10", "pattern", "peptides-struct") + PLAIN_GENERATORS
 
 
 def config_subject(path: "os.PathLike | str") -> ConfigSubject:

@@ -11,7 +11,11 @@ graphs are peptide-sized random molecules (100-200 atoms: a backbone chain with
 side branches and a few ring closures, both edge directions), with integer OGB
 atom (9) and bond (3) features inside the preset's vocabularies, 11 regression
 targets per graph and 10 Laplacian eigenvectors of the unnormalised Laplacian, as
-the Peptides loader gives them.
+the Peptides loader gives them. ``zinc`` and ``ogbg-molhiv`` graphs (``benchmark --config``
+only) are random molecules of ZINC's (9-37 atoms, one atom type in 28 and bond type in 4 per
+atom and bond, (G,) float targets) and molhiv's shape (6-60 atoms, OGB's 9 atom and 3 bond
+columns, (G,) {0, 1} labels), generated without encodings: ``benchmark --config`` computes those
+the file's model reads.
 """
 from __future__ import annotations
 
@@ -43,6 +47,8 @@ SYNTHETIC_SHAPES: Dict[str, SyntheticShape] = {
 NODE_LEVEL_PRESETS = ("pattern",)
 #: presets whose inputs are molecules with OGB features
 MOLECULE_PRESETS = ("peptides-struct",)
+#: datasets whose graphs are generated without encodings (``benchmark --config`` adds those its model reads)
+PLAIN_GENERATORS = ("zinc", "ogbg-molhiv")
 SUPPORTED_PRESETS = tuple(SYNTHETIC_SHAPES) + NODE_LEVEL_PRESETS + MOLECULE_PRESETS
 
 
@@ -105,13 +111,14 @@ def _synthetic_pattern(num_graphs: int, rwse_k: int, seed: int) -> GraphDataset:
     return GraphDataset(graphs, labels, level="node")
 
 
-def _random_molecule(rng: np.random.Generator, min_atoms: int = 100, max_atoms: int = 200) -> np.ndarray:
-    """(2, B) bonds of a random peptide-shaped molecule: a chain, side branches, a few ring closures."""
+def _random_molecule(rng: np.random.Generator, min_atoms: int = 100, max_atoms: int = 200,
+                     rings_per_atom: float = 1 / 30) -> np.ndarray:
+    """(2, B) bonds of a random molecule: a chain, side branches, ``n * rings_per_atom`` ring closures."""
     n = int(rng.integers(min_atoms, max_atoms + 1))
     backbone = max(2, n * 2 // 3)
     bonds = [(i, i + 1) for i in range(backbone - 1)]
     bonds += [(int(rng.integers(0, i)), i) for i in range(backbone, n)]  # side chains hang off earlier atoms
-    for _ in range(n // 30):  # ring closures
+    for _ in range(int(n * rings_per_atom)):  # ring closures
         i = int(rng.integers(0, n - 6))
         bonds.append((i, i + 5))
     return np.unique(np.array(bonds, dtype=np.int64).T, axis=1)
@@ -136,6 +143,38 @@ def _synthetic_molecules(num_graphs: int, config, seed: int) -> GraphDataset:
         g.ndata["lap_pe"], g.ndata["lap_eigval"] = laplacian_pe(g, config.pe_k, norm="none")
         graphs.append(g)
     targets = torch.from_numpy(rng.normal(size=(num_graphs, config.out_feats)).astype(np.float32))
+    return GraphDataset(graphs, targets)
+
+
+#: dataset -> (atoms min, max, ring closures per atom, atom vocabularies, bond vocabularies)
+_MOLECULE_SHAPES = {
+    "zinc": (9, 37, 1 / 8, [28], [4]),
+    "ogbg-molhiv": (6, 60, 1 / 10, [119, 5, 12, 12, 10, 6, 6, 2, 2], [5, 6, 2]),
+}
+
+
+def plain_synthetic_graphs(dataset: str, num_graphs: int, seed: int = 0) -> GraphDataset:
+    """``num_graphs`` random molecules shaped like ``dataset`` (one of :data:`PLAIN_GENERATORS`), with integer
+    atom (N, A) and bond (E, B) features in its vocabularies and no encodings; ZINC's (G,) float targets,
+    molhiv's (G,) int64 labels in {0, 1}."""
+    if dataset not in PLAIN_GENERATORS:
+        raise UnsupportedPreset(f"no plain generator for {dataset!r}; choose one of {', '.join(PLAIN_GENERATORS)}")
+    rng = np.random.default_rng(seed)
+    lo, hi, rings, atom_vocab, bond_vocab = _MOLECULE_SHAPES[dataset]
+    graphs = []
+    for _ in range(num_graphs):
+        bonds = _random_molecule(rng, lo, hi, rings)
+        n = int(bonds.max()) + 1
+        g = dgl.graph((torch.from_numpy(np.concatenate([bonds[0], bonds[1]])),
+                       torch.from_numpy(np.concatenate([bonds[1], bonds[0]]))), num_nodes=n)
+        bond_feat = np.stack([rng.integers(0, size, bonds.shape[1]) for size in bond_vocab], axis=1)
+        g.ndata["feat"] = torch.from_numpy(np.stack([rng.integers(0, size, n) for size in atom_vocab], axis=1))
+        g.edata["feat"] = torch.from_numpy(np.concatenate([bond_feat, bond_feat]))
+        graphs.append(g)
+    if dataset == "zinc":
+        targets = torch.from_numpy(rng.normal(size=num_graphs).astype(np.float32))
+    else:
+        targets = torch.from_numpy(rng.integers(0, 2, num_graphs))
     return GraphDataset(graphs, targets)
 
 
