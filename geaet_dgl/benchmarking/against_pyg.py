@@ -92,7 +92,7 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
 
         subject = config_subject(config)
         key, train_settings, loss_fn = subject.name, subject.train, subject.loss()
-        batches_of = subject.batches
+        batches_of, pyg_batch = subject.batches, subject.pyg_batch
 
         def pair():
             reference = subject.reference_model(ref_dir, seed=seed)
@@ -106,12 +106,14 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
         def batches_of(batch_size, count, seed):
             return prebuilt_batches(key, batch_size, count, torch.device("cpu"), seed=seed)
 
+        pyg_batch = to_pyg_batch
+
         def pair():
             return paired_models(ref_dir, key, seed=seed)
     set_threads(threads)
 
     graph, labels = batches_of(min(batch_sizes), 1, seed)[0]
-    parity = compare_models(*pair(), graph, labels, to_pyg_batch(graph, labels), loss_fn)
+    parity = compare_models(*pair(), graph, labels, pyg_batch(graph, labels), loss_fn)
     if progress:
         progress(f"parity on a batch of {min(batch_sizes)} graphs: max |diff| = {parity.max_abs_diff:.3g} "
                  f"(outputs eval {parity.eval_output_max_abs_diff:.3g}, train {parity.train_output_max_abs_diff:.3g},"
@@ -140,7 +142,7 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
     results = []
     for batch_size in batch_sizes:
         ours_batches = batches_of(int(batch_size), num_batches, seed)
-        ref_batches = [(to_pyg_batch(g, y), y) for g, y in ours_batches]
+        ref_batches = [(pyg_batch(g, y), y) for g, y in ours_batches]
         sizes = [g.batch_size for g, _ in ours_batches]
         ours.eval(), reference.eval()
         ours_infer = infer_step_fn(fold_for_inference(ours) if fold else ours)  # refolded: training moved the weights

@@ -61,6 +61,13 @@ class ConfigSubject:
         batch_of = collate_for(data)
         return [batch_of([data[j] for j in range(i * batch_size, (i + 1) * batch_size)]) for i in range(num_batches)]
 
+    def pyg_batch(self, graph: dgl.DGLGraph, labels: torch.Tensor):
+        """``graph`` as the reference's loader gives it (:func:`~geaet_dgl.interop.pyg_export.to_pyg_batch`;
+        ZINC's bond types as one (E,) column, as PyG's ZINC stores them)."""
+        from ..interop.pyg_export import to_pyg_batch
+
+        return to_pyg_batch(graph, labels, edge_types_as_vector=self.model.edge_encoder == "typedict")
+
     def loss(self) -> Callable:
         from ..training.losses import get_loss
 

@@ -21,7 +21,9 @@ region-boundary superpixel graphs (350-500 superpixels at random positions, each
 linked to its 5 nearest both ways: about 6 edges per node, VOC has 5.65) with standardised
 (N, 14) node and (E, 2) edge float features and per-node labels in 0..20 / 0..80,
 as the LRGB superpixel loaders give them. Each carries the encodings its preset's
-model reads; ``benchmark --config`` recomputes them for the file's model.
+model reads; ``benchmark --config`` recomputes them for the file's model. ``ogbg-molhiv`` graphs (``benchmark --config``
+only) are random molecules of molhiv's shape (6-60 atoms, OGB's 9 atom and 3 bond
+columns, (G,) {0, 1} labels).
 """
 from __future__ import annotations
 
@@ -54,7 +56,7 @@ NODE_LEVEL_PRESETS = ("pattern",)
 #: presets whose inputs are molecules with OGB features
 MOLECULE_PRESETS = ("peptides-struct",)
 #: presets whose graphs are generated without encodings, then given those the preset's model reads
-PLAIN_GENERATORS = ("peptides-func", "zinc", "cluster", "voc", "coco")
+PLAIN_GENERATORS = ("peptides-func", "zinc", "ogbg-molhiv", "cluster", "voc", "coco")
 SUPPORTED_PRESETS = tuple(SYNTHETIC_SHAPES) + NODE_LEVEL_PRESETS + MOLECULE_PRESETS + PLAIN_GENERATORS
 
 
@@ -170,7 +172,7 @@ def _with_encodings(data: GraphDataset, model, dataset: str) -> GraphDataset:
 def plain_synthetic_graphs(dataset: str, num_graphs: int, seed: int = 0) -> GraphDataset:
     """``num_graphs`` graphs shaped like ``dataset``'s (one of :data:`PLAIN_GENERATORS`), features and labels only."""
     rng = np.random.default_rng(seed)
-    if dataset in ("peptides-func", "zinc"):
+    if dataset in ("peptides-func", "zinc", "ogbg-molhiv"):
         return _plain_molecules(rng, num_graphs, dataset)
     if dataset == "cluster":
         return _plain_cluster(rng, num_graphs)
@@ -183,12 +185,13 @@ def plain_synthetic_graphs(dataset: str, num_graphs: int, seed: int = 0) -> Grap
 _MOLECULE_SHAPES = {
     "peptides-func": (100, 200, 1 / 30, [119, 5, 12, 12, 10, 6, 6, 2, 2], [5, 6, 2]),
     "zinc": (9, 37, 1 / 8, [28], [4]),
+    "ogbg-molhiv": (6, 60, 1 / 10, [119, 5, 12, 12, 10, 6, 6, 2, 2], [5, 6, 2]),
 }
 
 
 def _plain_molecules(rng: np.random.Generator, num_graphs: int, dataset: str) -> GraphDataset:
     """Random molecules with integer atom and bond features in the dataset's vocabularies; Peptides-Func's
-    (G, 10) targets in {0, 1}, ZINC's (G,) float targets."""
+    (G, 10) targets in {0, 1}, ZINC's (G,) float targets, molhiv's (G,) int64 labels in {0, 1}."""
     lo, hi, rings, atom_vocab, bond_vocab = _MOLECULE_SHAPES[dataset]
     graphs = []
     for _ in range(num_graphs):
@@ -202,6 +205,8 @@ def _plain_molecules(rng: np.random.Generator, num_graphs: int, dataset: str) ->
         graphs.append(g)
     if dataset == "zinc":
         targets = torch.from_numpy(rng.normal(size=num_graphs).astype(np.float32))
+    elif dataset == "ogbg-molhiv":
+        targets = torch.from_numpy(rng.integers(0, 2, num_graphs))
     else:
         targets = torch.from_numpy((rng.random((num_graphs, 10)) < 0.2).astype(np.float32))
     return GraphDataset(graphs, targets)

@@ -139,13 +139,13 @@ def write_gnn_benchmark(splits: DatasetSplits, root: PathLike, name: str) -> Pat
     return path
 
 
-def _pyg_data(graph: dgl.DGLGraph, label: torch.Tensor):
+def _pyg_data(graph: dgl.DGLGraph, label: torch.Tensor, edge_types_as_vector: bool = False):
     """One DGL graph and its label(s) -> a PyG ``Data`` with the fields the reference reads."""
     from torch_geometric.data import Data  # imported here: only the in-process comparisons need PyG
 
     edge_attr = graph.edata["feat"]
-    if not edge_attr.is_floating_point() and edge_attr.dim() == 2 and edge_attr.shape[1] == 1:
-        edge_attr = edge_attr[:, 0]  # one integer type per edge is (E,) in PyG (ZINC: its TypeDictEdge encoder)
+    if edge_types_as_vector:  # PyG's ZINC: one bond type per edge, (E,), read whole by TypeDictEdge
+        edge_attr = edge_attr.reshape(-1)
     fields = dict(x=graph.ndata["feat"], edge_index=edge_index(graph), edge_attr=edge_attr, y=label)
     if "lap_pe" in graph.ndata:
         fields.update(EigVecs=graph.ndata["lap_pe"],
@@ -163,23 +163,29 @@ def _pyg_data(graph: dgl.DGLGraph, label: torch.Tensor):
         fields["spatial_types"] = graph.ndata["spatial_types"][:, :n].long().reshape(-1)
         pairs = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
         fields["graph_index"] = torch.stack(pairs).reshape(2, -1)
+        if "path_types" in graph.ndata:  # the edge types along each pair's shortest path, (N * N, S), row-major
+            paths = graph.ndata["path_types"][:, :n]
+            fields["shortest_path_types"] = paths.long().reshape(n * n, paths.shape[-1])
     return Data(**fields)
 
 
-def to_pyg_batch(graph: dgl.DGLGraph, labels: torch.Tensor):
+def to_pyg_batch(graph: dgl.DGLGraph, labels: torch.Tensor, edge_types_as_vector: bool = False):
     """A batched DGL graph -> the equivalent PyG ``Batch``.
+
+    ``edge_types_as_vector``: ``edge_attr`` as PyG's ZINC holds it, one type per edge (E,) (our (E, 1)
+    column flattened), which the reference's ``TypeDictEdge`` embeds as is.
 
     Carries ``x``/``edge_attr`` from ``feat``, Laplacian PE as ``EigVecs``/``EigVals`` (and SignNet's
     ``eigvecs_sn``), RWSE, HKdiagSE and ElstaticSE as ``pestat_*``, Graphormer's ``spatial_types``,
-    ``graph_index``, ``in_degrees`` and ``out_degrees`` when present, and ``y``: one label per graph, or per node when ``labels`` has one
+    ``graph_index``, ``shortest_path_types``, ``in_degrees`` and ``out_degrees`` when present, and ``y``: one label per graph, or per node when ``labels`` has one
     entry per node (node-level tasks).
     """
     from torch_geometric.data import Batch
 
     node_level = labels.shape[0] == graph.num_nodes() and labels.shape[0] != graph.batch_size
     offsets = torch.cat([torch.zeros(1, dtype=torch.long), graph.batch_num_nodes().cumsum(0)]).tolist()
-    items = [_pyg_data(g, labels[offsets[i]:offsets[i + 1]] if node_level else labels[i:i + 1])
-             for i, g in enumerate(dgl.unbatch(graph))]
+    items = [_pyg_data(g, labels[offsets[i]:offsets[i + 1]] if node_level else labels[i:i + 1],
+                       edge_types_as_vector) for i, g in enumerate(dgl.unbatch(graph))]
     return Batch.from_data_list(items)
 
 

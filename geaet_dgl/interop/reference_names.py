@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional
+from typing import AbstractSet, Callable, Dict, List, Optional
 
 import torch
 
@@ -36,12 +36,23 @@ class NameRule:
 
     ``unless_followed_by`` keeps a name that already has our form from being
     rewritten again (our own keys pass :func:`reference_to_ours` unchanged).
+    ``state_has``: the rule reads a reference name only in a state dict holding a key that starts with this
+    prefix (``state_lacks``: holding none); the reference gives one module path two meanings, and its
+    other encoders say which.
     """
 
     reference: str
     ours: str
     when: _Condition = _always
     unless_followed_by: str = ""
+    state_has: str = ""
+    state_lacks: str = ""
+
+    def reads(self, keys: AbstractSet[str]) -> bool:
+        """Whether :meth:`forward` applies to the names of a state dict with these ``keys``."""
+        has = not self.state_has or any(k.startswith(self.state_has) for k in keys)
+        lacks = not self.state_lacks or not any(k.startswith(self.state_lacks) for k in keys)
+        return has and lacks
 
     def _pattern(self, template: str, guard: str = "") -> "re.Pattern[str]":
         parts = re.split(r"\{(\w+)\}", template)
@@ -92,7 +103,22 @@ def _graphgym_head(final_index: Optional[int] = None) -> _Condition:
     return holds
 
 
+def _graph_token(degrees_only: bool) -> _Condition:
+    return lambda config: _graphormer(degrees_only)(config) and config.graphormer.graph_token
+
+
+#: The reference's Graphormer bias encoder (``encoder2.0`` of ``Base+GraphormerBias``, not degrees-only).
+_BIAS_ENCODER = "encoder.node_encoder.encoder2.0.spatial_encoder."
+
 NAME_RULES: List[NameRule] = [
+    # a second encoding (model.se: Base+LapPE+RWSE): the third encoder of the chain when there is no Graphormer
+    NameRule("encoder.node_encoder.encoder3.", "se_encoder.", lambda c: c.se != "none",
+             state_lacks="encoder.node_encoder.encoder2.0."),
+    # Graphormer's graph token: the bias row/column in the bias encoder, the node in the degree encoder
+    NameRule("encoder.node_encoder.encoder2.0.graph_token", "graph_token.bias_token", _graph_token(False),
+             state_has=_BIAS_ENCODER),
+    NameRule("encoder.node_encoder.encoder2.1.graph_token", "graph_token.node_token", _graph_token(False)),
+    NameRule("encoder.node_encoder.encoder2.0.graph_token", "graph_token.node_token", _graph_token(True)),
     # one node encoder that expands x beside its PE (node_encoder_name: RWSE, SignNet, HKdiagSE, ElstaticSE;
     # LapPE too, read here, written composed)
     NameRule("encoder.node_encoder.linear_x.", "node_encoder.encoder.", _alone),
@@ -146,13 +172,14 @@ def reference_to_ours(ref_state: Dict[str, torch.Tensor]) -> Dict[str, torch.Ten
     Graphormer's unread path tables (:data:`PATH_TABLES`) and PyG's zero GIN eps are left out.
     """
     out = {}
+    rules = [rule for rule in NAME_RULES if rule.reads(ref_state.keys())]
     table = ref_state.get(_EDGE_TYPE_TABLE, torch.ones(1))  # a gradient table is None where never read
     unread_paths = table is None or table.numel() == 0
     for key, value in ref_state.items():
         if (unread_paths and PATH_TABLES.match(key)) or \
                 (FIXED_EPS.match(key) and value is not None and not torch.count_nonzero(value)):
             continue
-        for rule in NAME_RULES:  # each rule in turn, on the result of the ones before
+        for rule in rules:  # each rule in turn, on the result of the ones before
             key = rule.forward(key)
         out[key] = value
     return out

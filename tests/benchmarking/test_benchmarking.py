@@ -233,9 +233,28 @@ def test_gradient_parity_is_relative_to_the_gradient_scale():
     wrong = big.clone()
     wrong[1] += 20 * 1e-4
     assert grad_differences({"a": (wrong, big)})[2] == pytest.approx(1e-4, rel=1e-2)
-    small = torch.tensor([0.5, 0.25])  # a parameter with gradients far below the model's largest
+    small = torch.tensor([5.0, 2.5])  # a parameter with gradients below the model's largest, above the floor
     _, _, rel, name = grad_differences({"a": (big, big), "s": (small * (1 + 1e-3), small)})
-    assert name == "s" and rel == pytest.approx(0.5e-3 / 0.5, rel=1e-2) and GRAD_SCALE_FLOOR * 20 < 0.5
+    assert name == "s" and rel == pytest.approx(5e-3 / 5.0, rel=1e-2) and GRAD_SCALE_FLOOR * 20 < 5.0
+    # a smaller one is measured against the floor: 1e-4 of a gradient of 0.5 is 1e-4 * 0.5 / 2 of the floor
+    tiny = torch.tensor([0.5, 0.25])
+    rel = grad_differences({"a": (big, big), "t": (tiny * (1 + 1e-4), tiny)})[2]
+    assert rel == pytest.approx(0.5e-4 / (GRAD_SCALE_FLOOR * 20), rel=1e-2) and rel > 1e-5
+
+
+def test_gradient_parity_reads_rounding_noise_on_a_zero_gradient_against_the_largest():
+    """A bias followed by BatchNorm has an exact gradient of 0: float32 leaves noise of ~1e-7 in both models,
+    which differs by itself; it is measured against the model's largest gradient, not its own size."""
+    from geaet_dgl.benchmarking.parity import GRAD_NOISE_LEVEL, grad_differences
+
+    big = torch.full((3,), 0.8)
+    noise_ours, noise_theirs = torch.tensor([1.2e-7, -3e-8]), torch.tensor([-1.8e-7, 5e-8])
+    rel = grad_differences({"a": (big, big), "b": (noise_ours, noise_theirs)})[2]
+    assert rel == pytest.approx(3e-7 / 0.8, rel=1e-3) and 1.8e-7 <= GRAD_NOISE_LEVEL * 0.8
+    # the same difference on a gradient above the noise level is still measured against the floor
+    above = torch.tensor([GRAD_NOISE_LEVEL * 0.8 * 10, 0.0])
+    rel = grad_differences({"a": (big, big), "b": (above + 3e-7, above)})[2]
+    assert rel > 3e-7 / 0.8
 
 
 def test_parity_report_checks_relative_gradients():

@@ -1,9 +1,11 @@
 """``benchmark --against-pyg REF_DIR --config FILE.yaml``: the graphs, the reference's view of a GraphGPS file, and
 (where the reference is installed) parity for every benchmark config and GraphGPS's own MNIST/PATTERN files."""
+import importlib.util
 import os
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
 from geaet_dgl.benchmarking import run_benchmark
@@ -14,7 +16,7 @@ from geaet_dgl.config import ConfigError
 
 CONFIGS = Path(__file__).resolve().parents[2] / "benchmarks" / "configs"
 GRAPHGPS = yaml.safe_load((Path(__file__).resolve().parents[1] / "interop" / "graphgps_configs.yaml").read_text())
-REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/ref/GEAET")
+REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/GEAET")
 
 
 def test_graphs_carry_exactly_the_encodings_the_model_reads():
@@ -49,7 +51,31 @@ def test_config_needs_against_pyg_and_a_generated_dataset(tmp_path, monkeypatch)
         config_subject(path)
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("*.yaml")) + ["mnist-GPS.yaml", "pattern-GPS-ESLapPE.yaml"])
+def test_molecule_files_get_molecules_in_their_vocabularies(tmp_path):
+    """ZINC's and molhiv's synthetic molecules: integer atoms and bonds inside the file's vocabularies, both bond
+    directions, the encodings the file's model reads (LapPE and RWSE together; Graphormer's paths)."""
+    for name, enc in (("ogbg-molhiv-GPS.yaml", {"lap_pe"}), ("zinc-GPS-LapPE+RWSE.yaml", {"lap_pe", "rwse"}),
+                      ("zinc-GPSwGraphormer+VN.yaml", {"spatial_types", "path_types", "in_degree"})):
+        path = tmp_path / name
+        path.write_text(yaml.safe_dump(GRAPHGPS[name]))
+        subject = config_subject(path)
+        graph, labels = subject.batches(4, 1)[0]
+        model = subject.model
+        assert enc <= set(graph.ndata) and labels.shape == (4,)
+        vocab = torch.tensor(model.node_vocab_sizes)
+        assert graph.ndata["feat"].shape[1] == len(vocab) and bool((graph.ndata["feat"] < vocab).all())
+        assert bool((graph.edata["feat"] < torch.tensor(model.edge_vocab_sizes)).all())
+        src, dst = graph.edges()
+        assert graph.has_edges_between(dst, src).all()
+        if importlib.util.find_spec("torch_geometric") is None:
+            continue
+        pyg = subject.pyg_batch(graph, labels)
+        assert pyg.edge_attr.shape == ((graph.num_edges(),) if model.edge_encoder == "typedict"
+                                       else (graph.num_edges(), 3))
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("*.yaml")) + [
+    "mnist-GPS.yaml", "pattern-GPS-ESLapPE.yaml", "ogbg-molhiv-GPS.yaml", "zinc-GPS-LapPE+RWSE.yaml"])
 def test_parity_against_the_reference(name, tmp_path):
     pytest.importorskip("torch_geometric")
     if not os.path.isdir(REF_DIR):
@@ -64,6 +90,7 @@ def test_parity_against_the_reference(name, tmp_path):
                                  config=str(path))
     assert out["parity_max_abs_diff"] < 1e-5
     model = config_subject(path).model
-    unread = model.graphormer.spatial_types * model.num_heads ** 2 if model.attention == "biased_transformer" else 0
+    unread = model.graphormer.spatial_types * model.num_heads ** 2 \
+        if model.attention == "biased_transformer" and not model.graphormer.num_edge_types else 0
     assert out["parity"]["params_ours"] + unread == out["parity"]["params_reference"]  # its unread edge-path table
     assert out["results"][0]["ratio_train"] > 0

@@ -21,6 +21,12 @@ CASES = {
                              graphormer=GraphormerConfig(enable=True, num_edge_types=4)),
     "graphormer-degrees": dict(pe="none", graphormer=GraphormerConfig(enable=True, degrees_only=True)),
     "san-head": dict(pe="none", head="san_graph", head_layers=3),
+    # GraphGPS's TypeDictNode+LapPE+RWSE (zinc-GPS-LapPE+RWSE.yaml): the SE is the third encoder of the chain
+    "lappe-rwse": dict(pe="lappe", se="rwse", pe_k=4, pe_dim=8, se_k=6, se_dim=4, se_raw_norm=True, node_encoder="typedict",
+                       node_vocab_sizes=[5], node_in_feats=1),
+    # zinc-GPSwGraphormer+VN.yaml: the token's bias row in the bias encoder, its node in the degree encoder
+    "graphormer-token": dict(pe="none", attention="biased_transformer", mpnn="gine", pooling="first",
+                             graphormer=GraphormerConfig(enable=True, num_edge_types=4, graph_token=True)),
 }
 
 
@@ -47,3 +53,10 @@ def test_round_trip_and_reference_names(case):
         assert "encoder.node_encoder.encoder2.0.out_degree_encoder.weight" in names
     if case == "san-head":
         assert "post_mp.FC_layers.2.weight" in names
+    if case == "lappe-rwse":
+        assert {"encoder.node_encoder.encoder2.linear_A.weight", "encoder.node_encoder.encoder3.raw_norm.weight",
+                "encoder.node_encoder.encoder3.pe_encoder.weight"} <= names
+        assert not any(k.startswith("se_encoder.") for k in names)
+    if case == "graphormer-token":
+        assert theirs["encoder.node_encoder.encoder2.0.graph_token"].shape == (1, config.num_heads, 1)
+        assert theirs["encoder.node_encoder.encoder2.1.graph_token"].shape == (1, config.hidden_dim)
