@@ -2,7 +2,7 @@
 
 Each graph file holds one graph with train/val/test node masks (the ten split files of a geom-gcn dataset
 are ten files); every file x seed trains GEAET as ``train --dataset FILE [--preset P]`` would, and the two
-baselines (``geaet_dgl.studies.node_baselines``). Prints one markdown table and writes OUT/node_baselines.md
+baselines (``geaet_dgl.benchmarking.node_baselines``). Prints one markdown table and writes OUT/node_baselines.md
 and .json.
 
     python benchmarks/node_baselines.py --files citeseer.bin --preset citeseer --seeds 0 1 2 --out runs/cs
@@ -14,7 +14,7 @@ import os
 
 import _common  # noqa: F401  (puts the repository on sys.path)
 
-from geaet_dgl.studies.node_baselines import compare_with_baselines, format_table
+from geaet_dgl.benchmarking.node_baselines import compare_with_baselines, format_table
 from geaet_dgl.threads import apply_threads
 
 

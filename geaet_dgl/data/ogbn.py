@@ -106,7 +106,7 @@ def ogbn_present(name: str, data_dir: PathLike) -> bool:
 
 
 @contextlib.contextmanager
-def _quiet_ogb():
+def quiet_ogb():
     """OGB prints progress on stdout and stderr (and its import may start an update check): send it to the log."""
     hidden = "outdated" not in sys.modules
     if hidden:
@@ -123,7 +123,7 @@ def _quiet_ogb():
 
 
 def _ogb_dataset(spec: OgbnSpec, data_dir: PathLike):
-    with _quiet_ogb():
+    with quiet_ogb():
         from ogb.nodeproppred import DglNodePropPredDataset
 
         return DglNodePropPredDataset(spec.name, root=os.fspath(data_dir))

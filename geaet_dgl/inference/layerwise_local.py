@@ -84,7 +84,7 @@ def chunked_gated_gcn(layer: GatedGCNLayer, graph: dgl.DGLGraph, h: torch.Tensor
         if layer.equivstable_pe:
             if pe_dist is None:
                 raise ValueError("equivstable_pe=True needs the positional-encoding distances `pe_dist`")
-            sigma = sigma * layer._distance_gate(pe_dist[eids])
+            sigma = sigma * layer.distance_gate(pe_dist[eids])
         numerator = torch.zeros_like(ax).index_add_(0, dst, bx.index_select(0, src).mul_(sigma))
         denominator = torch.zeros_like(ax).index_add_(0, dst, sigma)
         x = layer.act_x(layer.bn_node_x(torch.addcdiv(ax, numerator, denominator + 1e-6)))

@@ -37,7 +37,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import yaml
 
-from ..config import (ConfigError, GEANetConfig, GraphormerConfig, ModelConfig, Preset, SignNetConfig,
+from ..config import (ConfigError, GEANetConfig, GraphormerConfig, ModelConfig, OptionConflict, Preset, SignNetConfig,
                       TrainConfig, apply_overrides, from_dict)
 from ..data import schema as _schema
 from ..threads import default_threads
@@ -830,6 +830,10 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
     from ..training.run_config import (DataOptions, RunConfig, check_graph_file_options,  # keep this module light
                                        graph_file_data)
 
+    if (data or {}).get("data_file") is not None:
+        raise OptionConflict(f"--config {os.fspath(path)} trains on its own dataset; --data-file does not replace "
+                             "it: pass the graph file as --dataset PATH.bin with --config (its model then reads "
+                             "the file), or drop --config")
     ref = read_reference_config(path)
     data = dict(data or {})
     overrides = dict(overrides or {})

@@ -99,7 +99,7 @@ class GatedGCNLayer(nn.Module):
             if module is not self and hasattr(module, "reset_parameters"):
                 module.reset_parameters()
 
-    def _distance_gate(self, pe_dist: torch.Tensor) -> torch.Tensor:
+    def distance_gate(self, pe_dist: torch.Tensor) -> torch.Tensor:
         """(E, 1) -> (E, 1): sigmoid(MLP(||p_i - p_j||^2)); for ReLU without (E, d) intermediates."""
         first, act, second, sigmoid = self.mlp_r_ij
         if isinstance(act, nn.ReLU):
@@ -147,7 +147,7 @@ class GatedGCNLayer(nn.Module):
         if self.equivstable_pe:
             if pe_dist is None:
                 raise ValueError("equivstable_pe=True needs the positional-encoding distances `pe_dist`")
-            sigma = sigma * self._distance_gate(pe_dist)
+            sigma = sigma * self.distance_gate(pe_dist)
         numerator = dgl.ops.u_mul_e_sum(graph, Bx, sigma)
         denominator = dgl.ops.copy_e_sum(graph, sigma)
         x = torch.addcdiv(Ax, numerator, denominator + 1e-6)

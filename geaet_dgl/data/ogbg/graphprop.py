@@ -50,7 +50,7 @@ import torch
 
 from ..dataset import DatasetSplits, GraphDataset
 from ..errors import DataError
-from ..ogbn import _quiet_ogb
+from ..ogbn import quiet_ogb
 from ..pe_cache import attach_pe, cached_split_pe
 
 log = logging.getLogger(__name__)
@@ -138,7 +138,7 @@ def ogbg_present(name: str, data_dir: PathLike) -> bool:
 
 
 def _ogb_dataset(name: str, data_dir: PathLike):
-    with _quiet_ogb():
+    with quiet_ogb():
         from ogb.graphproppred import DglGraphPropPredDataset
 
         return DglGraphPropPredDataset(name, root=os.fspath(data_dir))

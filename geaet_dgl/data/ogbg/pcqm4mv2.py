@@ -44,7 +44,7 @@ import torch
 
 from ..dataset import DatasetSplits, GraphDataset
 from ..errors import DataError
-from ..ogbn import _quiet_ogb
+from ..ogbn import quiet_ogb
 from ..pe_cache import attach_pe, cached_split_pe
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ def _read(data_dir: PathLike):
     if missing:
         raise DataError(f"pcqm4mv2: {missing[0]} is missing; {_where(data_dir)}")
     try:
-        with _quiet_ogb():
+        with quiet_ogb():
             from ogb.lsc import DglPCQM4Mv2Dataset
 
             return DglPCQM4Mv2Dataset(root=os.fspath(data_dir))

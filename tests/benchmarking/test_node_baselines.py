@@ -2,7 +2,7 @@
 import torch
 
 from geaet_dgl.data.generated.node_graphs import planted_partition
-from geaet_dgl.studies.node_baselines import TwoLayer, format_table, train_baseline
+from geaet_dgl.benchmarking.node_baselines import TwoLayer, format_table, train_baseline
 
 
 def test_gcn_uses_the_graph_and_the_mlp_does_not():
