@@ -27,6 +27,18 @@ def gcn_degrees(graph: dgl.DGLGraph) -> torch.Tensor:
     return torch.bincount(dst[keep], minlength=graph.num_nodes()).to(torch.float32) + 1.0
 
 
+NORM_KEY = "gcn_graph_and_norm"
+
+
+def _loop_free_norm(graph: dgl.DGLGraph) -> Tuple[dgl.DGLGraph, torch.Tensor]:
+    """``graph`` without self-loops (PyG replaces them by the one GCN adds) and (N, 1) :math:`\hat d^{-1/2}`."""
+    src, dst = graph.edges()
+    if bool((src == dst).any()):
+        graph = dgl.remove_self_loop(graph)
+    deg = graph.ndata[DEGREE_KEY] if DEGREE_KEY in graph.ndata else gcn_degrees(graph)
+    return graph, deg.to(torch.float32).rsqrt().unsqueeze(-1)
+
+
 class GCNLayer(nn.Module):
     """GCN convolution with self-loops and symmetric normalisation.
 
@@ -69,14 +81,9 @@ class GCNLayer(nn.Module):
         ``layout``, ``pe_dist``, ``edge_output``: the branch calling convention's (:mod:`.branches`), unused.
         """
         h = self.lin(node_feat)
-        src, dst = graph.edges()
-        if bool((src == dst).any()):  # PyG replaces existing self-loops by the one added below
-            graph = dgl.remove_self_loop(graph)
-        if DEGREE_KEY in graph.ndata:
-            deg = graph.ndata[DEGREE_KEY].to(h.dtype)
-        else:
-            deg = gcn_degrees(graph).to(h.dtype)
-        norm = deg.rsqrt().unsqueeze(-1)
+        # The graph without self-loops and the (N, 1) normalisation, once per batch when the layout is shared
+        graph, norm = _loop_free_norm(graph) if layout is None else layout.cached(NORM_KEY, lambda: _loop_free_norm(graph))
+        norm = norm.to(h.dtype)
         h = h * norm
         out = dgl.ops.copy_u_sum(graph, h) + h  # neighbours plus the self-loop
         return out * norm + self.bias, edge_feat
