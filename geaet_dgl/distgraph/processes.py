@@ -64,8 +64,10 @@ class LocalJob:
 
     def _write_pids(self) -> None:
         pids = {name: p.pid for name, p in self.servers + self.trainers}
-        with open(os.path.join(self.log_dir, "pids.json"), "w") as handle:
+        path = os.path.join(self.log_dir, "pids.json")
+        with open(path + ".tmp", "w") as handle:  # replaced whole: a reader (a test, a watchdog) never sees it half written
             json.dump(pids, handle)
+        os.replace(path + ".tmp", path)
 
     def wait(self, poll_s: float = 0.1, server_exit_s: float = 60.0, trainer_exit_s: float = 120.0) -> None:
         """Return when every trainer ended with 0 and the servers shut down; raise at the first failure.
