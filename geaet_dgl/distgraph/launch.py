@@ -11,6 +11,7 @@ test metric of ``best.pt`` scored on the whole graph file in one pass
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -26,12 +27,15 @@ from ..training import run_dir as files
 from ..training.checkpoint import load_checkpoint
 from ..training.distributed import free_port
 from ..training.losses import get_loss
+from ..training.node_batches import NODES_PER_PART
 from ..inference.evaluation import evaluate_node_splits
 from ..training.run_config import RunConfig, data_pe_sizes, make_run_config
 from . import engine
 from .partition import check_matches_graph, load_single_graph, read_sidecar
 from .processes import LocalJob, run_job
 from .worker import JOB_ENV
+
+log = logging.getLogger(__name__)
 
 LOG_DIR = "dist-logs"
 #: In the run directory of a run on partitions: where they are and how many trainers (read by --resume).
@@ -98,8 +102,14 @@ def partitioned_run_config(partitions: str, preset: Optional[str] = None,
     ``predict`` on the run's checkpoints read the graph file as a node task.
     """
     sidecar = read_sidecar(partitions)
+    given_batch = "train.batch_size" in (overrides or {})
     overrides = {"data.sampler": "random", **(overrides or {})}
     run = make_run_config(sidecar["graph_file"]["path"], preset, overrides, threads=threads)
+    if not given_batch:  # the preset counts parts of about NODES_PER_PART nodes per step; a trainer's batch is nodes
+        run.train.batch_size *= NODES_PER_PART
+        log.info("--batch-size not given: %d nodes per trainer batch (the preset's %d parts of about %d nodes, as "
+                 "--sampler random takes them)", run.train.batch_size, run.train.batch_size // NODES_PER_PART,
+                 NODES_PER_PART)
     check_encodings(run, sidecar)
     return run
 
