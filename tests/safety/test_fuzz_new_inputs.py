@@ -132,7 +132,7 @@ def one_graph_files(draw):
     return [g], {}
 
 
-@settings(max_examples=20, **SETTINGS)
+@settings(max_examples=12, **SETTINGS)
 @given(one_graph_files(), BYTE_DAMAGE, st.integers(0, 10**6))
 def test_one_graph_files_with_masks(content, damage, seed):
     graphs, labels = content
@@ -202,7 +202,7 @@ def hetero_files(draw):
     return graphs, labels
 
 
-@settings(max_examples=20, **SETTINGS)
+@settings(max_examples=12, **SETTINGS)
 @given(hetero_files(), BYTE_DAMAGE, st.integers(0, 10**6), st.sampled_from([None, "a", "b", "c"]))
 def test_heterograph_files(content, damage, seed, target):
     graphs, labels = content
@@ -277,7 +277,7 @@ def _edit_json(path, pick, value, delete):
         json.dump(tree, handle)
 
 
-@settings(max_examples=20, **SETTINGS)
+@settings(max_examples=12, **SETTINGS)
 @given(partition_damage())
 def test_partition_folders(partition_folder, damage):
     root, graph_path, config = partition_folder
@@ -358,7 +358,7 @@ def node_file(tmp_path_factory):
     return path
 
 
-@settings(max_examples=15, **SETTINGS)
+@settings(max_examples=10, **SETTINGS)
 @given(st.dictionaries(st.sampled_from(sorted(NODE_SETTINGS)), st.just(None), max_size=5).flatmap(
     lambda keys: st.fixed_dictionaries({key: NODE_SETTINGS[key] for key in keys})))
 def test_node_configs(node_file, overrides):
