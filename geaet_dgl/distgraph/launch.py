@@ -11,6 +11,7 @@ test metric of ``best.pt`` scored on the whole graph file in one pass
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -32,6 +33,8 @@ from . import engine
 from .partition import check_matches_graph, load_single_graph, read_sidecar
 from .processes import LocalJob, run_job
 from .worker import JOB_ENV
+
+log = logging.getLogger(__name__)
 
 LOG_DIR = "dist-logs"
 #: In the run directory of a run on partitions: where they are and how many trainers (read by --resume).

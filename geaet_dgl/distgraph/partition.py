@@ -227,8 +227,31 @@ def read_sidecar(config: str) -> dict:
     if not os.path.isfile(path):
         raise DataError(f"{path} is missing: {config} was not written by `geaet-dgl partition`; partition the "
                         "graph file with it")
-    with open(path) as handle:
-        return json.load(handle)
+    try:
+        with open(path) as handle:
+            sidecar = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path} is unreadable ({type(exc).__name__}: {str(exc)[:120]}); partition the graph again "
+                        "with `geaet-dgl partition`") from exc
+    missing = [key for key, kinds in SIDECAR_FIELDS.items() if not _has(sidecar, key.split("."), kinds)]
+    if missing:
+        raise DataError(f"{path} is damaged ({', '.join(missing)} missing or of the wrong type); partition the graph "
+                        "again with `geaet-dgl partition`")
+    return sidecar
+
+
+#: What ``train --partitions`` reads from the sidecar, and the JSON types each must have.
+SIDECAR_FIELDS = {"graph_file.path": (str,), "graph_file.size": (int,), "graph_file.mtime_ns": (int,),
+                  "task": (str,), "num_outputs": (int,), "features": (dict,), "lap_k": (int,), "rwse_k": (int,),
+                  "report.num_nodes": (int,), "report.num_edges": (int,), "report.config": (str,)}
+
+
+def _has(tree, keys, kinds) -> bool:
+    for key in keys:
+        if not isinstance(tree, dict) or key not in tree:
+            return False
+        tree = tree[key]
+    return isinstance(tree, kinds) and not isinstance(tree, bool)
 
 
 def graph_info(sidecar: dict) -> GraphFileInfo:
@@ -265,11 +288,10 @@ def check_matches_graph(config: str, sidecar: dict, num_nodes: int, num_edges: i
         raise DataError(f"{config} does not match {path}: the file was {when}, with {how}; run `geaet-dgl "
                         f"partition {path} --parts N --out DIR` again (or restore the file the partitions were cut "
                         "from)")
-    graph = load_single_graph(path).graph
+    # not read: a file that changed may be damaged, and DGL can crash the process on some damaged files
     raise DataError(f"{config} does not match {path}: the file was {when}; the partitions were cut from a file of "
-                    f"{recorded['size']} bytes, this one has {stamp['size']} bytes and "
-                    f"{graph.num_nodes()} nodes / {graph.num_edges()} edges (partitions: {num_nodes} / "
-                    f"{num_edges}); run `geaet-dgl partition {path} --parts N --out DIR` again")
+                    f"{recorded['size']} bytes, this one has {stamp['size']} bytes (partitions: {num_nodes} nodes / "
+                    f"{num_edges} edges); run `geaet-dgl partition {path} --parts N --out DIR` again")
 
 
 def _time(mtime_ns: int) -> str:

@@ -306,7 +306,11 @@ class DistributedBatchNorm(_BatchNorm):
         counts = table[:, :1].detach()
         count = counts.sum()
         if count < 2:
-            raise ValueError("DistributedBatchNorm needs at least 2 rows over all ranks in training mode")
+            from ..config import ConfigError
+
+            raise ConfigError("a training batch holds fewer than 2 rows (nodes or edges) over all processes, and "
+                              "BatchNorm needs 2; train on larger batches (--batch-size: on partitions, the nodes of "
+                              "one trainer's batch)")
         means, m2s = table[:, 1:1 + channels], table[:, 1 + channels:]
         mean = (counts * means).sum(0) / count
         var = (m2s + counts * (means - mean).pow(2)).sum(0) / count

@@ -130,3 +130,15 @@ def test_resume_of_a_partitioned_run_that_crashed_before_its_first_checkpoint(tm
     assert result.exit_code == 2 and "has no last.pt to resume from" in result.output, result.output
     assert "plus --overwrite (without --resume)" in result.output
     assert not (run_dir / "dist-logs").exists()  # refused before any process started
+
+
+def test_partitioned_runs_take_nodes_per_trainer_batch_by_default(tmp_path):
+    """The geaet-node preset's batch_size=4 (parts per step) became 4-node trainer batches: BatchNorm then saw
+    fewer than 2 rows and every trainer died with a ValueError traceback."""
+    from geaet_dgl.distgraph.launch import partitioned_run_config
+
+    path = _save(tmp_path / "g.bin", planted_graph(300))
+    config = partition_file(path, 2, str(tmp_path / "p")).config
+    assert partitioned_run_config(config, None, {}, threads=1).train.batch_size == 4000
+    assert partitioned_run_config(config, None, {"train.batch_size": "50"}, threads=1).train.batch_size == 50
+
