@@ -54,7 +54,9 @@ def graph_file_settings(info: GraphFileInfo, preset: Preset) -> Dict[str, Any]:
                          "model.hetero.node_in_feats": list(schema.node_in_feats),
                          "model.hetero.etypes": schema.etype_names,
                          "model.hetero.edge_in_feats": list(schema.edge_in_feats),
-                         "model.hetero.target_ntype": schema.target_ntype, "model.pe": "none"})
+                         "model.hetero.target_ntype": schema.target_ntype, "model.pe": "none",
+                         # the node recipe's readout and dropouts are for one node type
+                         "model.jk": "none", "model.input_dropout": 0.0, "model.feature_dropout": 0.0})
     elif feats.node_vocab_sizes is None:
         settings.update({"model.node_encoder": "linear", "model.node_in_feats": feats.node_in_feats,
                          "model.node_vocab_sizes": []})

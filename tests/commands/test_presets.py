@@ -3,6 +3,8 @@ import json
 
 from click.testing import CliRunner
 
+from geaet_dgl.data.node_sets import NODE_SETS
+
 import cli
 
 
@@ -21,4 +23,4 @@ def test_presets_json_lists_six_presets_matching_the_paper():
                                                                               "peptides-func", "pcqm-contact", "geaet",
                                                                               "geaet-node", "ogbn-arxiv", "ogbn-products",
                                                                               "ogbg-molhiv", "ogbg-molpcba", "ogbg-ppa",
-                                                                              "ogbg-code2", "pcqm4mv2", "malnet-tiny"}
+                                                                              "ogbg-code2", "pcqm4mv2", "malnet-tiny"} | set(NODE_SETS)

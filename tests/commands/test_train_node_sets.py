@@ -26,7 +26,7 @@ def test_train_each_family_and_eval_the_run(tmp_path, name, metric):
     assert result.exit_code == 0, result.output
     summary = json.loads((run / "summary.json").read_text())
     config = json.loads((run / "config.json").read_text())
-    assert summary["metric_name"] == metric and config["preset"] == "geaet-node"
+    assert summary["metric_name"] == metric and config["preset"] == name  # each named set has its preset
     assert config["data"]["split_index"] == 0 and config["model"]["out_feats"] == written["num_classes"]
     assert "DGL's" in (run / "train.log").read_text()
     scored = CliRunner().invoke(cli.main, ["eval", "--checkpoint", str(run / "best.pt"), "--split", "val", "--json"])
@@ -109,7 +109,7 @@ def test_a_preset_named_after_the_set_is_its_default(tmp_path, monkeypatch):
     from geaet_dgl.training import make_run_config
 
     write_node_set_fixture("cora", tmp_path)
-    assert make_run_config("cora", data={"data_dir": str(tmp_path)}).preset == "geaet-node"
+    assert make_run_config("cora", data={"data_dir": str(tmp_path)}).preset == "cora"
     own = copy.deepcopy(presets._PRESETS["geaet-node"])
     own.name, own.dataset, own.model.hidden_dim = "cora", "cora", 24
     monkeypatch.setitem(presets._PRESETS, "cora", own)
