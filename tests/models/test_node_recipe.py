@@ -76,7 +76,8 @@ def test_gcn_branch_and_residual_against_a_dense_computation(residual):
     expected = prop @ (x @ gcn.lin.weight.t()) + gcn.bias
     if residual:
         expected = expected + x
-    assert torch.allclose(out, expected, atol=1e-10)
+    # the GCN's degree normalisation is computed once per batch in float32 (nn/gcn.py), hence 1e-6
+    assert torch.allclose(out, expected, atol=1e-6)
     torch.autograd.gradcheck(lambda inp: layer(g, inp)[0], (x,))
 
 
@@ -170,7 +171,7 @@ def test_new_options_are_validated():
     preset = get_preset("geaet-node")
     with pytest.raises(ConfigError, match="jk='sum' is not one of none, cat, max"):
         apply_overrides(preset, {"model.jk": "sum"})
-    with pytest.raises(ConfigError, match=r"input_dropout=1.0 must be in \[0, 1\)"):
+    with pytest.raises(ConfigError, match=r"model.input_dropout=1.0 is out of range: it must be a probability in \[0, 1\)"):
         apply_overrides(preset, {"model.input_dropout": "1.0"})
     with pytest.raises(ConfigError, match="norm='group' is not one of batch, layer, node_layer, none"):
         apply_overrides(preset, {"model.norm": "group"})
