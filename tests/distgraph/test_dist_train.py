@@ -93,7 +93,8 @@ def test_two_trainers_on_two_partitions_match_one_process(two_trainer_run, tmp_p
 
     assert summary["world_size"] == 2
     losses = [row["train_loss"] for row in read_metrics(two)]
-    assert all(later < earlier for earlier, later in zip(losses, losses[1:])), losses
+    # the node preset's dropout makes single epochs noisy: the loss falls over the run
+    assert losses[-1] < 0.5 * losses[0] and min(losses[-3:]) < min(losses[:3]), losses
     # both after the same 6 epochs, every node scored with the whole graph (as `geaet-dgl eval` does)
     distributed = score_on_graph(os.path.join(two, "last.pt"), graph_file)
     print("test accuracy: one process", single["test"], "two trainers", distributed["test"])

@@ -132,13 +132,16 @@ def test_resume_of_a_partitioned_run_that_crashed_before_its_first_checkpoint(tm
     assert not (run_dir / "dist-logs").exists()  # refused before any process started
 
 
-def test_partitioned_runs_take_nodes_per_trainer_batch_by_default(tmp_path):
+def test_partitioned_runs_count_metis_parts_per_step_by_default(tmp_path):
     """The geaet-node preset's batch_size=4 (parts per step) became 4-node trainer batches: BatchNorm then saw
-    fewer than 2 rows and every trainer died with a ValueError traceback."""
+    fewer than 2 rows and every trainer died with a ValueError traceback. --batch-size now counts METIS parts
+    per trainer and step, as --sampler cluster does in one process."""
     from geaet_dgl.distgraph.launch import partitioned_run_config
+    from geaet_dgl.presets import get_preset
 
     path = _save(tmp_path / "g.bin", planted_graph(300))
     config = partition_file(path, 2, str(tmp_path / "p")).config
-    assert partitioned_run_config(config, None, {}, threads=1).train.batch_size == 4000
-    assert partitioned_run_config(config, None, {"train.batch_size": "50"}, threads=1).train.batch_size == 50
+    run = partitioned_run_config(config, None, {}, threads=1)
+    assert run.data.sampler == "cluster" and run.train.batch_size == get_preset("geaet-node").train.batch_size
+    assert partitioned_run_config(config, None, {"train.batch_size": "2"}, threads=1).train.batch_size == 2
 
