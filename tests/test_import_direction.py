@@ -5,6 +5,7 @@ Package ``__init__`` files are left out: they only re-export their modules.
 """
 
 import ast
+import functools
 from pathlib import Path
 from typing import Dict, List, Set
 
@@ -18,10 +19,10 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, modules: Set[str]) -> Set[str]:
-    """Modules of the package that ``path`` imports anywhere in its body."""
+def _import_statements(path: Path):
+    """``(target, name, from_module)`` for every import in ``path``'s body, relative ones made absolute:
+    ``from target import name`` (``from_module`` False for ``from . import name``), ``import target`` (name None)."""
     package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
-    found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             if node.level:
@@ -30,10 +31,18 @@ def _imports(path: Path, modules: Set[str]) -> Set[str]:
             else:
                 target = node.module or ""
             for alias in node.names:
-                submodule = f"{target}.{alias.name}"
-                found.add(submodule if submodule in modules else target)
+                yield target, alias.name, node.module is not None
         elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+            for alias in node.names:
+                yield alias.name, None, True
+
+
+def _imports(path: Path, modules: Set[str]) -> Set[str]:
+    """Modules of the package that ``path`` imports anywhere in its body."""
+    found = set()
+    for target, name, _ in _import_statements(path):
+        submodule = f"{target}.{name}"
+        found.add(submodule if name is not None and submodule in modules else target)
     return found & modules
 
 
@@ -110,22 +119,15 @@ def _package(module: str) -> str:
     return module.split(".")[1] if module.count(".") else module
 
 
+@functools.lru_cache(maxsize=None)
+def _known_modules() -> Set[str]:
+    return {_module_name(p) for p in ROOT.rglob("*.py")}
+
+
 def _targets(path: Path) -> Set[str]:
     """Every ``geaet_dgl`` module or package ``path`` imports anywhere (package ``__init__`` imports included)."""
-    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            found.update(target if node.module else f"{target}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    known = {_module_name(p) for p in ROOT.rglob("*.py")}
-    return {name for name in found if name in known and name != "geaet_dgl"}
+    found = {target if from_module else f"{target}.{name}" for target, name, from_module in _import_statements(path)}
+    return {name for name in found if name in _known_modules() and name != "geaet_dgl"}
 
 
 def package_graph() -> Dict[str, Set[str]]:
