@@ -37,10 +37,9 @@ import dgl
 import numpy as np
 import torch
 
-from ..dataset import DatasetSplits, GraphDataset
+from ..dataset import DatasetSplits
 from ..errors import DataError
-from ..pe_cache import attach_pe, cached_split_pe
-from .graphprop import OGBG, PROCESSED, SPLIT_NAMES, ogbg_root, read_ogbg, read_split, where_files_go
+from .graphprop import OGBG, ogbg_root, read_ogbg, read_split, split_parts, where_files_go
 
 PathLike = Union[str, os.PathLike]
 
@@ -138,17 +137,9 @@ def load_code2(data_dir: PathLike, pe_k: int = 0, limit_train: Optional[int] = N
             raise DataError(f"{spec.name}: {root} has no node_{key}.csv.gz data; {where_files_go(spec.name, data_dir)}")
     vocab2idx = vocabulary([sequences[i] for i in split["train"].tolist()], NUM_VOCAB)
     labels, full_vocab = label_rows(sequences, vocab2idx)
-    stat = (root / PROCESSED).stat()
-    stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
-    limits = {"train": limit_train, "val": limit_val, "test": limit_test}
-    parts = {}
-    for part, _ in SPLIT_NAMES:
-        idx = split[part] if limits[part] is None else split[part][:limits[part]]
-        graphs = [clip_and_augment(dataset.graphs[i]) for i in idx.tolist()]
-        pe = cached_split_pe(graphs, root / "geaet_cache", tag=part, k=pe_k, norm=laplacian_norm, rwse_k=rwse_k,
-                             stamp=stamp, progress=progress)
-        attach_pe(graphs, pe)
-        parts[part] = GraphDataset(graphs, labels[idx])
+    parts = split_parts(dataset.graphs, split, labels, root, (limit_train, limit_val, limit_test),
+                        lambda graphs: [clip_and_augment(g) for g in graphs], pe_k=pe_k,
+                        laplacian_norm=laplacian_norm, rwse_k=rwse_k, progress=progress)
     splits = DatasetSplits(train=parts["train"], val=parts["val"], test=parts["test"], num_classes=NUM_VOCAB + 2,
                            name=spec.name, source=f"OGB {spec.name} read by ogb.graphproppred.DglGraphPropPredDataset "
                                                   f"from {root}, prepared as GraphGPS does")

@@ -237,18 +237,29 @@ def load_ogbg(name: str, data_dir: PathLike, pe_k: int = 0, limit_train: Optiona
     if len(labels) != len(dataset.graphs):
         raise DataError(f"{spec.name}: {root} holds {len(labels)} labels for {len(dataset.graphs)} graphs; "
                         f"{where_files_go(spec.name, data_dir)}")
-    stat = (root / PROCESSED).stat()
-    stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
-    limits = {"train": limit_train, "val": limit_val, "test": limit_test}
-    parts = {}
-    for part, _ in SPLIT_NAMES:
-        idx = split[part] if limits[part] is None else split[part][:limits[part]]
-        graphs = [dataset.graphs[i] for i in idx.tolist()]
+    def prepare(graphs):
         _node_features(spec, graphs)
-        pe = cached_split_pe(graphs, root / "geaet_cache", tag=part, k=pe_k, norm=laplacian_norm, rwse_k=rwse_k,
-                             stamp=stamp, progress=progress)
-        attach_pe(graphs, pe)
-        parts[part] = GraphDataset(graphs, labels[idx])
+        return graphs
+
+    parts = split_parts(dataset.graphs, split, labels, root, (limit_train, limit_val, limit_test), prepare,
+                        pe_k=pe_k, laplacian_norm=laplacian_norm, rwse_k=rwse_k, progress=progress)
     return DatasetSplits(train=parts["train"], val=parts["val"], test=parts["test"], num_classes=spec.num_classes,
                          name=spec.name, source=f"OGB {spec.name} read by ogb.graphproppred.DglGraphPropPredDataset "
                                                 f"from {root}")
+
+
+def split_parts(graphs, split, labels, root, limits, prepare, *, pe_k, laplacian_norm, rwse_k, progress):
+    """``{part: GraphDataset}`` of the train / val / test indices in ``split`` (each cut to its limit, None: all):
+    the graphs passed through ``prepare(list) -> list``, their encodings cached under ``root/geaet_cache``
+    (stamped with the processed file, so a new one recomputes them)."""
+    stat = (root / PROCESSED).stat()
+    stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+    parts = {}
+    for (part, _), limit in zip(SPLIT_NAMES, limits):
+        idx = split[part] if limit is None else split[part][:limit]
+        chosen = prepare([graphs[i] for i in idx.tolist()])
+        pe = cached_split_pe(chosen, root / "geaet_cache", tag=part, k=pe_k, norm=laplacian_norm, rwse_k=rwse_k,
+                             stamp=stamp, progress=progress)
+        attach_pe(chosen, pe)
+        parts[part] = GraphDataset(chosen, labels[idx])
+    return parts
