@@ -363,6 +363,9 @@ class TrainConfig:
     accumulate: int = 1
     #: Early stopping: end the run after this many epochs without validation improvement (0: off).
     patience: int = 0
+    #: ``adamw`` (decoupled weight decay, graphgym's ``adamW``) or ``adam`` (coupled L2, graphgym's ``adam``,
+    #: as GCN and GAT train on citation graphs).
+    optimizer: str = "adamw"
 
     def validate(self) -> "TrainConfig":
         check_numeric_ranges(self, "train.")
@@ -375,6 +378,7 @@ class TrainConfig:
         if self.eval_every < 1 or self.accumulate < 1:
             raise ConfigError("eval_every and accumulate must be >= 1")
         _check_choice("schedule", self.schedule, ("cosine", "linear"))
+        _check_choice("optimizer", self.optimizer, ("adamw", "adam"))
         if self.patience < 0:
             raise ConfigError("train.patience must be >= 0 (epochs without validation improvement; 0: no early "
                               "stopping)")

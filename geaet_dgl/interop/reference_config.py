@@ -777,7 +777,8 @@ def _train(get: _Reader, dataset: _Dataset) -> TrainConfig:
     if not isinstance(eval_period, int) or isinstance(eval_period, bool) or eval_period < 1:
         raise get.fail("train.eval_period", "must be a positive integer")
     inference = get("train.mode") == "inference-only"  # nothing is optimised: the optimiser is not read
-    get.require("optim.optimizer", ("adamW", "adam") if inference else ("adamW",))
+    optimizer = get.require("optim.optimizer", ("adamW", "adam"))  # graphgym's adam: torch's Adam, coupled L2
+    train.optimizer = "adam" if optimizer == "adam" else "adamw"
     scheduler = get.require("optim.scheduler", ("cosine_with_warmup", "linear_with_warmup")
                             + (("cos",) if inference else ()))
     train.schedule = "cosine" if scheduler == "cosine_with_warmup" else "linear"

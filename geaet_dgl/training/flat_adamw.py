@@ -1,4 +1,4 @@
-"""AdamW (with optional gradient-norm clipping) whose update runs over one flat buffer.
+"""AdamW, or Adam with coupled L2 (with optional gradient-norm clipping), whose update runs over one flat buffer.
 
 A GEAET model has ~200 small parameter tensors. ``torch.optim.AdamW`` updates
 them with ~10 kernels per tensor (its ``foreach`` form loops over the tensors
@@ -43,6 +43,13 @@ class FlatAdamW(AdamW):
     ----------
     params : iterable of parameters (one group).
     lr, weight_decay : float
+    decoupled : bool
+        True (default): AdamW's decoupled weight decay, ``p -= lr * wd * p``.
+        False: Adam's coupled L2 penalty, ``g += wd * p`` after clipping and
+        before the moments (``torch.optim.Adam(weight_decay=wd)``, as GCN and
+        GAT train): the penalty is normalised with the gradient, so weights
+        of rarely active inputs (sparse bag-of-words) shrink at about ``lr``
+        per step.
     max_grad_norm : float or None
         Clip the global L2 norm of the gradients to this value before the
         update, as ``torch.nn.utils.clip_grad_norm_`` does; None: no clipping.
@@ -56,9 +63,10 @@ class FlatAdamW(AdamW):
     """
 
     def __init__(self, params: Iterable[nn.Parameter], lr: float, weight_decay: float,
-                 max_grad_norm: Optional[float] = None):
+                 max_grad_norm: Optional[float] = None, decoupled: bool = True):
         super().__init__(params, lr=lr, weight_decay=weight_decay, foreach=True)
         self.max_grad_norm = max_grad_norm
+        self.decoupled = decoupled
         self.last_grad_norm: Optional[torch.Tensor] = None
         self._flat: Optional[_FlatState] = None
 
@@ -76,7 +84,27 @@ class FlatAdamW(AdamW):
         if self.max_grad_norm is not None:
             params = [p for g in self.param_groups for p in g["params"] if p.grad is not None]
             self.last_grad_norm = torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm, foreach=True)
-        return super().step(closure)
+        if self.decoupled:
+            return super().step(closure)
+        return self._coupled_step(closure)
+
+    def _coupled_step(self, closure):
+        """Adam's step through AdamW's: the L2 term added to each gradient, AdamW's decay set to 0 meanwhile."""
+        raw = {}
+        decays = [group["weight_decay"] for group in self.param_groups]
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None and group["weight_decay"] != 0:
+                    raw[p] = p.grad
+                    p.grad = p.grad.add(p.detach(), alpha=group["weight_decay"])
+            group["weight_decay"] = 0.0
+        try:
+            return super().step(closure)
+        finally:
+            for group, decay in zip(self.param_groups, decays):
+                group["weight_decay"] = decay
+            for p, grad in raw.items():
+                p.grad = grad
 
     def state_dict(self):
         """AdamW's state dict; each parameter gets its own ``step`` tensor (ours share one)."""
@@ -117,10 +145,12 @@ class FlatAdamW(AdamW):
             grad.mul_(torch.clamp(self.max_grad_norm / (self.last_grad_norm + 1e-6), max=1.0))
         lr, weight_decay, eps = group["lr"], group["weight_decay"], group["eps"]
         beta1, beta2 = group["betas"]
-        # Torch's multi-tensor AdamW (non-capturable), on one tensor.
+        # Torch's multi-tensor AdamW (non-capturable), on one tensor; Adam's coupled L2 when not decoupled.
         flat.step.add_(1.0)
-        if weight_decay != 0:
+        if weight_decay != 0 and self.decoupled:
             flat.param.mul_(1 - lr * weight_decay)
+        elif weight_decay != 0:
+            grad.add_(flat.param, alpha=weight_decay)
         flat.exp_avg.lerp_(grad, 1 - beta1)
         flat.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         step = flat.step.item()

@@ -53,15 +53,19 @@ SCHEDULES = {"cosine": cosine_with_warmup_factor, "linear": linear_with_warmup_f
 
 
 def build_optimizer(parameters: Iterable[nn.Parameter], lr: float, weight_decay: float,
-                    max_grad_norm: Optional[float] = None) -> FlatAdamW:
-    """AdamW with torch's default betas and eps, as graphgym's ``adamW``, clipping at ``max_grad_norm``.
+                    max_grad_norm: Optional[float] = None, kind: str = "adamw") -> FlatAdamW:
+    """AdamW with torch's default betas and eps, as graphgym's ``adamW``, clipping at ``max_grad_norm``;
+    ``kind='adam'``: Adam's coupled L2 instead of the decoupled decay (graphgym's ``adam``).
 
     The step clips the global gradient norm (graphgym's ``clip_grad_norm_``)
     and updates the model's ~200 small tensors as one flat buffer
     (:class:`~geaet_dgl.training.flat_adamw.FlatAdamW`): same update, a few
     kernels instead of ~2,000.
     """
-    return FlatAdamW(parameters, lr=lr, weight_decay=weight_decay, max_grad_norm=max_grad_norm)
+    if kind not in ("adamw", "adam"):
+        raise ValueError(f"optimizer kind={kind!r} is not adamw or adam")
+    return FlatAdamW(parameters, lr=lr, weight_decay=weight_decay, max_grad_norm=max_grad_norm,
+                     decoupled=kind == "adamw")
 
 
 def build_scheduler(optimizer: Optimizer, warmup_epochs: int, epochs: int, schedule: str = "cosine") -> LambdaLR:

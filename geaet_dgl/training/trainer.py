@@ -135,7 +135,7 @@ class Trainer:
             if self.task.reseed_ranks:
                 torch.manual_seed(rank_seed(run.train.seed, self.dist.rank))  # own dropout masks per rank
         self.optimizer = build_optimizer(self.model.parameters(), run.train.lr, run.train.weight_decay,
-                                         run.train.clip_grad_norm)
+                                         run.train.clip_grad_norm, run.train.optimizer)
         self.scheduler = build_scheduler(self.optimizer, run.train.warmup_epochs, run.train.epochs,
                                          run.train.schedule)
         self.loss_fn = get_loss(run.train.loss)

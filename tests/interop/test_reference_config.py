@@ -248,8 +248,16 @@ def test_absent_keys_take_the_reference_defaults(tmp_path):
     assert ref.preset.train.weight_decay == 5e-4  # graphgym's default
 
 
+def test_graphgym_adam_is_coupled_l2(tmp_path):
+    """optim.optimizer: adam is torch's Adam (L2 in the gradient), not AdamW: train.optimizer=adam."""
+    tree = yaml.safe_load(REFERENCE_YAML["mnist"])
+    assert read_reference_config(_write(tmp_path, yaml.safe_dump(tree))).preset.train.optimizer == "adamw"
+    tree["optim"]["optimizer"] = "adam"
+    assert read_reference_config(_write(tmp_path, yaml.safe_dump(tree))).preset.train.optimizer == "adam"
+
+
 @pytest.mark.parametrize("edit, key", [
-    (lambda t: t["optim"].update(optimizer="adam"), "optim.optimizer='adam'"),
+    (lambda t: t["optim"].update(optimizer="sgd"), "optim.optimizer='sgd'"),
     (lambda t: t["gt"].update(layer_type="CustomGatedGCN+BigBird+GEANet"), "gt.layer_type="),
     (lambda t: t["gt"].update(layer_norm=True), "gt.batch_norm=True"),
     (lambda t: t["train"].update(eval_period=0), "train.eval_period=0"),

@@ -151,3 +151,27 @@ def test_in_place_model_load_keeps_the_flat_buffer():
     _train(ours, opt, batches[1:])
     _train(ref, ref_opt, batches[1:])
     _assert_same_parameters(ours, ref)
+
+
+@pytest.mark.parametrize("max_norm", [None, 1.0])
+def test_coupled_mode_matches_torch_adam_on_both_paths(max_norm):
+    """decoupled=False is torch's Adam with L2 weight decay, on the flat path and on the torch fallback."""
+    batches = _batches(6, 1.0)
+    ours, ref = _pair()
+    _train(ours, FlatAdamW(ours.parameters(), lr=1e-2, weight_decay=0.1, max_grad_norm=max_norm, decoupled=False),
+           batches)
+    _train(ref, torch.optim.Adam(ref.parameters(), lr=1e-2, weight_decay=0.1), batches, clip=max_norm)
+    _assert_same_parameters(ours, ref)
+    decoupled, _ = _pair()
+    _train(decoupled, FlatAdamW(decoupled.parameters(), lr=1e-2, weight_decay=0.1, max_grad_norm=max_norm), batches)
+    assert not torch.allclose(decoupled.first.weight, ours.first.weight, atol=1e-4)  # the two modes differ
+    # The fallback (two parameter groups) takes the same coupled step and leaves .grad as computed.
+    fallback, ref2 = _pair()
+    groups = [{"params": [fallback.first.weight]}, {"params": [p for n, p in fallback.named_parameters()
+                                                             if n != "first.weight"]}]
+    opt = FlatAdamW(groups, lr=1e-2, weight_decay=0.1, max_grad_norm=max_norm, decoupled=False)
+    _train(fallback, opt, batches)
+    _assert_same_parameters(fallback, ours)
+    grad_before = fallback.first.weight.grad.clone()
+    opt.step()
+    torch.testing.assert_close(fallback.first.weight.grad, grad_before)
