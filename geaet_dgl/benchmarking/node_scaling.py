@@ -170,7 +170,7 @@ def _ours_runners(graph: dgl.DGLGraph, method: str, seed: int, cache_dir: str):
     """(warm-up, epoch, evaluation) callables of ours: ``method``'s batches, full-graph scoring."""
     from torch.nn.functional import cross_entropy
 
-    from ..data.node_graph import NodeGraph
+    from ..data.nodes.node_graph import NodeGraph
     from ..models import build_model
     from ..training.node_batches import make_node_sampler, masked_rows
     from ..training.evaluation import evaluate_node_splits
@@ -274,7 +274,7 @@ def measure_node_point(method: str, num_nodes: int, threads: int = 1, seed: int 
 
 
 def _lappe(graph: dgl.DGLGraph) -> None:
-    from ..data.positional_encoding import laplacian_pe_from_edges
+    from ..data.encodings.positional_encoding import laplacian_pe_from_edges
 
     src, dst = (t.numpy() for t in graph.edges())
     laplacian_pe_from_edges(src, dst, graph.num_nodes(), ENCODING_K)

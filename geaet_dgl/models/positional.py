@@ -2,7 +2,7 @@
 
 Graphs carry ``ndata['lap_pe']`` (N, k) Laplacian eigenvectors,
 ``ndata['lap_eigval']`` (N, k) their eigenvalues and ``ndata['rwse']`` (N, k)
-random-walk landing probabilities; see ``geaet_dgl.data.positional_encoding``.
+random-walk landing probabilities; see ``geaet_dgl.data.encodings.positional_encoding``.
 Frequencies past a graph's node count are padding.
 """
 from __future__ import annotations

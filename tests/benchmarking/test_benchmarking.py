@@ -116,7 +116,7 @@ def test_synthetic_inputs_match_presets():
 
 
 def test_synthetic_pattern_inputs_are_node_level_with_rwse():
-    from geaet_dgl.data.positional_encoding import random_walk_se
+    from geaet_dgl.data.encodings.positional_encoding import random_walk_se
 
     (graph, labels), = prebuilt_batches("pattern", 3, 1, torch.device("cpu"))
     assert graph.batch_size == 3 and labels.shape == (graph.num_nodes(),)
@@ -134,7 +134,7 @@ def test_synthetic_pattern_inputs_are_node_level_with_rwse():
 
 
 def test_synthetic_molecules_fit_the_peptides_preset():
-    from geaet_dgl.data.positional_encoding import laplacian_pe
+    from geaet_dgl.data.encodings.positional_encoding import laplacian_pe
 
     config = get_preset("peptides-struct").model
     (graph, targets), = prebuilt_batches("peptides-struct", 3, 1, torch.device("cpu"))

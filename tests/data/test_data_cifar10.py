@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from geaet_dgl.data import DataError, load_dataset
-from geaet_dgl.data import pe_cache
+from geaet_dgl.data.encodings import pe_cache
 from geaet_dgl.data.superpixels.cifar10 import CIFAR10_NUM_VAL, load_cifar10
 from geaet_dgl.data.superpixels.dgl_files import (
     CIFAR10_SPEC,

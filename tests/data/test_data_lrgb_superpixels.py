@@ -157,7 +157,7 @@ def test_laplacian_pe_only_when_asked(tmp_path):
 
 def test_random_walk_encoding_without_laplacian(tmp_path):
     """model.pe='rwse' asks for RWSE and no eigenvectors (pe_k=0): the walks must still come."""
-    from geaet_dgl.data.positional_encoding import random_walk_se
+    from geaet_dgl.data.encodings.positional_encoding import random_walk_se
 
     write_superpixel_fixture("voc", tmp_path)
     splits = load_lrgb_superpixels("voc", tmp_path, pe_k=0, rwse_k=4, progress=False)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from geaet_dgl.data import DataError, load_dataset
-from geaet_dgl.data.malnet_tiny import TYPES, drop_isolated_nodes, local_degree_profile
+from geaet_dgl.data.malnet.tiny import TYPES, drop_isolated_nodes, local_degree_profile
 from tests.data.fixtures_malnet import write_malnet_fixture
 
 

@@ -79,7 +79,7 @@ def test_limits(counts, published_dir, no_hub):
 def test_second_load_uses_the_pe_cache(counts, published_dir, no_hub, monkeypatch):
     n_train, n_test = counts
     load_mnist(published_dir, pe_k=4, num_val=NUM_VAL, progress=False)
-    from geaet_dgl.data import pe_cache
+    from geaet_dgl.data.encodings import pe_cache
 
     monkeypatch.setattr(pe_cache, "compute_split_pe", lambda *a, **k: pytest.fail("PE recomputed"))
     again = load_mnist(published_dir, pe_k=4, num_val=NUM_VAL, progress=False)

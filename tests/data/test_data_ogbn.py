@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from geaet_dgl.data import DataError
-from geaet_dgl.data.ogbn import OGBN, PROCESSED, ogbn_present, read_ogbn
+from geaet_dgl.data.nodes.ogbn import OGBN, PROCESSED, ogbn_present, read_ogbn
 from tests.data.fixtures_ogbn import NUM_NODES, write_ogbn_fixture
 
 
@@ -52,7 +52,7 @@ def test_ogbn_truncated_processed_file_is_rebuilt(tmp_path):
 
 def test_ogbn_dataset_is_a_node_graph_with_cached_encodings(tmp_path):
     from geaet_dgl.data import load_dataset
-    from geaet_dgl.data.node_graph import NodeGraph
+    from geaet_dgl.data.nodes.node_graph import NodeGraph
     from geaet_dgl.data.registry import DATASETS, dataset_table
 
     written = write_ogbn_fixture("ogbn-arxiv", tmp_path)

@@ -5,7 +5,7 @@ import logging
 import pytest
 import torch
 
-from geaet_dgl.data import pe_cache
+from geaet_dgl.data.encodings import pe_cache
 from geaet_dgl.atomic import atomic_write
 from geaet_dgl.data.generated.synthetic import synthetic_mnist_like
 
@@ -53,7 +53,7 @@ def test_truncated_cache_is_detected_and_rebuilt(tmp_path, graphs, caplog):
     path = next(tmp_path.glob("geaet_pe_*.pt"))
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
-    with caplog.at_level(logging.WARNING, logger="geaet_dgl.data.pe_cache"):
+    with caplog.at_level(logging.WARNING, logger="geaet_dgl.data.encodings.pe_cache"):
         again = cache_once(graphs, tmp_path)
     assert "unreadable" in caplog.text
     torch.testing.assert_close(again.lap_pe, first.lap_pe)
@@ -72,7 +72,7 @@ def test_flipped_bytes_fail_the_checksum(tmp_path, graphs, caplog):
     payload = torch.load(path, weights_only=True)
     payload["tensors"]["lap_pe"][3, 1] += 0.5  # silent corruption of a stored value
     torch.save(payload, path)
-    with caplog.at_level(logging.WARNING, logger="geaet_dgl.data.pe_cache"):
+    with caplog.at_level(logging.WARNING, logger="geaet_dgl.data.encodings.pe_cache"):
         assert pe_cache.load_pe_cache(path, _meta()) is None
     assert "checksum" in caplog.text
 
@@ -119,7 +119,7 @@ def test_graphs_above_the_dense_size_are_not_refused_for_dense_memory(monkeypatc
     import dgl
     import torch
 
-    from geaet_dgl.data import pe_cache
+    from geaet_dgl.data.encodings import pe_cache
 
     monkeypatch.setattr(pe_cache, "free_memory_bytes", lambda: 2**20)  # 1 MiB "free": any dense check refuses
     n = pe_cache.DENSE_MAX_NODES + 500

@@ -160,7 +160,7 @@ def _eigenspaces(vals, tol=1e-6):
 
 @pytest.mark.parametrize("norm", ["sym", "none"])
 def test_sparse_laplacian_pe_agrees_with_dense_up_to_sign_and_rotation(norm):
-    from geaet_dgl.data.positional_encoding import laplacian_pe_from_edges
+    from geaet_dgl.data.encodings.positional_encoding import laplacian_pe_from_edges
 
     src, dst, n = _awkward_edges()
     k = 12
@@ -180,7 +180,7 @@ def test_sparse_laplacian_pe_agrees_with_dense_up_to_sign_and_rotation(norm):
 
 def test_sparse_pe_when_more_components_than_k():
     """Every one of the k smallest eigenvalues is 0: a basis of the null space, largest components first."""
-    from geaet_dgl.data.positional_encoding import laplacian_pe_from_edges
+    from geaet_dgl.data.encodings.positional_encoding import laplacian_pe_from_edges
 
     src, dst, n = _awkward_edges()
     vecs, vals = laplacian_pe_from_edges(src, dst, n, 3, "none", method="sparse")
@@ -190,7 +190,7 @@ def test_sparse_pe_when_more_components_than_k():
 
 
 def test_sparse_rwse_equals_dense():
-    from geaet_dgl.data.positional_encoding import random_walk_se_from_edges
+    from geaet_dgl.data.encodings.positional_encoding import random_walk_se_from_edges
 
     src, dst, n = _awkward_edges(seed=1)
     dense = random_walk_se_from_edges(src, dst, n, 7, method="dense")
@@ -199,8 +199,8 @@ def test_sparse_rwse_equals_dense():
 
 
 def test_sparse_rwse_blocks_shrink_to_their_budget(monkeypatch):
-    from geaet_dgl.data import sparse_encodings
-    from geaet_dgl.data.positional_encoding import random_walk_se_from_edges
+    from geaet_dgl.data.encodings import sparse_encodings
+    from geaet_dgl.data.encodings.positional_encoding import random_walk_se_from_edges
 
     src, dst, n = _awkward_edges(seed=2)
     dense = random_walk_se_from_edges(src, dst, n, 6, method="dense")
@@ -209,7 +209,7 @@ def test_sparse_rwse_blocks_shrink_to_their_budget(monkeypatch):
 
 
 def test_large_graphs_never_build_dense_matrices(monkeypatch):
-    from geaet_dgl.data import positional_encoding as pe
+    from geaet_dgl.data.encodings import positional_encoding as pe
 
     def refuse(*args, **kwargs):
         raise AssertionError("dense N x N matrix built for a large graph")
@@ -230,7 +230,7 @@ def test_large_graphs_never_build_dense_matrices(monkeypatch):
 
 
 def test_rwse_that_would_fill_the_graph_is_refused(monkeypatch):
-    from geaet_dgl.data import sparse_encodings
+    from geaet_dgl.data.encodings import sparse_encodings
 
     monkeypatch.setattr(sparse_encodings, "RWSE_MAX_WORK", 1e5)
     rng = np.random.default_rng(0)
@@ -241,7 +241,7 @@ def test_rwse_that_would_fill_the_graph_is_refused(monkeypatch):
 
 
 def test_pe_method_is_checked():
-    from geaet_dgl.data.positional_encoding import laplacian_pe_from_edges
+    from geaet_dgl.data.encodings.positional_encoding import laplacian_pe_from_edges
 
     with pytest.raises(DataError, match="auto, dense, sparse"):
         laplacian_pe_from_edges(np.array([0]), np.array([1]), 2, 1, method="lanczos")
@@ -259,7 +259,7 @@ def _grid_with_extras(side=24):
 @pytest.mark.parametrize("norm", ["sym", "none"])
 def test_sparse_eigensolvers_agree_with_dense_eigh(solver, norm):
     """LOBPCG with the multigrid preconditioner and Lanczos: the dense spectrum, residuals, eigenspace projectors."""
-    from geaet_dgl.data.sparse_encodings import sparse_laplacian_eig
+    from geaet_dgl.data.encodings.sparse_encodings import sparse_laplacian_eig
 
     src, dst, n = _grid_with_extras()
     lap = independent_laplacian(dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=n), norm)
@@ -278,7 +278,7 @@ def test_sparse_eigensolvers_agree_with_dense_eigh(solver, norm):
 
 def test_multigrid_is_used_on_meshes_and_not_on_expanders():
     """The cheap test of :func:`multigrid_preconditioner`: a grid coarsens, a random graph's coarse level fills."""
-    from geaet_dgl.data.sparse_encodings import laplacian_csr, multigrid_preconditioner, symmetric_adjacency
+    from geaet_dgl.data.encodings.sparse_encodings import laplacian_csr, multigrid_preconditioner, symmetric_adjacency
 
     src, dst, n = _grid_with_extras(40)
     adj = symmetric_adjacency(src, dst, n)

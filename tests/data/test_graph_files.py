@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from geaet_dgl.data import DataError, load_dataset, load_graph_file
-from geaet_dgl.data.graph_files import inspect_graph_file, split_indices
-from geaet_dgl.data.positional_encoding import random_walk_se
+from geaet_dgl.data.own_files.graph_files import inspect_graph_file, split_indices
+from geaet_dgl.data.encodings.positional_encoding import random_walk_se
 from tests.own_graph_files import graph_targets, make_graphs, write_task_file
 
 

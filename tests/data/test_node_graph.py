@@ -5,7 +5,7 @@ import torch
 
 from geaet_dgl.data import DataError
 from geaet_dgl.data.generated.node_graphs import knn_graph, planted_partition, two_circles, with_masks
-from geaet_dgl.data.node_graph import is_node_graph_file, load_node_graph
+from geaet_dgl.data.nodes.node_graph import is_node_graph_file, load_node_graph
 from geaet_dgl.data.registry import load_dataset
 
 

@@ -4,10 +4,10 @@ import pytest
 import torch
 
 from geaet_dgl.data import DataError, load_dataset
-from geaet_dgl.data.node_graph import NodeGraph
-from geaet_dgl.data.node_sets import (NODE_SETS, describe_files, expected_files, load_node_set, node_set_present,
+from geaet_dgl.data.nodes.node_graph import NodeGraph
+from geaet_dgl.data.nodes.node_sets import (NODE_SETS, describe_files, expected_files, load_node_set, node_set_present,
                                       node_set_splits, raw_folder)
-from geaet_dgl.data.node_splits import seeded_split
+from geaet_dgl.data.nodes.node_splits import seeded_split
 from tests.data.fixtures_node_sets import write_node_set_fixture
 
 

@@ -5,9 +5,9 @@ import pytest
 import scipy.linalg
 import torch
 
-from geaet_dgl.data import se_cache
-from geaet_dgl.data.se_cache import SPATIAL_PAD, StructuralSpec, attach_structural
-from geaet_dgl.data.structural_encoding import (electrostatic_se_from_edges, graphormer_degrees,
+from geaet_dgl.data.encodings import se_cache
+from geaet_dgl.data.encodings.se_cache import SPATIAL_PAD, StructuralSpec, attach_structural
+from geaet_dgl.data.encodings.structural_encoding import (electrostatic_se_from_edges, graphormer_degrees,
                                                 heat_kernel_diag_from_edges, spatial_types_from_edges)
 from tests.conftest import graph_cases, random_graph
 

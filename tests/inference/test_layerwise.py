@@ -9,7 +9,7 @@ import torch
 
 from geaet_dgl.config import ConfigError, GEANetConfig, ModelConfig
 from geaet_dgl.data.generated.node_graphs import planted_partition
-from geaet_dgl.data.node_graph import NodeGraph
+from geaet_dgl.data.nodes.node_graph import NodeGraph
 from geaet_dgl.inference.layerwise import chunk_graph, full_graph_forward, layerwise_forward
 from geaet_dgl.models import build_model
 from geaet_dgl.nn.external_attention import column_logsumexp, double_normalize

@@ -5,7 +5,7 @@ The file
 ``dgl.save_graphs(PATH, [g])`` with one graph ``g`` carrying
 
 * ``ndata['feat']`` ``(N, F)`` float features or integer types (as in
-  :mod:`.graph_files`), ``edata['feat']`` optional;
+  :mod:`..own_files.graph_files`), ``edata['feat']`` optional;
 * ``ndata['label']``: ``(N,)`` integer classes (node classification) or
   ``(N,)`` / ``(N, T)`` float targets (node regression); nodes outside the
   three masks may hold anything (e.g. -1);
@@ -15,7 +15,7 @@ The file
   convention). Nodes in no mask are unlabelled context: the model reads them,
   the loss and the metrics do not.
 
-Or one heterograph (:mod:`.hetero_files`) with the label and the three masks
+Or one heterograph (:mod:`..own_files.hetero_files`) with the label and the three masks
 in ``g.nodes[t].data`` of its target type ``t`` (``data.target_ntype``, or
 the only labelled type): the same checks run on that type's nodes, and the
 model predicts them.
@@ -49,11 +49,11 @@ import dgl
 import numpy as np
 import torch
 
-from .errors import DataError
-from .graph_files import GraphFileInfo, conform_graphs, infer_feature_spec, load_first_graph, read_graph_file
-from .hetero_files import HeteroFileInfo, HeteroSchema, conform_hetero_graphs, infer_schema, is_heterograph, node_target
-from .identity import check_unchanged, file_identity, identity_changes
-from .pe_cache import attach_pe, cached_split_pe, writable_cache_dir
+from ..encodings.pe_cache import attach_pe, cached_split_pe, writable_cache_dir
+from ..errors import DataError
+from ..identity import check_unchanged, file_identity, identity_changes
+from ..own_files.graph_files import GraphFileInfo, conform_graphs, infer_feature_spec, load_first_graph, read_graph_file
+from ..own_files.hetero_files import HeteroFileInfo, HeteroSchema, conform_hetero_graphs, infer_schema, is_heterograph, node_target
 
 PathLike = Union[str, os.PathLike]
 
@@ -83,7 +83,7 @@ def has_node_masks(graphs: Sequence[dgl.DGLGraph]) -> bool:
 class NodeGraph:
     """One graph whose nodes are split by masks: the data of a transductive node task.
 
-    Stands where graph-level runs have a :class:`~.dataset.DatasetSplits`:
+    Stands where graph-level runs have a :class:`~..dataset.DatasetSplits`:
     same ``name``, ``source``, ``num_classes``, ``sizes()`` and feature widths,
     but one graph for every split.
 
@@ -106,7 +106,7 @@ class NodeGraph:
     """
 
     level = "transductive"
-    #: What the loader did to the stored features (:mod:`.input_transform`): nothing.
+    #: What the loader did to the stored features (:mod:`..input_transform`): nothing.
     input_transform = None
 
     def __init__(self, graph: dgl.DGLGraph, task: str, num_classes: int, name: str, source: str = "",
@@ -159,7 +159,7 @@ class NodeGraph:
 
     def split_fingerprints(self, limits: Optional[Dict[str, Optional[int]]] = None) -> Dict[str, Dict]:
         """Per split ``{"graphs": its node count, "limit": --limit-<split>, "sha256": ...}`` over the graph's size,
-        the split's node ids and their labels (the record a run keeps, see :mod:`.identity`)."""
+        the split's node ids and their labels (the record a run keeps, see :mod:`..identity`)."""
         limits = dict(limits or {})
         result = {}
         for split in MASKS:
@@ -291,7 +291,7 @@ def is_node_graph_file(path: PathLike) -> bool:
 
 
 def _hetero_target(graphs: Sequence[dgl.DGLGraph], path: str, target_ntype: Optional[str]) -> str:
-    """The heterograph's target type (:func:`~.hetero_files.node_target`), refusing masks on another type."""
+    """The heterograph's target type (:func:`~..own_files.hetero_files.node_target`), refusing masks on another type."""
     target = node_target(graphs, path, target_ntype or "")
     for ntype in graphs[0].ntypes:
         if ntype != target and any(name in graphs[0].nodes[ntype].data for name in MASKS.values()):
@@ -326,7 +326,7 @@ def _read(path: PathLike, task: Optional[str], target_ntype: Optional[str] = Non
 def inspect_node_graph(path: PathLike, task: Optional[str] = None, target_ntype: Optional[str] = None
                        ) -> GraphFileInfo:
     """What a one-graph file with masks holds (task, outputs, feature widths, or a heterograph's
-    :class:`~.hetero_files.HeteroFileInfo`); all its checks run."""
+    :class:`~..own_files.hetero_files.HeteroFileInfo`); all its checks run."""
     graph, spec, task, outputs, target = _read(path, task, target_ntype)
     if target:
         return HeteroFileInfo(path=os.fspath(path), num_graphs=1, task=task, num_outputs=outputs, features=None,
@@ -356,7 +356,7 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
     split_file, split, split_seed
         Refused: the masks are the split.
     identity : dict, optional
-        A run's record of the file (:func:`~.identity.file_identity`): a file
+        A run's record of the file (:func:`~..identity.file_identity`): a file
         whose identity differs is refused (DataError) unless ``allow_changed``.
     indices, legacy_split
         Unused (a graph file's recorded split and its old cut; the masks are this one's).

@@ -16,7 +16,7 @@ with, per type and optional,
 
 Splits are the homogeneous files' (split file or seeded fractions); one
 heterograph with ``train_mask``/``val_mask``/``test_mask`` on its target
-type is a transductive node task read by :mod:`.node_graph`. The
+type is a transductive node task read by :mod:`..nodes.node_graph`. The
 first graph decides whether a file is read here (more than one node or edge
 type) or by :mod:`.graph_files`: :func:`inspect_file` and :func:`load_file`
 dispatch. Every problem is one :class:`DataError` line naming the file, the
@@ -43,12 +43,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import dgl
 import torch
 
-from .dataset import DatasetSplits, GraphDataset
-from .errors import DataError
+from ..dataset import DatasetSplits, GraphDataset
+from ..errors import DataError
 from .graph_files import (LABEL_KEY, SPLITS, TASKS, GraphFileInfo, PathLike, class_ids, graph_file_labels,
                           load_first_graph,
                           inspect_graph_file, load_graph_file, read_graph_file, run_split, split_fractions)
-from .validation import validate_splits
+from ..validation import validate_splits
 
 Relation = Tuple[str, str, str]
 

@@ -29,11 +29,8 @@ both directions by OGB already.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import logging
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Tuple, Union
@@ -41,7 +38,8 @@ from typing import Dict, Tuple, Union
 import dgl
 import torch
 
-from .errors import DataError
+from ..errors import DataError
+from ..library_output import quiet_ogb
 
 log = logging.getLogger(__name__)
 PathLike = Union[str, os.PathLike]
@@ -103,23 +101,6 @@ def missing_files(name: str, data_dir: PathLike) -> list:
 def ogbn_present(name: str, data_dir: PathLike) -> bool:
     """Whether every file OGB reads for ``name`` is under ``data_dir`` (contents not checked)."""
     return not missing_files(name, data_dir)
-
-
-@contextlib.contextmanager
-def quiet_ogb():
-    """OGB prints progress on stdout and stderr (and its import may start an update check): send it to the log."""
-    hidden = "outdated" not in sys.modules
-    if hidden:
-        sys.modules["outdated"] = None  # type: ignore[assignment]
-    sink = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            yield
-    finally:
-        if hidden:
-            sys.modules.pop("outdated", None)
-        for line in sink.getvalue().splitlines():
-            log.info("ogb: %s", line)
 
 
 def _ogb_dataset(spec: OgbnSpec, data_dir: PathLike):
@@ -201,13 +182,13 @@ def load_ogbn(name: str, data_dir: PathLike, pe_k: int = 0, rwse_k=None, laplaci
     name : {'ogbn-arxiv', 'ogbn-products'}
     data_dir : path-like
     pe_k, rwse_k, laplacian_norm
-        Encodings to attach (sparse above 2,048 nodes: :mod:`.sparse_encodings`),
+        Encodings to attach (sparse above 2,048 nodes: :mod:`..encodings.sparse_encodings`),
         cached in ``<root>/geaet_cache``, keyed by the processed file's size and mtime.
     limit_train, limit_val, limit_test : int, optional
         Keep the first N nodes of a split's mask (the graph stays whole).
     """
     from .node_graph import NodeGraph, limit_masks
-    from .pe_cache import attach_pe, cached_split_pe
+    from ..encodings.pe_cache import attach_pe, cached_split_pe
 
     graph, num_classes = read_ogbn(name, data_dir)
     limit_masks(graph, {"train": limit_train, "val": limit_val, "test": limit_test})

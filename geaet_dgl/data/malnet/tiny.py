@@ -50,9 +50,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .dataset import DatasetSplits, GraphDataset
-from .errors import DataError
-from .pe_cache import attach_pe, cached_split_pe
+from ..dataset import DatasetSplits, GraphDataset
+from ..encodings.pe_cache import attach_pe, cached_split_pe
+from ..errors import DataError
 
 log = logging.getLogger(__name__)
 PathLike = Union[str, os.PathLike]

@@ -56,7 +56,7 @@ from typing import Dict, List, Optional, Tuple, Union
 import dgl
 import torch
 
-from .errors import DataError
+from ..errors import DataError
 from .node_splits import SPLITS, check_split_index, seeded_split, select_split, split_count
 
 log = logging.getLogger(__name__)
@@ -413,7 +413,7 @@ def load_node_set(name: str, data_dir: PathLike, split_index: int = 0, split_see
         Keep the first N nodes of a mask (the graph stays whole).
     """
     from .node_graph import NodeGraph, check_masks, limit_masks, node_labels
-    from .pe_cache import attach_pe, cached_split_pe, writable_cache_dir
+    from ..encodings.pe_cache import attach_pe, cached_split_pe, writable_cache_dir
 
     spec = node_set_spec(name)
     graph, classes, stamp, split = node_set_graph(spec.name, data_dir, split_index, split_seed)

@@ -28,8 +28,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ..atomic import atomic_write
-from .errors import DataError
+from ...atomic import atomic_write
+from ..errors import DataError
 from .positional_encoding import DENSE_MAX_NODES, laplacian_pe_from_edges, random_walk_se_from_edges
 
 log = logging.getLogger(__name__)

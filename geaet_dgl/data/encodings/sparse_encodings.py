@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 from scipy.sparse.linalg import LinearOperator, eigsh, lobpcg
 
-from .errors import DataError
+from ..errors import DataError
 
 #: Lanczos residual tolerance (relative to the eigenvalue's magnitude, ARPACK's criterion).
 EIGSH_TOL = 1e-6

@@ -28,7 +28,7 @@ import dgl
 import numpy as np
 import torch
 
-from .errors import DataError
+from ..errors import DataError
 from .sparse_encodings import sparse_laplacian_eig, sparse_random_walk_se
 
 LAPLACIAN_NORMS = ("sym", "none")

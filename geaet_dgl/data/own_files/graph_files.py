@@ -50,12 +50,12 @@ import dgl
 import numpy as np
 import torch
 
-from .dataset import DatasetSplits, GraphDataset
-from .errors import DataError
-from .fresh_process import fork_available, run_apart
-from .identity import check_unchanged, file_identity, identity_changes
-from .pe_cache import attach_pe, cached_split_pe, writable_cache_dir
-from .validation import validate_splits
+from ..dataset import DatasetSplits, GraphDataset
+from ..encodings.pe_cache import attach_pe, cached_split_pe, writable_cache_dir
+from ..errors import DataError
+from ..fresh_process import fork_available, run_apart
+from ..identity import check_unchanged, file_identity, identity_changes
+from ..validation import validate_splits
 
 PathLike = Union[str, os.PathLike]
 
@@ -616,7 +616,7 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
     limit_train, limit_val, limit_test : int, optional
         Keep the first N graphs of a split.
     identity, indices : dict, optional
-        A run's record of the file (:func:`~.identity.file_identity`) and of
+        A run's record of the file (:func:`~..identity.file_identity`) and of
         its split (``{'train': [...], 'val': [...], 'test': [...]}``): the
         split is then taken from ``indices``, and a file whose identity
         differs is refused (DataError) unless ``allow_changed``. Without

@@ -27,7 +27,7 @@ from typing import Dict, Mapping, Sequence
 
 import torch
 
-from .errors import DataError
+from ..errors import DataError
 
 SPLITS = ("train", "val", "test")
 #: The seeded split of the sets that publish none (Shchur et al.'s Amazon and Coauthor graphs).
