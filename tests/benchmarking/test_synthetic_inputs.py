@@ -15,7 +15,7 @@ from geaet_dgl.training.run_config import data_pe_sizes
 from tests.benchmarking.test_config_subject import GRAPHGPS
 from tests.data.fixtures_dgl import write_sbm_fixture, write_zinc_fixture
 from tests.data.fixtures_peptides import accept_as_published, write_peptides_fixture
-from tests.data.test_data_lrgb_superpixels import write_superpixel_fixture
+from tests.data.lrgb.test_data_lrgb_superpixels import write_superpixel_fixture
 
 
 def _real_splits(name, tmp_path, monkeypatch):

@@ -94,7 +94,7 @@ def test_no_image_source_is_a_clear_error(monkeypatch):
 
 
 # The real IDX files live in shared/ beside the checkout (never in the repository).
-REAL_IDX = Path(os.environ.get("GEAET_MNIST_IDX", Path(__file__).resolve().parents[3] / "shared" / "data" / "mnist"))
+REAL_IDX = Path(os.environ.get("GEAET_MNIST_IDX", Path(__file__).resolve().parents[4] / "shared" / "data" / "mnist"))
 
 
 @pytest.mark.skipif(
