@@ -3,15 +3,19 @@
 What it measures is ``--what`` (one or more of throughput, breakdown, epoch,
 scaling; default throughput). The flags ``--breakdown``, ``--epoch`` and
 ``--scaling`` add their job to the default throughput table, as they always did.
+This module declares the options and turns them into one job of
+:mod:`geaet_dgl.benchmarking.jobs` (:func:`job_from_options`) for
+:func:`~geaet_dgl.benchmarking.run_benchmark`.
 """
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, Union
 
 import click
 
 from ..benchmarking.api import (CONFIG_FILE_ALONE, JOBS, REFERENCE_NODE_METHODS, EpochJob, ModelJob,
-                                NodeScalingJob, Reference, ScalingJob, Timing, check_epoch_graphs, default_batch_sizes, run_benchmark)
+                                NodeScalingJob, Reference, ScalingJob, Timing, check_epoch_graphs,
+                                default_batch_sizes, run_benchmark)
 from ..config import ConfigError
 from .options import ListOptionCommand, handle_errors, threads_option
 
@@ -104,30 +108,40 @@ def benchmark(**options) -> None:
                   echo=click.echo)
 
 
-def job_from_options(options: Dict[str, Any]):
+def job_from_options(options: Dict[str, Any]) -> Union[ModelJob, NodeScalingJob]:
     """The :mod:`~geaet_dgl.benchmarking.jobs` job the command's options describe."""
-    against_pyg = options["against_pyg"]
     timing = Timing(device=options["device"], threads=options["threads"], repeats=options["repeats"],
                     warmup=options["warmup"], allocator=options["allocator"])
-    if options["node_scaling"]:
-        reference = Reference(against_pyg, python=options["ref_python"]) if against_pyg else None
-        ours = tuple(options["node_methods"])  # none named: ours both ways, and beside the reference its three
-        methods = ours + (REFERENCE_NODE_METHODS if against_pyg else ()) if ours else None
-        return NodeScalingJob(max_nodes=options["max_nodes"], sizes=options["node_sizes"] or None, methods=methods, graph_kind=options["node_graph"],
-                              memory_limit_gib=options["memory_limit"], reference=reference, timing=timing)
-    jobs = set(options["what"] or ("throughput",))
-    jobs.update(job for job in ("breakdown", "epoch", "scaling") if options[job])
+    return _node_scaling_job(options, timing) if options["node_scaling"] else _model_job(options, timing)
+
+
+def _node_scaling_job(options: Dict[str, Any], timing: Timing) -> NodeScalingJob:
+    """``--node-scaling``: without ``--node-method``, ours both ways and, beside the reference, its three."""
+    against_pyg = options["against_pyg"]
+    reference = Reference(against_pyg, python=options["ref_python"]) if against_pyg else None
+    ours = tuple(options["node_methods"])
+    methods = ours + (REFERENCE_NODE_METHODS if against_pyg else ()) if ours else None
+    return NodeScalingJob(max_nodes=options["max_nodes"], sizes=options["node_sizes"] or None, methods=methods,
+                          graph_kind=options["node_graph"], memory_limit_gib=options["memory_limit"],
+                          reference=reference, timing=timing)
+
+
+def _model_job(options: Dict[str, Any], timing: Timing) -> ModelJob:
+    """``--what`` and the flags ``--breakdown``, ``--epoch``, ``--scaling`` pick the parts of one job."""
+    against_pyg = options["against_pyg"]
+    parts = set(options["what"] or ("throughput",))
+    parts.update(part for part in ("breakdown", "epoch", "scaling") if options[part])
     epoch = EpochJob(num_graphs=options["num_graphs"], workers=options["workers"], dataset=options["dataset"],
                      data_dir=options["data_dir"], limit_train=options["limit_train"],
                      limit_val=options["limit_val"], rounds=options["epoch_repeats"])
-    check_epoch_graphs(epoch, "epoch" in jobs and against_pyg is not None)
+    check_epoch_graphs(epoch, "epoch" in parts and against_pyg is not None)
     if options["config_file"] and not against_pyg:
         raise ConfigError(CONFIG_FILE_ALONE)
     reference = (Reference(against_pyg, force=options["force"], config_file=options["config_file"])
                  if against_pyg else None)
     return ModelJob(preset=options["preset"],
-                    batch_sizes=options["batch_sizes"] or default_batch_sizes("epoch" in jobs, against_pyg),
-                    throughput="throughput" in jobs, breakdown="breakdown" in jobs,
-                    epoch=epoch if "epoch" in jobs else None,
-                    scaling=ScalingJob(max_nodes=options["max_nodes"]) if "scaling" in jobs else None,
+                    batch_sizes=options["batch_sizes"] or default_batch_sizes("epoch" in parts, against_pyg),
+                    throughput="throughput" in parts, breakdown="breakdown" in parts,
+                    epoch=epoch if "epoch" in parts else None,
+                    scaling=ScalingJob(max_nodes=options["max_nodes"]) if "scaling" in parts else None,
                     reference=reference, fold=not options["no_fold"], timing=timing)
