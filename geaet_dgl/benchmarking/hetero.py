@@ -130,6 +130,7 @@ def measure_hetero_pair(num_etypes: int, num_ntypes: int, job: HeteroJob) -> Dic
 def run_hetero_benchmark(job: HeteroJob = HeteroJob()) -> List[Dict[str, object]]:
     """Per relation count of ``job.etypes``: the interleaved pair (:func:`measure_hetero_pair`) and, with
     ``job.memory``, each model's peak RSS from its own process (:func:`measure_hetero`, 2 steps per phase)."""
+    job = dataclasses.replace(job, timing=job.timing.resolved())
     alone = dataclasses.replace(job, timing=dataclasses.replace(job.timing, repeats=2, warmup=0))
     rows = []
     for num_etypes in job.etypes:
