@@ -1,11 +1,14 @@
-"""The benchmark jobs: they travel to measuring processes as JSON; run_benchmark takes only them."""
+"""The benchmark jobs: they travel to measuring processes as JSON; run_benchmark takes only them; the study scripts
+build them."""
+import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 
 from geaet_dgl.benchmarking import run_benchmark
-from geaet_dgl.benchmarking.jobs import (SCALING_COMPONENTS, EpochJob, ModelJob, NodeBaselinesJob, Reference,
-                                         ScalingJob, Timing, decode, encode)
+from geaet_dgl.benchmarking.jobs import (SCALING_COMPONENTS, EpochJob, HeteroJob, ModelJob, NodeBaselinesJob,
+                                         Reference, ScalingJob, Timing, decode, encode)
 from geaet_dgl.benchmarking.scaling import COMPONENTS
 from geaet_dgl.benchmarking.worker import run_isolated
 
@@ -38,3 +41,39 @@ def test_scaling_components_are_the_ones_scaling_describes():
 def test_run_benchmark_takes_a_job():
     with pytest.raises(TypeError, match="takes a job"):
         run_benchmark({"preset": "mnist"}, echo=None)
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _script(name, monkeypatch):
+    """A study script of benchmarks/ as a module, its run_benchmark recording the job instead of running it."""
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(f"study_{name}", REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    seen = []
+    monkeypatch.setattr(module, "run_benchmark", lambda job, **outputs: seen.append((job, outputs)))
+    return module, seen
+
+
+def test_study_scripts_build_their_jobs(monkeypatch):
+    hetero, seen = _script("hetero_local_weights", monkeypatch)
+    hetero.main([])
+    assert seen.pop() == (HeteroJob(), {"json_path": None})
+    assert HeteroJob() == HeteroJob(etypes=(2, 4, 6, 10), batch_size=32, nodes_per_type=20, edges_per_relation=40,
+                                    timing=Timing(threads=1, repeats=10, warmup=2))
+    hetero.main(["--etypes", "3", "--batch-size", "4", "--repeats", "2", "--no-memory", "--json", "h.json"])
+    job, outputs = seen.pop()
+    assert job == HeteroJob(etypes=(3,), batch_size=4, memory=False, timing=Timing(threads=1, repeats=2))
+    assert outputs == {"json_path": "h.json"}
+    baselines, seen = _script("node_vs_baselines", monkeypatch)
+    baselines.main(["--files", "a.bin", "b.bin", "--out", "runs", "--set", "train.lr=0.1", "--baselines-only"])
+    job, _ = seen.pop()
+    assert job == NodeBaselinesJob(files=("a.bin", "b.bin"), out="runs", overrides={"train.lr": "0.1"},
+                                   skip_geaet=True)
+
+
+def test_study_scripts_do_not_reuse_the_package_module_names():
+    package = {path.name for path in (REPO / "geaet_dgl").rglob("*.py")}
+    assert not package & {path.name for path in (REPO / "benchmarks").glob("*.py")}
