@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 from typing import Callable, Dict, Optional, Tuple
@@ -107,8 +108,8 @@ def _checked_preset(job: ModelJob) -> str:
         raise ValueError("the epoch comparison with the reference needs at least one batch size")
     if epoch is not None:
         check_epoch_graphs(epoch, job.epochs_against_reference)
-    check_device(job.timing.device)
-    if reference is not None and check_device(job.timing.device).type != "cpu":
+    device = check_device(job.timing.device)
+    if reference is not None and device.type != "cpu":
         raise ValueError("the reference comparison runs on CPU only (the reference bridge builds a CPU model); "
                          "use device='cpu'")
     return preset
@@ -157,8 +158,6 @@ def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str]
 
 def _breakdown_timing(timing: Timing) -> Timing:
     """The breakdown's steps: at least 3 timed and 1 untimed (its medians split a step into parts)."""
-    import dataclasses
-
     return dataclasses.replace(timing, repeats=max(timing.repeats, 3), warmup=max(timing.warmup, 1))
 
 
@@ -175,8 +174,6 @@ def _epochs_against_reference(job: ModelJob, preset: str, timing: Timing, report
 def _throughput_against_reference(job: ModelJob, preset: str, timing: Timing, report: Dict[str, object],
                                   echo: Echo) -> None:
     """The step table of ours and the reference interleaved; peak memory from our model alone."""
-    import dataclasses
-
     from .against_pyg import compare_with_reference
 
     config_file = job.reference.config_file
@@ -209,8 +206,6 @@ def node_scaling_methods(job: NodeScalingJob) -> Tuple[str, ...]:
 def _run_node_scaling(job: NodeScalingJob, json_path: Optional[str], echo: Echo) -> Dict[str, object]:
     """A :class:`NodeScalingJob`: every measurement in a fresh process in the allocator mode, under the
     address-space limit."""
-    import dataclasses
-
     from .node_scaling import format_node_scaling, run_node_scaling
 
     timing = job.timing.resolved()
