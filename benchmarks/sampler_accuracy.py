@@ -10,7 +10,7 @@ Two graphs, each written as a graph file and trained once per sampler with the s
 
 Prints one markdown table per graph and writes them to ``OUT/node_samplers.md`` (and ``.json``).
 
-    python benchmarks/node_samplers.py --mnist /work/shared/data/mnist --out runs/node-samplers
+    python benchmarks/sampler_accuracy.py --mnist /work/shared/data/mnist --out runs/node-samplers
 """
 import argparse
 import json
