@@ -22,13 +22,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..nn.activation import activation_
 from ..nn.batch_layout import BatchLayout, layout_of
+from ..nn.gated_gcn import GatedGCNLayer
 from ..nn.geaet_layer import GEAETLayer
 from .affine import batchnorm_affine, scale_rows
 from .self_attention import FoldedSelfAttention
 from .external_attention import FoldedGEANet
 from .known import is_known
-from .gated_gcn import FoldedGatedGCN, activation_
 
 _LAYER_ATTRIBUTES = ("hidden_dim", "residual", "use_ffn", "local_model", "global_model", "external_model", "local_out_act")  # None-valued
 _LAYER_CHILDREN = ("local_model", "global_model", "external_model", "local_out_act", "dropout_local", "norm1_local",
@@ -61,7 +62,8 @@ class FoldedGEAETLayer(nn.Module):
         self.local_model = self.local_out_act = None
         self.local_affine = self.local_norm = None
         if layer.local_model is not None:
-            self.local_model = FoldedGatedGCN.fold(layer.local_model) or layer.local_model
+            folded = layer.local_model.folded() if isinstance(layer.local_model, GatedGCNLayer) else None
+            self.local_model = folded or layer.local_model
             self.local_out_act = layer.local_out_act
             self.local_wrapped = not layer.local_model.applies_residual  # the layer adds act / residual around it
             self.local_residual = self.local_wrapped and layer.residual
