@@ -25,9 +25,9 @@ from torch import nn
 from ..nn.activation import activation_
 from ..nn.batch_layout import BatchLayout, layout_of
 from ..nn.gated_gcn import GatedGCNLayer
+from ..nn.self_attention import GraphSelfAttention
 from ..nn.geaet_layer import GEAETLayer
 from .affine import batchnorm_affine, scale_rows
-from .self_attention import FoldedSelfAttention
 from .external_attention import FoldedGEANet
 from .known import is_known
 
@@ -72,9 +72,10 @@ class FoldedGEAETLayer(nn.Module):
 
         self.global_model = self.global_norm = None
         if layer.global_model is not None:
-            if FoldedSelfAttention.supports(layer.global_model):
+            attention = layer.global_model
+            if isinstance(attention, GraphSelfAttention) and attention.folded() is not None:
                 affine = self._fold_norm(layer.norm1_global, residual=layer.residual)
-                self.global_model = FoldedSelfAttention(layer.global_model, affine)
+                self.global_model = attention.folded(affine)
                 self.global_norm = None if affine is not None else layer.norm1_global
             else:  # run as it is, its norm too
                 self.global_model, self.global_norm = layer.global_model, layer.norm1_global

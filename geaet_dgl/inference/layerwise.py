@@ -42,7 +42,6 @@ from typing import List, Optional, Tuple
 
 import dgl
 import torch
-import torch.nn.functional as F
 
 from ..config import ModelConfig
 from ..nn.batch_layout import BatchLayout
@@ -247,18 +246,7 @@ def _rows_apart(layer) -> bool:
 def _global(module, graph, layout, h, chunks):
     if not isinstance(module, GraphSelfAttention) or len(chunks) == 1:
         return module(graph, h, layout=layout, edge_output=False)[0]
-    # Dense self-attention of each chunk's queries against every key: exact, (chunk x N) scores at a time.
-    d, heads = module.hidden_dim, module.num_heads
-    weight, bias = module.in_proj_weight, module.in_proj_bias
-    num_nodes = h.shape[0]
-    key = F.linear(h, weight[d:2 * d], bias[d:2 * d]).view(num_nodes, heads, -1).transpose(0, 1)
-    value = F.linear(h, weight[2 * d:], bias[2 * d:]).view(num_nodes, heads, -1).transpose(0, 1)
-    parts = []
-    for start, stop in chunks:
-        query = F.linear(h[start:stop], weight[:d], bias[:d]).view(stop - start, heads, -1).transpose(0, 1)
-        out = F.scaled_dot_product_attention(query, key, value)  # (H, n, d/H)
-        parts.append(module.out_proj(out.transpose(0, 1).reshape(stop - start, d)))
-    return torch.cat(parts)
+    return module.attend_in_chunks(h, chunks)
 
 
 def _external(net, graph, layout, h, edges, chunks, edge_ranges):

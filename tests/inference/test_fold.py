@@ -9,7 +9,7 @@ from torch import nn
 from geaet_dgl.benchmarking.inputs import synthetic_graphs
 from geaet_dgl.data import collate_for
 from geaet_dgl.inference import FoldedGEAET, fold_for_inference
-from geaet_dgl.inference.self_attention import FoldedSelfAttention
+from geaet_dgl.nn.self_attention import FoldedSelfAttention
 from geaet_dgl.inference.external_attention import FoldedGEANet
 from geaet_dgl.inference.geaet_layer import FoldedGEAETLayer
 from geaet_dgl.nn.gated_gcn import FoldedGatedGCN
