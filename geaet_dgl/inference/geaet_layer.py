@@ -24,11 +24,11 @@ from torch import nn
 
 from ..nn.activation import activation_
 from ..nn.batch_layout import BatchLayout, layout_of
+from ..nn.external_attention import GEANet
 from ..nn.gated_gcn import GatedGCNLayer
 from ..nn.self_attention import GraphSelfAttention
 from ..nn.geaet_layer import GEAETLayer
 from .affine import batchnorm_affine, scale_rows
-from .external_attention import FoldedGEANet
 from .known import is_known
 
 _LAYER_ATTRIBUTES = ("hidden_dim", "residual", "use_ffn", "local_model", "global_model", "external_model", "local_out_act")  # None-valued
@@ -82,9 +82,10 @@ class FoldedGEAETLayer(nn.Module):
 
         self.external_model = self.external_norm = None
         if layer.external_model is not None:
-            if FoldedGEANet.supports(layer.external_model):
+            net = layer.external_model
+            if isinstance(net, GEANet) and net.folded() is not None:
                 affine = self._fold_norm(layer.norm1_external, residual=layer.residual)
-                self.external_model = FoldedGEANet(layer.external_model, affine)
+                self.external_model = net.folded(affine)
                 self.external_norm = None if affine is not None else layer.norm1_external
             else:
                 self.external_model, self.external_norm = layer.external_model, layer.norm1_external

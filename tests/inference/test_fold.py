@@ -10,11 +10,10 @@ from geaet_dgl.benchmarking.inputs import synthetic_graphs
 from geaet_dgl.data import collate_for
 from geaet_dgl.inference import FoldedGEAET, fold_for_inference
 from geaet_dgl.nn.self_attention import FoldedSelfAttention
-from geaet_dgl.inference.external_attention import FoldedGEANet
 from geaet_dgl.inference.geaet_layer import FoldedGEAETLayer
 from geaet_dgl.nn.gated_gcn import FoldedGatedGCN
 from geaet_dgl.models import build_model
-from geaet_dgl.nn.external_attention import GEANet
+from geaet_dgl.nn.external_attention import FoldedGEANet, GEANet
 from geaet_dgl.nn.norm import GraphLayerNorm
 from geaet_dgl.presets import get_preset
 
@@ -146,19 +145,6 @@ def test_other_local_models_run_as_they_are_inside_the_folded_layer(mpnn):
 def test_the_performer_runs_as_it_is_inside_the_folded_layer():
     model = _model("mnist", attention="performer", num_layers=2)
     assert _max_diff(model, _batch("mnist", 3)) < TOLERANCE
-
-
-def test_an_unknown_option_falls_back_to_the_modules_own_forward():
-    """A GEANet carrying an attribute the folding was not written for (say a new variant) runs as it is."""
-    model = _model("mnist", num_layers=2)
-    graph = _batch("mnist", 3)
-    with torch.no_grad():
-        expected = model.eval()(graph)
-    for layer in model.layers:
-        layer.external_model.variant = "something new"
-    folded = fold_for_inference(model)
-    assert all(type(layer.external_model) is GEANet for layer in folded.layers)
-    assert float((folded(graph) - expected).abs().max()) < TOLERANCE
 
 
 def test_kept_attention_weights_are_still_recorded():
