@@ -11,9 +11,7 @@ from ..models.encoders import LinearEncoder
 from ..models.positional import EquivStableLapPEEncoder, RWSEEncoder
 from ..nn.batch_layout import BatchLayout
 from ..nn.gated_gcn import pe_square_distance
-from .affine import batchnorm_affine, scale_columns
-from .edges import edge_endpoints
-from .geaet_layer import fold_layer
+from ..nn.norm import batchnorm_affine, scale_columns
 
 
 class FoldedRWSEEncoder(nn.Module):
@@ -93,13 +91,21 @@ class FoldedGEAET(nn.Module):
         """
         if type(self.pe_encoder) is not EquivStableLapPEEncoder:
             return pe_square_distance(graph, self.pe_encoder(eigvecs))
-        src, dst = edge_endpoints(graph, layout)
+        src, dst = layout.edge_endpoints(graph)
         eigvecs = torch.nan_to_num(eigvecs, nan=0.0)
         diff = eigvecs.index_select(0, src).sub_(eigvecs.index_select(0, dst))  # (E, k)
         return F.linear(diff, self.pe_encoder.linear_encoder_eigenvec.weight).square_().sum(-1, keepdim=True)
 
     # The model's own forward over the folded layers, without autograd: same outputs as model.eval().
     forward = torch.no_grad()(GEAET.forward)
+
+
+def fold_layer(layer: nn.Module) -> nn.Module:
+    """The layer's eval-mode copy (:meth:`GEAETLayer.folded <geaet_dgl.nn.geaet_layer.GEAETLayer.folded>`),
+    or the layer itself in eval mode where it has none."""
+    fold = getattr(layer, "folded", None)
+    folded = fold() if fold is not None else None
+    return folded if folded is not None else layer.eval()
 
 
 def fold_for_inference(model: nn.Module) -> nn.Module:
