@@ -12,7 +12,7 @@ from geaet_dgl.inference import FoldedGEAET, fold_for_inference
 from geaet_dgl.nn.self_attention import FoldedSelfAttention
 from geaet_dgl.nn.gated_gcn import FoldedGatedGCN
 from geaet_dgl.models import build_model
-from geaet_dgl.nn.external_attention import FoldedGEANet, GEANet
+from geaet_dgl.nn.external_attention import FoldedGEANet
 from geaet_dgl.nn.geaet_layer import FoldedGEAETLayer
 from geaet_dgl.nn.norm import GraphLayerNorm
 from geaet_dgl.presets import get_preset
