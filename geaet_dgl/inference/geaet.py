@@ -27,7 +27,9 @@ class FoldedGEAET(nn.Module):
         self.node_encoder = model.node_encoder
         self.edge_encoder = folded_or_eval(model.edge_encoder)
         self.pe_encoder = folded_or_eval(model.pe_encoder)
+        self.se_encoder = folded_or_eval(model.se_encoder)
         self.degree_encoder, self.bias_encoder = model.degree_encoder, model.bias_encoder
+        self.graph_token = folded_or_eval(model.graph_token)
         self.layers = nn.ModuleList(folded_or_eval(layer) for layer in model.layers)
         self.head = model.head
         self.input_dropout = self.feature_dropout = None  # dropout is the identity at inference

@@ -1,20 +1,32 @@
-"""The folded inference model computes what the model computes in eval mode, for every paper preset."""
+"""The folded inference model (and layer-wise inference) computes what the model computes in eval mode: for every
+paper preset and for every layer of the menu."""
 import copy
+import importlib
+import inspect
+import pkgutil
 
 import dgl
 import pytest
 import torch
 from torch import nn
 
+import geaet_dgl.models
+import geaet_dgl.nn
 from geaet_dgl.benchmarking.inputs import synthetic_graphs
+from geaet_dgl.config import GEANetConfig, GraphormerConfig, ModelConfig
 from geaet_dgl.data import collate_for
+from geaet_dgl.data.se_cache import StructuralSpec, attach_structural
 from geaet_dgl.inference import FoldedGEAET, fold_for_inference
-from geaet_dgl.nn.self_attention import FoldedSelfAttention
-from geaet_dgl.nn.gated_gcn import FoldedGatedGCN
+from geaet_dgl.inference.layerwise import layerwise_forward
 from geaet_dgl.models import build_model
-from geaet_dgl.nn.external_attention import FoldedGEANet
-from geaet_dgl.nn.geaet_layer import FoldedGEAETLayer
+from geaet_dgl.models.encoders import LinearEncoder
+from geaet_dgl.models.geaet import set_degree_statistics
+from geaet_dgl.models.positional import EquivStableLapPEEncoder, KernelSEEncoder
+from geaet_dgl.nn.external_attention import FoldedGEANet, GEANet
+from geaet_dgl.nn.gated_gcn import FoldedGatedGCN, GatedGCNLayer
+from geaet_dgl.nn.geaet_layer import FoldedGEAETLayer, GEAETLayer
 from geaet_dgl.nn.norm import GraphLayerNorm
+from geaet_dgl.nn.self_attention import FoldedSelfAttention, GraphSelfAttention
 from geaet_dgl.presets import get_preset
 
 TOLERANCE = 1e-5
@@ -116,37 +128,6 @@ def test_folded_model_matches_the_model_for_every_paper_preset(preset):
     assert float((folded(graph) - expected).abs().max()) < TOLERANCE
 
 
-@pytest.mark.parametrize("scope", ["graph", "batch"])
-def test_both_geanet_scopes(scope):
-    model = _model("mnist")
-    for layer in model.layers:
-        layer.external_model.scope = scope
-    assert _max_diff(model, _batch("mnist", 4, seed=1)) < TOLERANCE
-
-
-@pytest.mark.parametrize("scope", ["graph", "batch"])
-@pytest.mark.parametrize("heads", [4, 8])  # 8 heads: units per head (the module's choice), not one product
-@pytest.mark.parametrize("shared", [True, False])
-def test_edge_and_shared_units_in_both_scopes(scope, heads, shared):
-    geanet = copy.deepcopy(get_preset("pattern").model.geanet)
-    geanet.num_heads, geanet.unit_size, geanet.scope, geanet.shared_unit = heads, 64 // heads, scope, shared
-    model = _model("pattern", num_layers=2, geanet=geanet)
-    assert model.layers[0].external_model.one_product == (heads <= 4)
-    assert _max_diff(model, _batch("pattern", 2, seed=2)) < TOLERANCE
-
-
-@pytest.mark.parametrize("mpnn", ["gine", "gin", "gcn", "gat", "pna", "genconv"])
-def test_other_local_models_run_as_they_are_inside_the_folded_layer(mpnn):
-    model = _model("mnist", mpnn=mpnn, num_layers=2)
-    assert not isinstance(fold_for_inference(model).layers[0].local_model, FoldedGatedGCN)
-    assert _max_diff(model, _batch("mnist", 3)) < TOLERANCE
-
-
-def test_the_performer_runs_as_it_is_inside_the_folded_layer():
-    model = _model("mnist", attention="performer", num_layers=2)
-    assert _max_diff(model, _batch("mnist", 3)) < TOLERANCE
-
-
 def test_kept_attention_weights_are_still_recorded():
     model = _model("mnist", num_layers=1)
     model.layers[0].global_model.keep_attention = True
@@ -196,3 +177,140 @@ def test_batched_equals_per_graph_with_graph_scope():
     batched = folded(dgl.batch([data[i][0] for i in range(3)]))
     single = torch.cat([folded(data[i][0]) for i in range(3)])
     assert float((batched - single).abs().max()) < TOLERANCE
+
+
+# -- the whole layer menu: the folded and the layer-wise paths against the model's own eval forward -----------------
+
+#: One small model per entry, ModelConfig fields changed from _MENU_BASE; together they set every value of the
+#: layer menu (local MPNNs, attentions, GEANet variants / scopes / units / per-head units, norms, jk, residual,
+#: FFN, activations, encodings, Graphormer, node and graph heads) at least once.
+MENU = {
+    "gatedgcn-transformer": {},
+    "gatedgcn-eslappe-performer-layernorm": dict(pe="eslappe", attention="performer", norm="layer"),
+    "gatedgcn-eslappe-gelu-noresidual": dict(pe="eslappe", activation="gelu", residual=False),
+    "gatedgcn-batchscope-edgeunits-shared": dict(geanet=dict(scope="batch", edge_unit=True, shared_unit=True)),
+    "gatedgcn-8heads-edgeunits": dict(geanet=dict(num_heads=8, unit_size=3, edge_unit=True)),
+    "gatedgcn-8heads-shared-batchscope": dict(geanet=dict(num_heads=8, unit_size=3, shared_unit=True, scope="batch")),
+    "gatedgcn-no-external": dict(external=False),
+    "gatedgcn-no-node-unit": dict(geanet=dict(node_unit=False, edge_unit=True, shared_unit=True)),
+    "gcn-paper-node-jkcat": dict(mpnn="gcn", geanet=dict(variant="paper", unit_size=6), head="node", jk="cat"),
+    "gat-biased-graphormer-jkmax": dict(mpnn="gat", attention="biased_transformer", jk="max",
+                                        graphormer=dict(enable=True, spatial_types=20,
+                                                        num_in_degrees=16, num_out_degrees=16)),
+    "gine-graph-token": dict(mpnn="gine", attention="biased_transformer", pooling="first",
+                             graphormer=dict(enable=True, spatial_types=20, num_in_degrees=16, num_out_degrees=16,
+                                             graph_token=True)),
+    "gine-performer-paper-batchscope": dict(mpnn="gine", attention="performer",
+                                            geanet=dict(variant="paper", scope="batch", edge_unit=True)),
+    "gin-nodelayer-noresidual-node": dict(mpnn="gin", attention="none", norm="node_layer", residual=False,
+                                          head="node"),
+    "gin-local-out-act-gelu": dict(mpnn="gin", local_out_act=True, activation="gelu"),
+    "pna-no-norm-no-ffn": dict(mpnn="pna", norm="none", use_ffn=False),
+    "pna-batchnorm-no-ffn-node": dict(mpnn="pna", use_ffn=False, head="node", residual=False),
+    "genconv-san-head": dict(mpnn="genconv", head="san_graph", pooling="sum"),
+    "attention-only-rwse-rawnorm": dict(mpnn="none", external=False, pe="rwse", pe_raw_norm=True),
+    "geanet-only-lappe-node": dict(mpnn="none", attention="none", pe="lappe", head="node"),
+    "gcn-lappe-then-rwse": dict(mpnn="gcn", pe="lappe", se="rwse", se_k=4, se_dim=4, se_raw_norm=True),
+    "gatedgcn-mlp-head": dict(head="mlp_graph", norm="layer", geanet=dict(edge_unit=True)),
+}
+_MENU_BASE = dict(node_in_feats=3, edge_in_feats=1, out_feats=3, hidden_dim=24, num_layers=2, num_heads=4, pe="none",
+                  pe_k=4, pe_dim=4, pe_layers=2)
+
+
+def _menu_config(changes):
+    changes = dict(changes)
+    geanet = GEANetConfig(**{"num_heads": 4, "unit_size": 6, **changes.pop("geanet", {})})
+    graphormer = GraphormerConfig(**changes.pop("graphormer", {}))
+    return ModelConfig(**{**_MENU_BASE, **changes}, geanet=geanet, graphormer=graphormer).validate()
+
+
+def _menu_graphs(sizes=(7, 11, 5), seed=0):
+    """Random graphs without self-loops carrying every input a menu entry reads."""
+    gen = torch.Generator().manual_seed(seed)
+    graphs = []
+    for n in sizes:
+        src, dst = torch.randint(0, n, (2, 3 * n), generator=gen)
+        keep = src != dst
+        g = dgl.graph((src[keep], dst[keep]), num_nodes=n)
+        g.ndata["feat"] = torch.randn(n, 3, generator=gen)
+        g.edata["feat"] = torch.randn(g.num_edges(), 1, generator=gen)
+        g.ndata["lap_pe"] = torch.randn(n, 4, generator=gen)
+        g.ndata["lap_eigval"] = torch.rand(n, 4, generator=gen)
+        g.ndata["rwse"] = torch.rand(n, 4, generator=gen)
+        graphs.append(g)
+    attach_structural(graphs, StructuralSpec(spatial_types=20, degrees=True, path_types=True), None, False)
+    return graphs
+
+
+def _menu_model(changes) -> nn.Module:
+    torch.manual_seed(0)
+    model = build_model(_menu_config(changes))
+    set_degree_statistics(model, _menu_graphs())
+    return _trained_looking(model).eval()
+
+
+@pytest.mark.parametrize("name", list(MENU))
+def test_folded_model_matches_the_model_for_every_layer_of_the_menu(name):
+    model = _menu_model(MENU[name])
+    graph = dgl.batch(_menu_graphs())
+    with torch.no_grad():
+        expected = model(graph)
+    folded = fold_for_inference(model)
+    assert float(expected.abs().max()) > 1e-3
+    torch.testing.assert_close(folded(graph), expected, rtol=0, atol=TOLERANCE)
+    # Each part with an eval-mode path of its own runs it (not the module's training forward).
+    cfg = model.config
+    for layer in folded.layers:
+        assert isinstance(layer, FoldedGEAETLayer)
+        if cfg.mpnn == "gatedgcn":
+            assert isinstance(layer.local_model, FoldedGatedGCN)
+        if cfg.attention == "transformer":
+            assert isinstance(layer.global_model, FoldedSelfAttention)
+        if cfg.external and cfg.geanet.variant == "reference":
+            assert isinstance(layer.external_model, FoldedGEANet)
+
+
+@pytest.mark.parametrize("name", [n for n, c in MENU.items() if c.get("head") == "node" or n.startswith("gatedgcn-")])
+def test_layerwise_inference_matches_the_model_for_the_menu(name):
+    """Layer by layer in chunks of 4 nodes on one graph (node heads, and every GatedGCN / GEANet variant)."""
+    model = _menu_model(MENU[name])
+    graph = _menu_graphs(sizes=(23,), seed=1)[0]
+    with torch.no_grad():
+        expected = model(graph)
+    torch.testing.assert_close(layerwise_forward(model, graph, chunk_nodes=4), expected, rtol=0, atol=2e-5)
+
+
+#: The constructor options of every module with an eval-mode path of its own. Each is set by an entry of MENU
+#: (the model configuration reaches it); a new option fails this test until MENU sets it and the folded path
+#: is checked against it, so the fast path cannot silently compute an older layer's math.
+FOLDED_OPTIONS = {
+    "GatedGCNLayer": {"in_feats", "out_feats", "dropout", "residual", "activation", "equivstable_pe"},
+    "GraphSelfAttention": {"hidden_dim", "num_heads", "attn_dropout"},
+    "GEANet": {"hidden_dim", "num_heads", "unit_size", "node_unit", "edge_unit", "shared_unit", "scope"},
+    "GEAETLayer": {"hidden_dim", "local_model", "global_model", "external_model", "local_dropout", "global_dropout",
+                   "external_dropout", "ffn_dropout", "norm", "use_ffn", "local_out_act", "activation", "residual"},
+    "KernelSEEncoder": {"k", "pe_dim", "raw_norm", "model", "num_layers"},
+    "LinearEncoder": {"in_feats", "out_feats"},
+    "EquivStableLapPEEncoder": {"k", "out_feats"},
+}
+
+
+def test_every_option_of_a_folded_module_is_in_the_menu():
+    classes = (GatedGCNLayer, GraphSelfAttention, GEANet, GEAETLayer, KernelSEEncoder, LinearEncoder,
+               EquivStableLapPEEncoder)
+    assert {cls.__name__ for cls in classes} == set(FOLDED_OPTIONS)
+    for cls in classes:
+        options = set(inspect.signature(cls.__init__).parameters) - {"self"}
+        assert options == FOLDED_OPTIONS[cls.__name__], (
+            f"{cls.__name__} has options {sorted(options ^ FOLDED_OPTIONS[cls.__name__])} that the menu test does "
+            "not know: set them in an entry of MENU, then list them in FOLDED_OPTIONS")
+    # Every module that has an eval-mode path of its own is one of them.
+    found = set()
+    for package in (geaet_dgl.nn, geaet_dgl.models):
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            found |= {obj.__name__ for obj in vars(module).values()
+                      if inspect.isclass(obj) and issubclass(obj, nn.Module) and obj.__module__ == module.__name__
+                      and any(name in vars(obj) for name in ("folded", "edge_square_distance", "forward_in_chunks",
+                                                             "attend_in_chunks"))}
+    assert found == set(FOLDED_OPTIONS)
