@@ -244,7 +244,8 @@ def _rows_apart(layer) -> bool:
 
 
 def _global(module, graph, layout, h, chunks):
-    if not isinstance(module, GraphSelfAttention) or len(chunks) == 1:
+    # Only the plain Transformer in query chunks: a subclass (the Graphormer-biased one) adds to its scores.
+    if type(module) is not GraphSelfAttention or len(chunks) == 1:
         return module(graph, h, layout=layout, edge_output=False)[0]
     return module.attend_in_chunks(h, chunks)
 
