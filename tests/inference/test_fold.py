@@ -13,21 +13,17 @@ from torch import nn
 import geaet_dgl.models
 import geaet_dgl.nn
 from geaet_dgl.benchmarking.inputs import synthetic_graphs
-from geaet_dgl.config import GEANetConfig, GraphormerConfig, ModelConfig
 from geaet_dgl.data import collate_for
-from geaet_dgl.data.se_cache import StructuralSpec, attach_structural
 from geaet_dgl.inference import FoldedGEAET, fold_for_inference
-from geaet_dgl.inference.layerwise import layerwise_forward
 from geaet_dgl.models import build_model
 from geaet_dgl.models.encoders import LinearEncoder
-from geaet_dgl.models.geaet import set_degree_statistics
 from geaet_dgl.models.positional import EquivStableLapPEEncoder, KernelSEEncoder
 from geaet_dgl.nn.external_attention import FoldedGEANet, GEANet
 from geaet_dgl.nn.gated_gcn import FoldedGatedGCN, GatedGCNLayer
 from geaet_dgl.nn.geaet_layer import FoldedGEAETLayer, GEAETLayer
-from geaet_dgl.nn.norm import GraphLayerNorm
 from geaet_dgl.nn.self_attention import FoldedSelfAttention, GraphSelfAttention
 from geaet_dgl.presets import get_preset
+from tests.inference.layer_menu import MENU, menu_graphs, menu_model, trained_looking
 
 TOLERANCE = 1e-5
 PAPER_PRESETS = ("mnist", "cifar10", "pattern", "peptides-struct", "voc", "coco")
@@ -69,32 +65,12 @@ def _batch(preset: str, num_graphs: int = 3, seed: int = 0) -> dgl.DGLGraph:
     return _BATCHES[key]
 
 
-def _trained_looking(model: nn.Module, seed: int = 0) -> nn.Module:
-    """Give every norm statistics and affine values far from their defaults, and every weight some noise:
-    a fold that dropped a scale, a shift or a bias would show."""
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(0.05 * torch.randn(p.shape, generator=gen))
-        for m in model.modules():
-            if isinstance(m, nn.BatchNorm1d):
-                m.running_mean.copy_(0.5 * torch.randn(m.num_features, generator=gen))
-                m.running_var.copy_(1.0 + torch.rand(m.num_features, generator=gen))
-                m.weight.copy_((0.2 + 0.4 * torch.rand(m.num_features, generator=gen))
-                               * torch.where(torch.rand(m.num_features, generator=gen) < 0.2, -1.0, 1.0))
-                m.bias.copy_(0.3 * torch.randn(m.num_features, generator=gen))
-            elif isinstance(m, GraphLayerNorm):
-                m.weight.copy_(0.5 + torch.rand(m.weight.shape, generator=gen))
-                m.bias.copy_(0.3 * torch.randn(m.bias.shape, generator=gen))
-    return model
-
-
 def _model(preset: str, **changes) -> nn.Module:
     config = copy.deepcopy(get_preset(preset).model)
     for key, value in changes.items():
         setattr(config, key, value)
     torch.manual_seed(0)
-    return _trained_looking(build_model(config))
+    return trained_looking(build_model(config))
 
 
 def _max_diff(model: nn.Module, graph: dgl.DGLGraph) -> float:
@@ -179,85 +155,13 @@ def test_batched_equals_per_graph_with_graph_scope():
     assert float((batched - single).abs().max()) < TOLERANCE
 
 
-# -- the whole layer menu: the folded and the layer-wise paths against the model's own eval forward -----------------
-
-#: One small model per entry, ModelConfig fields changed from _MENU_BASE; together they set every value of the
-#: layer menu (local MPNNs, attentions, GEANet variants / scopes / units / per-head units, norms, jk, residual,
-#: FFN, activations, encodings, Graphormer, node and graph heads) at least once.
-MENU = {
-    "gatedgcn-transformer": {},
-    "gatedgcn-eslappe-performer-layernorm": dict(pe="eslappe", attention="performer", norm="layer"),
-    "gatedgcn-eslappe-gelu-noresidual": dict(pe="eslappe", activation="gelu", residual=False),
-    "gatedgcn-batchscope-edgeunits-shared": dict(geanet=dict(scope="batch", edge_unit=True, shared_unit=True)),
-    "gatedgcn-8heads-edgeunits": dict(geanet=dict(num_heads=8, unit_size=3, edge_unit=True)),
-    "gatedgcn-8heads-shared-batchscope": dict(geanet=dict(num_heads=8, unit_size=3, shared_unit=True, scope="batch")),
-    "gatedgcn-no-external": dict(external=False),
-    "gatedgcn-no-node-unit": dict(geanet=dict(node_unit=False, edge_unit=True, shared_unit=True)),
-    "gcn-paper-node-jkcat": dict(mpnn="gcn", geanet=dict(variant="paper", unit_size=6), head="node", jk="cat"),
-    "gat-biased-graphormer-jkmax": dict(mpnn="gat", attention="biased_transformer", jk="max",
-                                        graphormer=dict(enable=True, spatial_types=20,
-                                                        num_in_degrees=16, num_out_degrees=16)),
-    "gine-graph-token": dict(mpnn="gine", attention="biased_transformer", pooling="first",
-                             graphormer=dict(enable=True, spatial_types=20, num_in_degrees=16, num_out_degrees=16,
-                                             graph_token=True)),
-    "gine-performer-paper-batchscope": dict(mpnn="gine", attention="performer",
-                                            geanet=dict(variant="paper", scope="batch", edge_unit=True)),
-    "gin-nodelayer-noresidual-node": dict(mpnn="gin", attention="none", norm="node_layer", residual=False,
-                                          head="node"),
-    "gin-local-out-act-gelu": dict(mpnn="gin", local_out_act=True, activation="gelu"),
-    "pna-no-norm-no-ffn": dict(mpnn="pna", norm="none", use_ffn=False),
-    "pna-batchnorm-no-ffn-node": dict(mpnn="pna", use_ffn=False, head="node", residual=False),
-    "genconv-san-head": dict(mpnn="genconv", head="san_graph", pooling="sum"),
-    "attention-only-rwse-rawnorm": dict(mpnn="none", external=False, pe="rwse", pe_raw_norm=True),
-    "geanet-only-lappe-node": dict(mpnn="none", attention="none", pe="lappe", head="node"),
-    "gcn-lappe-then-rwse": dict(mpnn="gcn", pe="lappe", se="rwse", se_k=4, se_dim=4, se_raw_norm=True),
-    "gatedgcn-mlp-head": dict(head="mlp_graph", norm="layer", geanet=dict(edge_unit=True)),
-}
-_MENU_BASE = dict(node_in_feats=3, edge_in_feats=1, out_feats=3, hidden_dim=24, num_layers=2, num_heads=4, pe="none",
-                  pe_k=4, pe_dim=4, pe_layers=2)
-
-
-def _menu_config(changes):
-    changes = dict(changes)
-    geanet = GEANetConfig(**{"num_heads": 4, "unit_size": 6, **changes.pop("geanet", {})})
-    graphormer = GraphormerConfig(**changes.pop("graphormer", {}))
-    return ModelConfig(**{**_MENU_BASE, **changes}, geanet=geanet, graphormer=graphormer).validate()
-
-
-def _menu_graphs(sizes=(7, 11, 5), seed=0):
-    """Random graphs without self-loops carrying every input a menu entry reads."""
-    gen = torch.Generator().manual_seed(seed)
-    graphs = []
-    for n in sizes:
-        src, dst = torch.randint(0, n, (2, 3 * n), generator=gen)
-        keep = src != dst
-        g = dgl.graph((src[keep], dst[keep]), num_nodes=n)
-        g.ndata["feat"] = torch.randn(n, 3, generator=gen)
-        g.edata["feat"] = torch.randn(g.num_edges(), 1, generator=gen)
-        g.ndata["lap_pe"] = torch.randn(n, 4, generator=gen)
-        g.ndata["lap_eigval"] = torch.rand(n, 4, generator=gen)
-        g.ndata["rwse"] = torch.rand(n, 4, generator=gen)
-        graphs.append(g)
-    attach_structural(graphs, StructuralSpec(spatial_types=20, degrees=True, path_types=True), None, False)
-    return graphs
-
-
-def _menu_model(changes) -> nn.Module:
-    torch.manual_seed(0)
-    model = build_model(_menu_config(changes))
-    set_degree_statistics(model, _menu_graphs())
-    model = _trained_looking(model)
-    if model.bias_encoder is not None:  # Graphormer's attention bias as large as trained ones get, so that it shows
-        with torch.no_grad():
-            for table in model.bias_encoder.parameters():
-                table.normal_(0.0, 1.0, generator=torch.Generator().manual_seed(1))
-    return model.eval()
+# -- the whole layer menu (layer_menu.py): the folded model against the model's own eval forward ----------------
 
 
 @pytest.mark.parametrize("name", list(MENU))
 def test_folded_model_matches_the_model_for_every_layer_of_the_menu(name):
-    model = _menu_model(MENU[name])
-    graph = dgl.batch(_menu_graphs())
+    model = menu_model(MENU[name])
+    graph = dgl.batch(menu_graphs())
     with torch.no_grad():
         expected = model(graph)
     folded = fold_for_inference(model)
@@ -273,17 +177,6 @@ def test_folded_model_matches_the_model_for_every_layer_of_the_menu(name):
             assert isinstance(layer.global_model, FoldedSelfAttention)
         if cfg.external and cfg.geanet.variant == "reference":
             assert isinstance(layer.external_model, FoldedGEANet)
-
-
-@pytest.mark.parametrize("name", [name for name, changes in MENU.items()
-                                  if not changes.get("graphormer", {}).get("graph_token")])  # a graph-level token
-def test_layerwise_inference_matches_the_model_for_the_menu(name):
-    """Layer by layer in chunks of 4 nodes on one graph, every entry with a node head (what layer-wise inference serves)."""
-    model = _menu_model({**MENU[name], "head": "node", "pooling": "mean"})
-    graph = _menu_graphs(sizes=(23,), seed=1)[0]
-    with torch.no_grad():
-        expected = model(graph)
-    torch.testing.assert_close(layerwise_forward(model, graph, chunk_nodes=4), expected, rtol=0, atol=2e-5)
 
 
 #: The constructor options of every module with an eval-mode path of its own. Each is set by an entry of MENU
