@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from geaet_dgl.config import GEANetConfig, GraphormerConfig, ModelConfig
-from geaet_dgl.data.se_cache import StructuralSpec, attach_structural
+from geaet_dgl.data.encodings.se_cache import StructuralSpec, attach_structural
 from geaet_dgl.models import build_model
 from geaet_dgl.models.geaet import set_degree_statistics
 from geaet_dgl.nn.norm import GraphLayerNorm
