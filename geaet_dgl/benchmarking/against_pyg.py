@@ -26,6 +26,7 @@ import torch
 from ..inference import fold_for_inference
 from ..models import build_model
 from .inputs import check_reference_preset, loss_function, prebuilt_batches
+from .jobs import Reference, Timing
 from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
 from .timing import environment, set_threads, summarize, time_call
 
@@ -60,15 +61,16 @@ def _interleaved(ours: Callable, ref: Callable, ours_batches, ref_batches, sizes
             "paired_ratio": statistics.median(o / f for o, f in zip(ours_rates, ref_rates))}
 
 
-def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Sequence[int] = (16, 64, 128),
-                           repeats: int = 5, threads: int = 2, warmup: int = 2, num_batches: int = 2, seed: int = 0,
-                           force: bool = False, parity_tolerance: float = PARITY_TOLERANCE,
-                           progress: Optional[Callable[[str], None]] = None, fold: bool = True,
-                           config: Optional[str] = None) -> Dict[str, object]:
+def compare_with_reference(reference: Reference, preset: str = "mnist", batch_sizes: Sequence[int] = (16, 64, 128),
+                           timing: Optional[Timing] = None, fold: bool = True,
+                           progress: Optional[Callable[[str], None]] = None,
+                           parity_tolerance: float = PARITY_TOLERANCE) -> Dict[str, object]:
     """Parity check, then interleaved CPU timing of ours vs the reference at every batch size.
 
-    ``config``: a reference (GEAET or GraphGPS) YAML; the model it describes is compared instead of
-    ``preset``'s (:mod:`.config_subject`), on synthetic graphs shaped like its dataset.
+    ``reference``: the checkout (``ref_dir``), ``force`` (time even when parity fails) and
+    ``config_file``: a reference (GEAET or GraphGPS) YAML; the model it describes is compared instead of
+    ``preset``'s (:mod:`.config_subject`), on synthetic graphs shaped like its dataset. ``timing``
+    (default 2 threads): threads, repeats, warm-up steps, batches per size and seed.
 
     Returns ``{'config', 'parity' (ParityReport.as_dict()), 'parity_max_abs_diff',
     'results': [{'batch_size', 'train_graphs_per_s', 'infer_graphs_per_s' (ours),
@@ -76,13 +78,17 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
     'ratio_infer' (ours/ref of the medians), 'ratio_train_paired',
     'ratio_infer_paired' (median of per-repeat ratios), min/max of each}]}``.
     Raises :class:`ParityError` when the models differ by more than
-    ``parity_tolerance`` and ``force`` is False.
+    ``parity_tolerance`` and ``reference.force`` is False.
 
     Our inference runs the folded model (:func:`~geaet_dgl.inference.fold_for_inference`,
     refolded before each batch size: training changes the weights) unless ``fold`` is False; the
     largest difference between its outputs and the unfolded model's on the parity batch is
     reported as ``fold_max_abs_diff`` and must also stay within ``parity_tolerance``.
     """
+    timing = timing or Timing(threads=2)
+    ref_dir, force, config = reference.ref_dir, reference.force, reference.config_file
+    threads, repeats, warmup = timing.threads, timing.repeats, timing.warmup
+    num_batches, seed = timing.num_batches, timing.seed
     from ..interop.pyg_export import to_pyg_batch
     from ..interop.reference_names import reference_to_ours
     from .parity import compare_models, paired_models
@@ -95,10 +101,10 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
         batches_of, pyg_batch = subject.batches, subject.pyg_batch
 
         def pair():
-            reference = subject.reference_model(ref_dir, seed=seed)
+            theirs = subject.reference_model(ref_dir, seed=seed)
             ours = build_model(subject.model)
-            ours.load_state_dict(reference_to_ours(reference.state_dict()), strict=True)
-            return reference, ours
+            ours.load_state_dict(reference_to_ours(theirs.state_dict()), strict=True)
+            return theirs, ours
     else:
         key = check_reference_preset(preset)
         train_settings, loss_fn = key, loss_function(key)
@@ -123,7 +129,7 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
                           f"(outputs absolute, gradients relative to their scale) "
                           f"(worst gradient: {parity.worst_grad_param}); fix parity first or pass force=True")
 
-    reference, ours = pair()
+    ref_model, ours = pair()
     fold_diff = None
     if fold:
         fold_diff = folding_difference(ours, graph)
@@ -135,19 +141,19 @@ def compare_with_reference(ref_dir: str, preset: str = "mnist", batch_sizes: Seq
     # Each side steps as its own trainer does: ours FlatAdamW (clipping inside), the reference graphgym's.
     ours_train = train_step_fn(ours, make_optimizer(ours, train_settings), loss_fn,
                                clip=make_clipper(train_settings))
-    ref_train = train_step_fn(reference, make_optimizer(reference, train_settings, reference=True), loss_fn,
+    ref_train = train_step_fn(ref_model, make_optimizer(ref_model, train_settings, reference=True), loss_fn,
                               forward=reference_forward, clip=make_clipper(train_settings, reference=True))
-    ref_infer = infer_step_fn(reference, forward=reference_forward)
+    ref_infer = infer_step_fn(ref_model, forward=reference_forward)
 
     results = []
     for batch_size in batch_sizes:
         ours_batches = batches_of(int(batch_size), num_batches, seed)
         ref_batches = [(pyg_batch(g, y), y) for g, y in ours_batches]
         sizes = [g.batch_size for g, _ in ours_batches]
-        ours.eval(), reference.eval()
+        ours.eval(), ref_model.eval()
         ours_infer = infer_step_fn(fold_for_inference(ours) if fold else ours)  # refolded: training moved the weights
         infer = _interleaved(ours_infer, ref_infer, ours_batches, ref_batches, sizes, warmup, repeats)
-        ours.train(), reference.train()
+        ours.train(), ref_model.train()
         train = _interleaved(ours_train, ref_train, ours_batches, ref_batches, sizes, warmup, repeats)
         row: Dict[str, object] = {"batch_size": int(batch_size)}
         for phase, data in (("train", train), ("infer", infer)):

@@ -1,28 +1,48 @@
-"""``run_benchmark``: throughput, optional epoch/scaling/reference runs, table, JSON and plot."""
+"""``run_benchmark(job)``: the one front door of every benchmark job (:mod:`.jobs`); table, JSON and plot.
+
+* :class:`ModelJob`: step table, breakdown, whole epochs, scaling, alone or beside the reference;
+* :class:`NodeScalingJob`: node classification on one graph of growing size (:mod:`.node_scaling`);
+* :class:`HeteroJob`: the heterograph model's two local MPNNs (:mod:`.hetero`);
+* :class:`NodeBaselinesJob`: GEAET beside a GCN and an MLP on node files (:mod:`.node_baselines`).
+"""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import os
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 from ..allocator import configure_allocator, environment_for, requested_mode
 from ..config import ConfigError
 
 from .epoch import run_epoch
 from .inputs import check_supported
+from .jobs import EpochJob, HeteroJob, ModelJob, NodeBaselinesJob, NodeScalingJob, Reference, ScalingJob, Timing
 from .report import format_report, plot_report, write_json
-from .scaling import DEFAULT_SIZES, run_scaling
+from .scaling import run_scaling
 from .throughput import run_throughput
-from ..threads import resolve_threads
 from .timing import check_device, environment, set_threads
+
+__all__ = ["CONFIG_FILE_ALONE", "EpochJob", "HeteroJob", "JOBS", "ModelJob", "NodeBaselinesJob", "NodeScalingJob",
+           "Reference", "ScalingJob", "Timing", "check_epoch_graphs", "default_batch_sizes", "node_scaling_methods",
+           "run_benchmark"]
 
 #: keys copied from the isolated memory run into the interleaved results
 _MEMORY_KEYS = ("peak_rss_mib", "peak_rss_infer_mib", "base_rss_mib", "peak_gpu_mib", "nodes_per_batch",
                 "edges_per_batch", "num_parameters")
 
-
-#: What a benchmark can measure (``geaet-dgl benchmark --what``); see :func:`run_benchmark`.
+#: What a :class:`ModelJob` can measure (``geaet-dgl benchmark --what``).
 JOBS = ("throughput", "breakdown", "epoch", "scaling")
+
+#: the reference's methods of :class:`NodeScalingJob`, added to ours when it runs beside the reference
+REFERENCE_NODE_METHODS = ("ref-none", "ref-transformer", "ref-performer")
+
+Echo = Optional[Callable[[str], None]]
+
+#: what a reference YAML is for, when asked of something else
+CONFIG_FILE_ALONE = ("--config FILE.yaml chooses the model of the throughput comparison (or breakdown) with the "
+                     "reference: use it with --against-pyg REF_DIR and no other job")
 
 
 def default_batch_sizes(epoch: bool, against_pyg: Optional[str]) -> Tuple[int, ...]:
@@ -44,183 +64,90 @@ def _child_environment(env: Dict[str, str]):
         os.environ.update(saved)
 
 
-def run_benchmark(
-    preset: str = "mnist",
-    batch_sizes: Sequence[int] = (16, 64, 128),
-    device: str = "cpu",
-    threads: Optional[int] = None,
-    repeats: int = 5,
-    warmup: int = 2,
-    epoch: bool = False,
-    breakdown: bool = False,
-    scaling: bool = False,
-    max_nodes: int = 10**6,
-    against_pyg: Optional[str] = None,
-    json_path: Optional[str] = None,
-    plot_path: Optional[str] = None,
-    num_graphs: int = 512,
-    epoch_batch_size: Optional[int] = None,
-    workers: int = 0,
-    num_batches: int = 2,
-    seed: int = 0,
-    scaling_sizes: Sequence[int] = DEFAULT_SIZES,
-    scaling_components: Sequence[str] = ("geanet", "geaet_layer", "performer", "transformer"),
-    scaling_repeats: int = 3,
-    scaling_min_time_s: float = 1.0,
-    force: bool = False,
-    isolate: bool = True,
-    allocator: Optional[str] = None,
-    fold: bool = True,
-    dataset: str = "synthetic",
-    data_dir: Optional[str] = None,
-    limit_train: Optional[int] = None,
-    limit_val: Optional[int] = None,
-    epoch_repeats: int = 3,
-    throughput: bool = True,
-    config_file: Optional[str] = None,
-    echo: Optional[Callable[[str], None]] = print,
-) -> Dict[str, object]:
-    """Benchmark a preset's model and return the report dict (also printed, and written if asked).
+def run_benchmark(job, json_path: Optional[str] = None, plot_path: Optional[str] = None,
+                  echo: Echo = print) -> Dict[str, object]:
+    """Run a benchmark job; print its text report through ``echo`` (None: silent), write the JSON report to
+    ``json_path`` and (a :class:`ModelJob`'s throughput or scaling) a PNG plot to ``plot_path``.
 
-    Parameters
-    ----------
-    preset : a preset with a synthetic generator ('mnist', 'cifar10').
-    batch_sizes : throughput (and breakdown, epoch comparison) batch sizes (empty: skip throughput).
-    throughput : time the training and inference steps at every batch size (the step table);
-        False: only what ``breakdown``, ``epoch`` and ``scaling`` ask for.
-    device : 'cpu' or 'cuda'.
-    threads : torch intra-op threads, in this and every measurement process (None: the cores
-        this process may use, see :mod:`geaet_dgl.threads`).
-    repeats, warmup : timed and untimed steps per phase.
-    epoch : also time one whole training and inference epoch through ``make_loader``
-        over ``num_graphs`` synthetic graphs (batch ``epoch_batch_size``, default
-        the preset's; ``workers`` loader processes). With ``against_pyg``: whole
-        epochs of ours and the reference instead, each through its own data path
-        and training loop, alternated ``epoch_repeats`` times, at every batch size of
-        ``batch_sizes`` (see :mod:`.epoch_against_pyg`); then ``batch_sizes`` only
-        sets the epoch batch sizes (no step-throughput table).
-    dataset, data_dir, limit_train, limit_val : the graphs of the epoch comparison:
-        'synthetic' (``limit_train`` or ``num_graphs`` graphs shaped like the preset's,
-        a quarter as many to evaluate) or the real 'mnist' / 'cifar10' files in
-        ``data_dir`` (first ``limit_train`` training and ``limit_val`` validation graphs).
-    breakdown : also split a training step into forward per branch (MPNN,
-        self-attention, GEANet), the rest of the forward, backward and
-        clipping + optimizer step, at every batch size, in this process (with
-        ``against_pyg``, the reference's beside ours; see :mod:`.breakdown`).
-    scaling : also time GEANet and the GEAET layer (no attention) on single kNN
-        graphs of ``scaling_sizes`` nodes up to ``max_nodes``; fit the exponents
-        (at least ``scaling_repeats`` timed calls per phase, more for small graphs
-        until ``scaling_min_time_s`` seconds are timed).
-    against_pyg : a checkout of the PyG reference (icm1018/GEAET): check parity,
-        then time ours and the reference interleaved on the same batches (CPU only,
-        needs torch_geometric etc. in this environment). The throughput columns then
-        come from that interleaved run; peak RSS still from one process per batch size.
-    json_path, plot_path : where to write the JSON report and the PNG plot.
-    num_batches : distinct pre-built batches cycled over per batch size.
-    isolate : run each measurement in a fresh process (needed for per-measurement peak RSS).
-    allocator : 'hugetlb' (transparent huge pages for large blocks, set in the measuring
-        processes), 'system' (glibc's defaults) or 'keep' (freed memory stays in the heap;
-        also applied to this process); None reads ``$GEAET_DGL_ALLOCATOR`` (default
-        'hugetlb'). See :mod:`geaet_dgl.allocator`.
-    force : time against the reference even when parity fails.
-    fold : time inference on the folded model (:func:`~geaet_dgl.inference.fold_for_inference`,
-        what evaluation runs); False times the model itself.
-    config_file : a reference (GEAET or GraphGPS) YAML: with ``against_pyg``, the throughput table compares
-        the model it describes instead of ``preset``'s (no peak-memory columns; no other job).
-    echo : where the text report goes (None: silent).
-
-    Returns
-    -------
-    dict with ``config``, ``results`` (per batch size: ``batch_size``,
-    ``train_graphs_per_s``, ``infer_graphs_per_s``, ``peak_rss_mib`` [, ``peak_gpu_mib``]
-    [, ``ref_train_graphs_per_s``, ``ref_infer_graphs_per_s``, ``ratio_train``,
-    ``ratio_infer``]), and when run ``parity_max_abs_diff`` / ``parity``, ``breakdown``,
-    ``epoch``, ``scaling``.
+    Returns the report dict. A :class:`ModelJob`'s holds ``config`` and ``results`` (per batch size:
+    ``batch_size``, ``train_graphs_per_s``, ``infer_graphs_per_s``, ``peak_rss_mib`` [, ``peak_gpu_mib``]
+    [, ``ref_train_graphs_per_s``, ``ref_infer_graphs_per_s``, ``ratio_train``, ``ratio_infer``]), and
+    when run ``parity_max_abs_diff`` / ``parity``, ``breakdown``, ``epoch``, ``epoch_against_pyg``,
+    ``scaling``; a :class:`NodeScalingJob`'s ``config`` and ``node_scaling``; a :class:`HeteroJob`'s
+    ``rows``; a :class:`NodeBaselinesJob`'s ``table``.
     """
-    if config_file is not None:
-        if against_pyg is None or epoch or scaling or not (throughput or breakdown):
-            raise ConfigError("--config FILE.yaml chooses the model of the throughput comparison (or breakdown) "
-                              "with the reference: use it with --against-pyg REF_DIR and no other job")
-        preset = os.path.basename(config_file)
-    elif batch_sizes or epoch:
-        preset = check_supported(preset)
-    epoch_vs_reference = epoch and against_pyg is not None
-    if epoch_vs_reference and not batch_sizes:
-        raise ValueError("the epoch comparison with the reference needs at least one batch size")
-    if not epoch_vs_reference and (dataset != "synthetic" or data_dir is not None or limit_train or limit_val):
+    if isinstance(job, ModelJob):
+        return _run_model(job, json_path, plot_path, echo)
+    if isinstance(job, NodeScalingJob):
+        return _run_node_scaling(job, json_path, echo)
+    if isinstance(job, HeteroJob):
+        return _run_hetero(job, json_path, echo)
+    if isinstance(job, NodeBaselinesJob):
+        return _run_node_baselines(job, echo)
+    raise TypeError(f"run_benchmark takes a job of geaet_dgl.benchmarking.jobs, not {type(job).__name__}")
+
+
+def check_epoch_graphs(epoch: EpochJob, against_reference: bool) -> None:
+    """Refuse ``epoch``'s choice of graphs (dataset, data_dir, limits) outside the comparison with the reference."""
+    if epoch.picks_graphs and not against_reference:
         raise ConfigError("--dataset, --data-dir, --limit-train and --limit-val choose the graphs of the epoch "
                           "comparison; use them with --epoch --against-pyg REF_DIR")
-    check_device(device)
-    threads = resolve_threads(threads)
-    if against_pyg is not None and check_device(device).type != "cpu":
+
+
+def _checked_preset(job: ModelJob) -> str:
+    """The name the report carries for ``job``'s model, after checking that its parts go together."""
+    reference, epoch = job.reference, job.epoch
+    config_file = reference.config_file if reference else None
+    if config_file is not None:
+        if epoch is not None or job.scaling is not None or not (job.throughput or job.breakdown):
+            raise ConfigError(CONFIG_FILE_ALONE)
+        preset = os.path.basename(config_file)
+    else:
+        preset = check_supported(job.preset) if job.batch_sizes or epoch else job.preset
+    if job.epochs_against_reference and not job.batch_sizes:
+        raise ValueError("the epoch comparison with the reference needs at least one batch size")
+    if epoch is not None:
+        check_epoch_graphs(epoch, job.epochs_against_reference)
+    device = check_device(job.timing.device)
+    if reference is not None and device.type != "cpu":
         raise ValueError("the reference comparison runs on CPU only (the reference bridge builds a CPU model); "
                          "use device='cpu'")
-    set_threads(threads)
-    requested = requested_mode(allocator)
+    return preset
+
+
+def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str], echo: Echo) -> Dict[str, object]:
+    """A :class:`ModelJob`: its parts in turn, into one report."""
+    preset = _checked_preset(job)
+    timing = job.timing.resolved()
+    set_threads(timing.threads)
+    requested = requested_mode(timing.allocator)
     in_process = configure_allocator(requested)
     # Measuring processes start in the requested mode; this process (where the interleaved comparison with
     # the reference runs, and everything when isolate=False) stays in the mode it started with.
-    config = dict(environment(device, threads), allocator=requested if isolate else in_process,
-                  allocator_this_process=in_process, preset=preset,
-                  batch_sizes=[int(b) for b in batch_sizes], repeats=repeats, warmup=warmup,
-                  num_batches=num_batches, seed=seed, isolated=isolate,
-                  inference="folded" if fold else "unfolded")
+    config = dict(environment(timing.device, timing.threads),
+                  allocator=requested if timing.isolate else in_process, allocator_this_process=in_process,
+                  preset=preset, batch_sizes=[int(b) for b in job.batch_sizes], repeats=timing.repeats,
+                  warmup=timing.warmup, num_batches=timing.num_batches, seed=timing.seed, isolated=timing.isolate,
+                  inference="folded" if job.fold else "unfolded")
     report: Dict[str, object] = {"config": config, "results": []}
     with _child_environment(environment_for(requested)):  # measuring processes start in the chosen mode
-        if epoch_vs_reference:
-            from .epoch_against_pyg import compare_epochs
-
-            comparison = compare_epochs(against_pyg, preset, batch_sizes, dataset=dataset, data_dir=data_dir,
-                                        num_graphs=num_graphs, limit_train=limit_train, limit_val=limit_val,
-                                        repeats=epoch_repeats, threads=threads, seed=seed, workers=workers,
-                                        force=force, progress=echo)
-            report["epoch_against_pyg"] = comparison
-            report["parity_max_abs_diff"] = comparison["parity_max_abs_diff"]
-            config.update(reference_dir=str(against_pyg), epoch_repeats=epoch_repeats)
-        elif batch_sizes and throughput and against_pyg is not None:
-            from .against_pyg import compare_with_reference
-
-            comparison = compare_with_reference(against_pyg, preset, batch_sizes, repeats=repeats,
-                                                threads=threads, warmup=warmup, num_batches=num_batches, seed=seed,
-                                                force=force, progress=echo, fold=fold, config=config_file)
-            memory = [] if config_file else run_throughput(preset, batch_sizes, device, threads, repeats=1, warmup=1,
-                                                           num_batches=num_batches, seed=seed, isolate=isolate,
-                                                           fold=fold)
-            for row, mem in zip(comparison["results"], memory):
-                row.update({k: mem[k] for k in _MEMORY_KEYS if k in mem})
-            report["results"] = comparison["results"]
-            report["parity_max_abs_diff"] = comparison["parity_max_abs_diff"]
-            report["parity"] = comparison["parity"]
-            report["fold_max_abs_diff"] = comparison["fold_max_abs_diff"]
-            config.update(reference_dir=str(against_pyg), throughput_source=(
-                "ours and the reference interleaved in one process on the same pre-built batches; peak RSS from "
-                "a separate process per batch size running our model alone (1 warm-up + 1 step per phase)"))
-            if config_file:
-                config.update(config_file=str(config_file), throughput_source=(
-                    "ours and the reference interleaved in one process on the same pre-built batches"))
-        elif batch_sizes and throughput:
-            report["results"] = run_throughput(preset, batch_sizes, device, threads, repeats=repeats,
-                                               warmup=warmup, num_batches=num_batches, seed=seed, isolate=isolate,
-                                               fold=fold)
-            config["throughput_source"] = "one fresh process per batch size" if isolate else "this process"
-
-        if breakdown and batch_sizes:
+        if job.epochs_against_reference:
+            _epochs_against_reference(job, preset, timing, report, echo)
+        elif job.batch_sizes and job.throughput:
+            if job.reference is not None:
+                _throughput_against_reference(job, preset, timing, report, echo)
+            else:
+                report["results"] = run_throughput(preset, job.batch_sizes, timing, fold=job.fold)
+                config["throughput_source"] = "one fresh process per batch size" if timing.isolate else "this process"
+        if job.breakdown and job.batch_sizes:
             from .breakdown import measure_breakdown
 
-            report["breakdown"] = [
-                measure_breakdown(preset, int(b), device=device, threads=threads, repeats=max(repeats, 3),
-                                  warmup=max(warmup, 1), num_batches=num_batches, seed=seed, ref_dir=against_pyg,
-                                  config=config_file)
-                for b in batch_sizes
-            ]
-        if epoch and not epoch_vs_reference:
-            report["epoch"] = run_epoch(preset, num_graphs=num_graphs, batch_size=epoch_batch_size,
-                                        workers=workers, device=device, threads=threads, seed=seed, isolate=isolate)
-        if scaling:
-            report["scaling"] = run_scaling(scaling_components, scaling_sizes, max_nodes=max_nodes,
-                                            repeats=scaling_repeats, min_time_s=scaling_min_time_s,
-                                            threads=threads, device=device, seed=seed, isolate=isolate,
-                                            progress=echo)
+            steps = _breakdown_timing(timing)
+            report["breakdown"] = [measure_breakdown(preset, int(b), steps, job.reference) for b in job.batch_sizes]
+        if job.epoch is not None and not job.epochs_against_reference:
+            report["epoch"] = run_epoch(preset, job.epoch, timing)
+        if job.scaling is not None:
+            report["scaling"] = run_scaling(job.scaling, timing, progress=echo)
     _emit(report, format_report(report), json_path, echo)
     if plot_path and (report["results"] or report.get("scaling")):
         plot_report(report, plot_path)
@@ -229,42 +156,110 @@ def run_benchmark(
     return report
 
 
-def run_node_scaling_benchmark(max_nodes: int = 10**6, threads: Optional[int] = None,
-                               against_pyg: Optional[str] = None, python: Optional[str] = None,
-                               memory_limit_gib: float = 12.0, allocator: Optional[str] = None,
-                               json_path: Optional[str] = None, seed: int = 0, epochs: int = 1,
-                               echo: Optional[Callable[[str], None]] = print, graph_kind: str = "knn",
-                               sizes: Optional[Sequence[int]] = None, methods: Optional[Sequence[str]] = None
-                               ) -> Dict[str, object]:
-    """``benchmark --node-scaling``: a training epoch and a full-graph evaluation per graph size and method.
+def _breakdown_timing(timing: Timing) -> Timing:
+    """The breakdown's steps: at least 3 timed and 1 untimed (its medians split a step into parts)."""
+    return dataclasses.replace(timing, repeats=max(timing.repeats, 3), warmup=max(timing.warmup, 1))
 
-    Ours with ``full`` and ``cluster`` batches and, with ``against_pyg`` (run by
-    ``python``, default this interpreter), the reference on the whole graph
-    without global attention (our layers), with its dense attention and with
-    Performer; see :mod:`.node_scaling`. Every
-    measurement runs in a fresh process in the ``allocator`` mode, under a
-    ``memory_limit_gib`` address-space limit.
-    """
-    from .node_scaling import DEFAULT_NODE_SIZES, format_node_scaling, run_node_scaling
 
-    threads = resolve_threads(threads)
-    requested = requested_mode(allocator)
-    if not methods:
-        methods = ["full", "cluster"] + (["ref-none", "ref-transformer", "ref-performer"] if against_pyg else [])
+def _epochs_against_reference(job: ModelJob, preset: str, timing: Timing, report: Dict[str, object],
+                              echo: Echo) -> None:
+    from .epoch_against_pyg import compare_epochs
+
+    comparison = compare_epochs(job.reference, preset, job.batch_sizes, job.epoch, timing, progress=echo)
+    report["epoch_against_pyg"] = comparison
+    report["parity_max_abs_diff"] = comparison["parity_max_abs_diff"]
+    report["config"].update(reference_dir=str(job.reference.ref_dir), epoch_repeats=job.epoch.rounds)
+
+
+def _throughput_against_reference(job: ModelJob, preset: str, timing: Timing, report: Dict[str, object],
+                                  echo: Echo) -> None:
+    """The step table of ours and the reference interleaved; peak memory from our model alone."""
+    from .against_pyg import compare_with_reference
+
+    config_file = job.reference.config_file
+    comparison = compare_with_reference(job.reference, preset, job.batch_sizes, timing, fold=job.fold,
+                                        progress=echo)
+    memory_timing = dataclasses.replace(timing, repeats=1, warmup=1)
+    memory = [] if config_file else run_throughput(preset, job.batch_sizes, memory_timing, fold=job.fold)
+    for row, mem in zip(comparison["results"], memory):
+        row.update({k: mem[k] for k in _MEMORY_KEYS if k in mem})
+    report["results"] = comparison["results"]
+    report["parity_max_abs_diff"] = comparison["parity_max_abs_diff"]
+    report["parity"] = comparison["parity"]
+    report["fold_max_abs_diff"] = comparison["fold_max_abs_diff"]
+    config = report["config"]
+    config.update(reference_dir=str(job.reference.ref_dir), throughput_source=(
+        "ours and the reference interleaved in one process on the same pre-built batches; peak RSS from "
+        "a separate process per batch size running our model alone (1 warm-up + 1 step per phase)"))
+    if config_file:
+        config.update(config_file=str(config_file), throughput_source=(
+            "ours and the reference interleaved in one process on the same pre-built batches"))
+
+
+def node_scaling_methods(job: NodeScalingJob) -> Tuple[str, ...]:
+    """The methods ``job`` runs: its own, else ours and, beside the reference, the reference's."""
+    if job.methods:
+        return tuple(job.methods)
+    return ("full", "cluster") + (REFERENCE_NODE_METHODS if job.reference is not None else ())
+
+
+def _run_node_scaling(job: NodeScalingJob, json_path: Optional[str], echo: Echo) -> Dict[str, object]:
+    """A :class:`NodeScalingJob`: every measurement in a fresh process in the allocator mode, under the
+    address-space limit."""
+    from .node_scaling import format_node_scaling, run_node_scaling
+
+    timing = job.timing.resolved()
+    requested = requested_mode(timing.allocator)
+    job = dataclasses.replace(job, methods=node_scaling_methods(job), timing=timing)
     with _child_environment(environment_for(requested)):
-        result = run_node_scaling(max_nodes=max_nodes, sizes=sizes or DEFAULT_NODE_SIZES, methods=methods,
-                                  threads=threads, seed=seed, ref_dir=against_pyg, ref_python=python,
-                                  memory_limit_mib=memory_limit_gib * 1024, epochs=epochs, progress=echo,
-                                  graph_kind=graph_kind)
-    report = {"config": dict(environment("cpu", threads), allocator=requested, max_nodes=max_nodes,
-                             reference_dir=against_pyg, reference_python=python),
+        result = run_node_scaling(job, progress=echo)
+    reference = job.reference
+    report = {"config": dict(environment("cpu", timing.threads), allocator=requested, max_nodes=job.max_nodes,
+                             reference_dir=reference.ref_dir if reference else None,
+                             reference_python=reference.python if reference else None),
               "node_scaling": result}
     _emit(report, format_node_scaling(result), json_path, echo)
     return report
 
 
-def _emit(report: Dict[str, object], text: str, json_path: Optional[str],
-          echo: Optional[Callable[[str], None]]) -> None:
+def _run_hetero(job: HeteroJob, json_path: Optional[str], echo: Echo) -> Dict[str, object]:
+    """A :class:`HeteroJob`: the table; the JSON file holds the rows alone."""
+    from .hetero import hetero_table, run_hetero_benchmark
+
+    rows = run_hetero_benchmark(job)
+    if echo is not None:
+        echo(hetero_table(rows))
+    if json_path:
+        os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)
+        with open(json_path, "w") as handle:
+            json.dump(rows, handle, indent=1)
+    return {"rows": rows}
+
+
+def _run_node_baselines(job: NodeBaselinesJob, echo: Echo) -> Dict[str, object]:
+    """A :class:`NodeBaselinesJob`: the table, also written to ``job.out``/node_baselines.md and .json."""
+    from ..threads import apply_threads
+    from .node_baselines import compare_with_baselines, format_table
+
+    apply_threads(job.threads)
+    os.makedirs(job.out, exist_ok=True)
+    overrides = dict(job.overrides)
+    table = compare_with_baselines(job.files, job.out, seeds=job.seeds, preset=job.preset, overrides=overrides,
+                                   hidden=job.hidden, threads=job.threads, skip_geaet=job.skip_geaet)
+    title = (f"{', '.join(os.path.basename(f) for f in job.files)}; seeds {list(job.seeds)}; GEAET preset "
+             f"{job.preset or 'geaet-node'} {overrides or ''}")
+    text = f"{title}\n\n{format_table(table)}"
+    if echo is not None:
+        echo(text)
+    with open(os.path.join(job.out, "node_baselines.md"), "w") as handle:
+        handle.write(text + "\n")
+    with open(os.path.join(job.out, "node_baselines.json"), "w") as handle:
+        json.dump({"files": list(job.files), "seeds": list(job.seeds), "preset": job.preset,
+                   "overrides": overrides, "table": table}, handle, indent=1)
+    return {"table": table}
+
+
+def _emit(report: Dict[str, object], text: str, json_path: Optional[str], echo: Echo) -> None:
     """Print the text report and write the JSON one (and say so)."""
     if echo is not None:
         echo(text)

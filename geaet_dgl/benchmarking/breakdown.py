@@ -22,6 +22,7 @@ import torch
 from ..models import build_model
 from ..presets import get_preset
 from .inputs import check_supported, loss_function, prebuilt_batches
+from .jobs import Reference, Timing
 from .throughput import make_clipper, make_optimizer, ours_forward
 from .timing import check_device, set_threads, synchronize
 
@@ -96,25 +97,27 @@ def timed_train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, l
     return parts
 
 
-def measure_breakdown(preset: str = "mnist", batch_size: int = 16, device: str = "cpu", threads: int = 2,
-                      repeats: int = 10, warmup: int = 3, num_batches: int = 2, seed: int = 0,
-                      ref_dir: Optional[str] = None, config: Optional[str] = None) -> Dict[str, object]:
-    """Median milliseconds per training step, by part, for our model (and the reference's with ``ref_dir``).
+def measure_breakdown(preset: str = "mnist", batch_size: int = 16, timing: Optional[Timing] = None,
+                      reference: Optional[Reference] = None) -> Dict[str, object]:
+    """Median milliseconds per training step, by part, for our model (and the reference's with ``reference``).
 
-    ``config``: a reference (GEAET or GraphGPS) YAML whose model is split instead of ``preset``'s
-    (:mod:`.config_subject`; needs ``ref_dir``).
+    ``timing`` (default 10 timed steps after 3 untimed ones, 2 threads) gives the device, threads,
+    steps, batches and seed. ``reference.config_file``: a reference (GEAET or GraphGPS) YAML whose model
+    is split instead of ``preset``'s (:mod:`.config_subject`).
 
     Returns ``{'batch_size', 'repeats', 'ours': {part: ms}, ['ref': {part: ms}]}``
     with the parts of :data:`PARTS`; ``forward`` includes the loss, ``step`` is
     the whole step. The reference runs on CPU only.
     """
-    dev = check_device(device)
-    set_threads(threads)
+    timing = timing or Timing(repeats=10, warmup=3, threads=2)
+    repeats, warmup, num_batches, seed = timing.repeats, timing.warmup, timing.num_batches, timing.seed
+    ref_dir = reference.ref_dir if reference else None
+    config = reference.config_file if reference else None
+    dev = check_device(timing.device)
+    set_threads(timing.threads)
     if config is not None:
         from .config_subject import config_subject
 
-        if ref_dir is None:
-            raise ValueError("the breakdown of a --config file runs beside the reference; pass ref_dir")
         subject = config_subject(config)
         key, loss_fn = subject.train, subject.loss()
         batches = [(g.to(dev), y.to(dev)) for g, y in subject.batches(int(batch_size), num_batches, seed)]

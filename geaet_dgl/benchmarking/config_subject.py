@@ -16,9 +16,9 @@ import torch
 
 from ..config import ModelConfig, TrainConfig
 from ..data import GraphDataset, collate_for
-from ..data.pe_cache import attach_pe, compute_split_pe
+from ..data.encodings.pe_cache import attach_pe, compute_split_pe
 from ..data.registry import laplacian_norm_of
-from ..data.se_cache import attach_structural
+from ..data.encodings.se_cache import attach_structural
 from ..interop.reference_config import DATASETS, read_reference_config
 from .inputs import PLAIN_GENERATORS, SUPPORTED_PRESETS, UnsupportedPreset, plain_synthetic_graphs, synthetic_graphs
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Dict, Optional
+from typing import TYPE_CHECKING, Dict
 
 import torch
 
@@ -22,6 +22,9 @@ from ..presets import get_preset
 from .inputs import check_supported, loss_function, synthetic_graphs
 from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
 from .timing import check_device, peak_rss_mib, set_threads, synchronize
+
+if TYPE_CHECKING:
+    from .jobs import EpochJob, Timing
 
 
 def _timed_epoch(loader, step, device: torch.device) -> Dict[str, float]:
@@ -99,14 +102,14 @@ def measure_epoch(preset: str = "mnist", num_graphs: int = 512, batch_size: int 
     }
 
 
-def run_epoch(preset: str = "mnist", num_graphs: int = 512, batch_size: Optional[int] = None, workers: int = 0,
-              device: str = "cpu", threads: int = 2, seed: int = 0, isolate: bool = True) -> Dict[str, object]:
-    """:func:`measure_epoch` in a fresh process (``isolate``); ``batch_size`` defaults to the preset's."""
+def run_epoch(preset: str, epoch: "EpochJob", timing: "Timing") -> Dict[str, object]:
+    """:func:`measure_epoch` of ``epoch``'s graphs, batch size (default the preset's) and loader workers, in a
+    fresh process when ``timing.isolate``."""
     from .worker import run_isolated
 
     key = check_supported(preset)
-    check_device(device)
-    kwargs = dict(preset=key, num_graphs=int(num_graphs),
-                  batch_size=int(batch_size or get_preset(key).train.batch_size), workers=int(workers),
-                  device=device, threads=threads, seed=seed)
-    return run_isolated("epoch", kwargs) if isolate else measure_epoch(**kwargs)
+    check_device(timing.device)
+    kwargs = dict(preset=key, num_graphs=int(epoch.num_graphs),
+                  batch_size=int(epoch.batch_size or get_preset(key).train.batch_size), workers=int(epoch.workers),
+                  device=timing.device, threads=timing.threads, seed=timing.seed)
+    return run_isolated("epoch", kwargs) if timing.isolate else measure_epoch(**kwargs)

@@ -35,6 +35,7 @@ import torch
 from ..data import GraphDataset, collate_for
 from ..presets import get_preset
 from .inputs import UnsupportedPreset, check_reference_preset, check_supported, synthetic_graphs
+from .jobs import EpochJob, Reference, Timing
 from .throughput import make_clipper, make_optimizer, train_step_fn
 from .timing import environment, set_threads, time_call
 
@@ -334,12 +335,14 @@ def summarize_rounds(times: Dict[str, Dict[str, Dict[str, List[float]]]], ours: 
     return row
 
 
-def compare_epochs(ref_dir: str, preset: str = "mnist", batch_sizes: Sequence[int] = (16, 128),
-                   dataset: str = "synthetic", data_dir: Optional[str] = None, num_graphs: int = 512,
-                   limit_train: Optional[int] = None, limit_val: Optional[int] = None, repeats: int = 3,
-                   threads: int = 2, seed: int = 0, workers: int = 0, force: bool = False,
+def compare_epochs(reference: Reference, preset: str = "mnist", batch_sizes: Sequence[int] = (16, 128),
+                   epoch: Optional[EpochJob] = None, timing: Optional[Timing] = None,
                    progress: Optional[Callable[[str], None]] = None) -> Dict[str, object]:
     """Parity check, then whole epochs of ours and the reference alternated, at every batch size.
+
+    ``epoch`` (default :class:`~.jobs.EpochJob`'s): the graphs (``dataset``, ``data_dir``, ``num_graphs``,
+    ``limit_train``, ``limit_val``), the loader ``workers`` and the ``rounds``; ``timing`` (default 2
+    threads): threads and seed; ``reference``: the checkout and ``force`` (time even when parity fails).
 
     Returns ``{'config', 'parity', 'parity_max_abs_diff', 'results': [row per batch size]}``; each
     row holds ``batch_size`` and :func:`summarize_rounds`'s keys, plus the last round's metrics of
@@ -351,12 +354,16 @@ def compare_epochs(ref_dir: str, preset: str = "mnist", batch_sizes: Sequence[in
     from .parity import check_parity, paired_models
     from ..interop.pyg_export import to_pyg_data_list
 
+    epoch = epoch or EpochJob()
+    timing = timing or Timing(threads=2)
+    ref_dir, force, threads, seed = reference.ref_dir, reference.force, timing.threads, timing.seed
+    dataset, repeats, workers = epoch.dataset, epoch.rounds, epoch.workers
     key = check_reference_preset(preset)
     if getattr(get_preset(key).model, "head", "") in ("node", "link"):
         raise UnsupportedPreset(f"preset {preset!r} is not graph-level; the epoch comparison runs graph-level "
                                 "presets (mnist, cifar10)")
     set_threads(threads)
-    inputs = epoch_inputs(key, dataset, data_dir, num_graphs, limit_train, limit_val, seed)
+    inputs = epoch_inputs(key, dataset, epoch.data_dir, epoch.num_graphs, epoch.limit_train, epoch.limit_val, seed)
     if progress:
         progress(f"epoch comparison on {len(inputs.train)} training / {len(inputs.evaluation)} evaluation graphs: "
                  f"{inputs.source}")
@@ -372,9 +379,9 @@ def compare_epochs(ref_dir: str, preset: str = "mnist", batch_sizes: Sequence[in
 
     results = []
     for batch_size in batch_sizes:
-        reference, ours_model = paired_models(ref_dir, key, seed=seed)
+        ref_model, ours_model = paired_models(ref_dir, key, seed=seed)
         ours = OurEpochs(inputs, key, int(batch_size), ours_model.state_dict(), seed=seed, workers=workers)
-        ref = ReferenceEpochs(reference, train_items, eval_items, key, int(batch_size), seed=seed, workers=workers)
+        ref = ReferenceEpochs(ref_model, train_items, eval_items, key, int(batch_size), seed=seed, workers=workers)
         ours.warm_up(), ref.warm_up()
         if progress:
             progress(f"batch {batch_size}: {repeats} rounds, each side's epoch in turn")

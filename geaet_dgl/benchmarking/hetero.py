@@ -14,14 +14,17 @@ peak RSS comes from a process of its own (:mod:`.worker`).
 
 Example
 -------
->>> rows = run_hetero_benchmark([2], repeats=2, warmup=1, batch_size=4)  # doctest: +SKIP
+>>> from geaet_dgl.benchmarking.jobs import HeteroJob, Timing
+>>> job = HeteroJob(etypes=(2,), batch_size=4, timing=Timing(repeats=2, warmup=1))
+>>> rows = run_hetero_benchmark(job)  # doctest: +SKIP
 >>> rows[0]['typed_over_relation_train']  # doctest: +SKIP
 1.3
 """
 from __future__ import annotations
 
+import dataclasses
 import statistics
-from typing import Dict, List, Sequence
+from typing import Dict, List
 
 import dgl
 import torch
@@ -30,6 +33,7 @@ import torch.nn.functional as F
 from ..config import GEANetConfig, HeteroConfig, ModelConfig
 from ..data.generated.hetero import random_heterographs
 from ..models import build_model
+from .jobs import HeteroJob
 from .timing import check_device, peak_gpu_mib, peak_rss_mib, rates, set_threads, summarize, time_call
 from .worker import run_isolated
 
@@ -48,13 +52,12 @@ def hetero_config(num_ntypes: int, num_etypes: int, local_weights: str, feats: i
                        geanet=GEANetConfig(num_heads=4, unit_size=hidden_dim // 4, edge_unit=True), hetero=schema)
 
 
-def _setup(local_weights: str, num_etypes: int, num_ntypes: int, batch_size: int, nodes_per_type: int,
-           edges_per_relation: int, device: torch.device, seed: int):
+def _setup(job: HeteroJob, local_weights: str, num_etypes: int, num_ntypes: int, device: torch.device):
     """The model (seeded), its optimizer, and the step functions ``infer(batch)`` / ``train(batch)``."""
-    torch.manual_seed(seed)
+    torch.manual_seed(job.timing.seed)
     model = build_model(hetero_config(num_ntypes, num_etypes, local_weights)).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    labels = torch.arange(batch_size, device=device) % 2
+    labels = torch.arange(job.batch_size, device=device) % 2
 
     def infer(batch):
         model.eval()
@@ -71,77 +74,74 @@ def _setup(local_weights: str, num_etypes: int, num_ntypes: int, batch_size: int
     return model, infer, train
 
 
-def _batches(num_etypes: int, num_ntypes: int, batch_size: int, nodes_per_type: int, edges_per_relation: int,
-             device: torch.device, seed: int) -> List[dgl.DGLGraph]:
-    graphs = random_heterographs(4 * batch_size, num_ntypes, num_etypes, nodes_per_type, edges_per_relation,
-                                 seed=seed)
+def _batches(job: HeteroJob, num_etypes: int, num_ntypes: int, device: torch.device) -> List[dgl.DGLGraph]:
+    batch_size = job.batch_size
+    graphs = random_heterographs(4 * batch_size, num_ntypes, num_etypes, job.nodes_per_type, job.edges_per_relation,
+                                 seed=job.timing.seed)
     return [dgl.batch(graphs[i:i + batch_size]).to(device) for i in range(0, len(graphs), batch_size)]
 
 
-def measure_hetero(local_weights: str, num_etypes: int, num_ntypes: int, batch_size: int = 32,
-                   nodes_per_type: int = 20, edges_per_relation: int = 40, repeats: int = 10, warmup: int = 2,
-                   threads: int = 1, device: str = "cpu", seed: int = 0) -> Dict[str, object]:
+def measure_hetero(local_weights: str, num_etypes: int, num_ntypes: int, job: HeteroJob) -> Dict[str, object]:
     """One model alone (for its own process): inference then training graphs/s (median, min, max over
-    ``repeats`` steps) and the process's peak memory."""
-    set_threads(threads)
-    torch_device = check_device(device)
-    batches = _batches(num_etypes, num_ntypes, batch_size, nodes_per_type, edges_per_relation, torch_device, seed)
-    model, infer, train = _setup(local_weights, num_etypes, num_ntypes, batch_size, nodes_per_type,
-                                 edges_per_relation, torch_device, seed)
+    ``job.timing.repeats`` steps) and the process's peak memory."""
+    timing = job.timing
+    set_threads(timing.threads)
+    torch_device = check_device(timing.device)
+    batches = _batches(job, num_etypes, num_ntypes, torch_device)
+    model, infer, train = _setup(job, local_weights, num_etypes, num_ntypes, torch_device)
     result: Dict[str, object] = {"local_weights": local_weights, "num_etypes": num_etypes, "num_ntypes": num_ntypes,
                                  "params": sum(p.numel() for p in model.parameters())}
     for name, fn in (("infer", infer), ("train", train)):
-        for i in range(warmup):
+        for i in range(timing.warmup):
             fn(batches[i % len(batches)])
-        seconds = [time_call(lambda b=batches[i % len(batches)]: fn(b), torch_device) for i in range(repeats)]
-        result[f"{name}_graphs_per_s"] = summarize(rates([batch_size] * repeats, seconds))
+        seconds = [time_call(lambda b=batches[i % len(batches)]: fn(b), torch_device) for i in range(timing.repeats)]
+        result[f"{name}_graphs_per_s"] = summarize(rates([job.batch_size] * timing.repeats, seconds))
     result["peak_rss_mib"] = peak_rss_mib()
     if torch_device.type == "cuda":
         result["peak_gpu_mib"] = peak_gpu_mib(torch_device)
     return result
 
 
-def measure_hetero_pair(num_etypes: int, num_ntypes: int, batch_size: int = 32, nodes_per_type: int = 20,
-                        edges_per_relation: int = 40, repeats: int = 10, warmup: int = 2, threads: int = 1,
-                        device: str = "cpu", seed: int = 0) -> Dict[str, object]:
+def measure_hetero_pair(num_etypes: int, num_ntypes: int, job: HeteroJob) -> Dict[str, object]:
     """Both models on the same batches, timed step by step in alternating order (drift hits both alike):
     per model the median graphs/s of inference and training, and the median of the per-step ratios
     typed / relation."""
-    set_threads(threads)
-    torch_device = check_device(device)
-    batches = _batches(num_etypes, num_ntypes, batch_size, nodes_per_type, edges_per_relation, torch_device, seed)
-    steps = {w: _setup(w, num_etypes, num_ntypes, batch_size, nodes_per_type, edges_per_relation, torch_device,
-                       seed)[1:] for w in LOCAL_WEIGHTS}
+    timing = job.timing
+    set_threads(timing.threads)
+    torch_device = check_device(timing.device)
+    batches = _batches(job, num_etypes, num_ntypes, torch_device)
+    steps = {w: _setup(job, w, num_etypes, num_ntypes, torch_device)[1:] for w in LOCAL_WEIGHTS}
     result: Dict[str, object] = {"num_etypes": num_etypes, "num_ntypes": num_ntypes}
     for phase, which in (("infer", 0), ("train", 1)):
         seconds = {w: [] for w in LOCAL_WEIGHTS}
-        for i in range(warmup + repeats):
+        for i in range(timing.warmup + timing.repeats):
             batch = batches[i % len(batches)]
             for w in (LOCAL_WEIGHTS if i % 2 == 0 else LOCAL_WEIGHTS[::-1]):
                 took = time_call(lambda: steps[w][which](batch), torch_device)
-                if i >= warmup:
+                if i >= timing.warmup:
                     seconds[w].append(took)
         for w in LOCAL_WEIGHTS:
-            result[f"{w}_{phase}_graphs_per_s"] = summarize(rates([batch_size] * repeats, seconds[w]))
+            result[f"{w}_{phase}_graphs_per_s"] = summarize(rates([job.batch_size] * timing.repeats, seconds[w]))
         result[f"typed_over_relation_{phase}"] = statistics.median(
             r / t for r, t in zip(seconds["relation"], seconds["typed"]))
     return result
 
 
-def run_hetero_benchmark(etypes: Sequence[int] = (2, 4, 6, 10), memory: bool = True,
-                         **options) -> List[Dict[str, object]]:
-    """Per relation count: the interleaved pair (:func:`measure_hetero_pair`) and, with ``memory``, each
-    model's peak RSS from its own process (:func:`measure_hetero`, 2 steps per phase)."""
+def run_hetero_benchmark(job: HeteroJob = HeteroJob()) -> List[Dict[str, object]]:
+    """Per relation count of ``job.etypes``: the interleaved pair (:func:`measure_hetero_pair`) and, with
+    ``job.memory``, each model's peak RSS from its own process (:func:`measure_hetero`, 2 steps per phase)."""
+    job = dataclasses.replace(job, timing=job.timing.resolved())
+    alone = dataclasses.replace(job, timing=dataclasses.replace(job.timing, repeats=2, warmup=0))
     rows = []
-    for num_etypes in etypes:
-        point = {"num_etypes": int(num_etypes), "num_ntypes": min(int(num_etypes), 4), **options}
-        row = run_isolated("hetero_pair", point)
-        if memory:
+    for num_etypes in job.etypes:
+        point = {"num_etypes": int(num_etypes), "num_ntypes": min(int(num_etypes), 4)}
+        row = run_isolated("hetero_pair", {**point, "job": job})
+        if job.memory:
             for weights in LOCAL_WEIGHTS:
-                alone = run_isolated("hetero", {**point, "local_weights": weights, "repeats": 2, "warmup": 0})
-                row[f"{weights}_peak_rss_mib"] = alone["peak_rss_mib"]
-                if "peak_gpu_mib" in alone:
-                    row[f"{weights}_peak_gpu_mib"] = alone["peak_gpu_mib"]
+                own = run_isolated("hetero", {**point, "local_weights": weights, "job": alone})
+                row[f"{weights}_peak_rss_mib"] = own["peak_rss_mib"]
+                if "peak_gpu_mib" in own:
+                    row[f"{weights}_peak_gpu_mib"] = own["peak_gpu_mib"]
         rows.append(row)
     return rows
 

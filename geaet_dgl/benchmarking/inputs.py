@@ -110,7 +110,7 @@ def synthetic_graphs(preset: str, num_graphs: int, seed: int = 0) -> GraphDatase
 def _synthetic_pattern(num_graphs: int, rwse_k: int, seed: int) -> GraphDataset:
     """PATTERN-like graphs from our SBM generator, prepared as :func:`geaet_dgl.data.generated.sbm.load_sbm` prepares them."""
     from ..data.generated.sbm import PATTERN_PARAMS, generate_pattern_graph, make_patterns, one_hot_inputs
-    from ..data.positional_encoding import random_walk_se
+    from ..data.encodings.positional_encoding import random_walk_se
 
     rng = np.random.default_rng(seed)
     patterns = make_patterns(rng)
@@ -136,7 +136,7 @@ def _random_molecule(rng: np.random.Generator, min_atoms: int = 100, max_atoms: 
 
 def _synthetic_molecules(num_graphs: int, config, seed: int) -> GraphDataset:
     """Peptide-sized random molecules with OGB-style integer features, LapPE and (G, T) float targets."""
-    from ..data.positional_encoding import laplacian_pe
+    from ..data.encodings.positional_encoding import laplacian_pe
 
     rng = np.random.default_rng(seed)
     graphs = []
@@ -158,9 +158,9 @@ def _synthetic_molecules(num_graphs: int, config, seed: int) -> GraphDataset:
 
 def _with_encodings(data: GraphDataset, model, dataset: str) -> GraphDataset:
     """``data`` with the Laplacian PE / RWSE / structural encodings ``model`` reads, as the loaders attach them."""
-    from ..data.pe_cache import attach_pe, compute_split_pe
+    from ..data.encodings.pe_cache import attach_pe, compute_split_pe
     from ..data.registry import laplacian_norm_of
-    from ..data.se_cache import attach_structural
+    from ..data.encodings.se_cache import attach_structural
     from ..training.run_config import data_pe_sizes, structural_spec
 
     pe_k, rwse_k = data_pe_sizes(model)

@@ -38,7 +38,7 @@ wall seconds on a shared machine also count the time other jobs held the core
 from __future__ import annotations
 
 import time
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional
 
 import dgl
 import numpy as np
@@ -46,6 +46,7 @@ import torch
 
 from ..allocator import allocator_mode
 from ..data.generated.node_graphs import with_masks
+from .jobs import NodeScalingJob
 from .scaling import fit_power_law, knn_edges
 from .timing import check_device, current_rss_mib, peak_rss_mib, set_threads
 
@@ -170,7 +171,7 @@ def _ours_runners(graph: dgl.DGLGraph, method: str, seed: int, cache_dir: str):
     """(warm-up, epoch, evaluation) callables of ours: ``method``'s batches, full-graph scoring."""
     from torch.nn.functional import cross_entropy
 
-    from ..data.node_graph import NodeGraph
+    from ..data.nodes.node_graph import NodeGraph
     from ..models import build_model
     from ..training.node_batches import make_node_sampler, masked_rows
     from ..training.evaluation import evaluate_node_splits
@@ -274,7 +275,7 @@ def measure_node_point(method: str, num_nodes: int, threads: int = 1, seed: int 
 
 
 def _lappe(graph: dgl.DGLGraph) -> None:
-    from ..data.positional_encoding import laplacian_pe_from_edges
+    from ..data.encodings.positional_encoding import laplacian_pe_from_edges
 
     src, dst = (t.numpy() for t in graph.edges())
     laplacian_pe_from_edges(src, dst, graph.num_nodes(), ENCODING_K)
@@ -293,22 +294,24 @@ def _predicted_peak_mib(last: Dict[str, object], num_nodes: int) -> float:
     return fixed + (float(last["peak_rss_mib"]) - fixed) * num_nodes / float(last["num_nodes"])
 
 
-def run_node_scaling(max_nodes: int = 10**6, sizes: Sequence[int] = DEFAULT_NODE_SIZES,
-                     methods: Sequence[str] = ("full", "cluster"), threads: int = 1, seed: int = 0,
-                     ref_dir: Optional[str] = None, ref_python: Optional[str] = None,
-                     memory_limit_mib: float = 12 * 1024, epochs: int = 1, timeout_s: Optional[float] = None,
-                     progress: Optional[Callable[[str], None]] = None, graph_kind: str = "knn"
-                     ) -> Dict[str, object]:
-    """Every method at every size ``<= max_nodes`` and at ``max_nodes``, each in a fresh process under
-    ``memory_limit_mib``.
+def run_node_scaling(job: NodeScalingJob, progress: Optional[Callable[[str], None]] = None,
+                     timeout_s: Optional[float] = None) -> Dict[str, object]:
+    """Every method of ``job`` at every size ``<= job.max_nodes`` and at ``max_nodes``, each in a fresh process
+    (``timeout_s`` at most) under ``job.memory_limit_gib``; ``job.timing`` gives threads and seed.
 
     Returns ``{'sizes', 'degree', 'memory_limit_mib', 'fit', 'methods': {name: {'description', 'points',
     'out_of_memory': {'num_nodes', 'reason'} or None, 'exponent', 'exponent_large', 'eval_exponent_large',
-    'eval_exponent', 'encoding_exponent', 'encoding_exponent_large', 'peak_exponent'}}}``; ``graph_kind`` names the
-    graph family (:data:`NODE_GRAPHS`).
+    'eval_exponent', 'encoding_exponent', 'encoding_exponent_large', 'peak_exponent'}}}``; ``job.graph_kind``
+    names the graph family (:data:`NODE_GRAPHS`).
     """
     from .worker import WorkerError, run_isolated
 
+    max_nodes, graph_kind, epochs = job.max_nodes, job.graph_kind, job.epochs
+    threads, seed = job.timing.resolved().threads, job.timing.seed
+    memory_limit_mib = job.memory_limit_gib * 1024
+    ref_dir = job.reference.ref_dir if job.reference else None
+    ref_python = job.reference.python if job.reference else None
+    sizes = job.sizes or DEFAULT_NODE_SIZES
     chosen = sorted({int(s) for s in sizes if int(s) <= max_nodes} | {int(max_nodes)})
     out: Dict[str, object] = {
         "sizes": chosen, "degree": DEGREE, "graph": graph_kind, "memory_limit_mib": memory_limit_mib, "threads": threads,
@@ -316,7 +319,7 @@ def run_node_scaling(max_nodes: int = 10**6, sizes: Sequence[int] = DEFAULT_NODE
                "wall_: of wall seconds",
         "methods": {},
     }
-    for method in methods:
+    for method in job.methods or ("full", "cluster"):
         if method not in METHODS:
             raise ValueError(f"method={method!r} is not one of {', '.join(METHODS)}")
         if method in REFERENCE_ATTENTION and not ref_dir:

@@ -35,9 +35,12 @@ import numpy as np
 import torch
 
 from ..allocator import allocator_mode
+from .jobs import SCALING_SIZES, ScalingJob, Timing
 from .timing import check_device, current_rss_mib, peak_rss_mib, set_threads, summarize, time_call
 
-DEFAULT_SIZES = (10**3, 10**4, 10**5, 10**6)
+DEFAULT_SIZES = SCALING_SIZES
+#: the components' width (MNIST's)
+HIDDEN_DIM = 40
 FIT_LARGE_MIN_NODES = 10**4
 
 COMPONENTS = {
@@ -96,7 +99,7 @@ def fit_power_law(sizes: Sequence[float], times: Sequence[float]) -> Tuple[float
     return float(slope), float(math.exp(intercept))
 
 
-def build_component(component: str, hidden_dim: int = 40, num_heads: int = 4, unit_size: int = 10
+def build_component(component: str, hidden_dim: int = HIDDEN_DIM, num_heads: int = 4, unit_size: int = 10
                     ) -> Tuple[torch.nn.Module, Callable]:
     """The module and ``call(module, graph, x, e) -> tuple of outputs``."""
     from ..nn import GEAETLayer, GEANet, build_mpnn
@@ -124,30 +127,33 @@ def _output_sum(outputs) -> torch.Tensor:
     return sum(t.sum() for t in outputs if isinstance(t, torch.Tensor) and t.requires_grad)
 
 
-def measure_scaling_point(component: str = "geanet", num_nodes: int = 1000, k: int = 8, hidden_dim: int = 40,
-                          num_heads: int = 4, unit_size: int = 10, repeats: int = 3, warmup: int = 1,
-                          threads: int = 2, device: str = "cpu", seed: int = 0, backward: bool = True,
-                          min_time_s: float = 1.0, max_repeats: int = 50) -> Dict[str, object]:
+def measure_scaling_point(component: str = "geanet", num_nodes: int = 1000, job: Optional[ScalingJob] = None,
+                          timing: Optional[Timing] = None) -> Dict[str, object]:
     """Forward (eval, no_grad) and forward+backward (train, sum of outputs) time on one kNN graph.
 
-    Each phase runs ``warmup`` untimed calls, then at least ``repeats`` timed
-    ones, and keeps going (up to ``max_repeats``) until ``min_time_s`` seconds
-    have been timed, so the cheap small graphs get robust medians.
+    ``job`` (default :class:`~.jobs.ScalingJob`'s) gives the graph's ``k`` and the sampling: each phase
+    runs ``warmup`` untimed calls, then at least ``repeats`` timed ones, and keeps going (up to
+    ``max_repeats``) until ``min_time_s`` seconds have been timed, so the cheap small graphs get robust
+    medians; forward+backward when ``backward``. ``timing`` gives ``threads``, ``device`` and ``seed``.
+    The component has MNIST widths (:func:`build_component`'s defaults).
     """
     import time
 
+    job = job or ScalingJob()
+    timing = (timing or Timing()).resolved()
+    threads, seed = timing.threads, timing.seed
     set_threads(threads)
-    dev = check_device(device)
+    dev = check_device(timing.device)
     start_rss = current_rss_mib()
     t0 = time.perf_counter()
-    graph = random_knn_graph(int(num_nodes), k, seed=seed, workers=threads)
+    graph = random_knn_graph(int(num_nodes), job.k, seed=seed, workers=threads)
     build_s = time.perf_counter() - t0
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(graph.num_nodes(), hidden_dim, generator=gen).to(dev)
-    e = torch.randn(graph.num_edges(), hidden_dim, generator=gen).to(dev)
+    x = torch.randn(graph.num_nodes(), HIDDEN_DIM, generator=gen).to(dev)
+    e = torch.randn(graph.num_edges(), HIDDEN_DIM, generator=gen).to(dev)
     graph = graph.to(dev)
     torch.manual_seed(seed)
-    module, call = build_component(component, hidden_dim, num_heads, unit_size)
+    module, call = build_component(component)
     module = module.to(dev)
     base_rss = current_rss_mib()
 
@@ -160,10 +166,10 @@ def measure_scaling_point(component: str = "geanet", num_nodes: int = 1000, k: i
         _output_sum(call(module, graph, x, e)).backward()
 
     def sample(fn) -> List[float]:
-        for _ in range(warmup):
+        for _ in range(job.warmup):
             time_call(fn, dev)
         times: List[float] = []
-        while len(times) < repeats or (sum(times) < min_time_s and len(times) < max_repeats):
+        while len(times) < job.repeats or (sum(times) < job.min_time_s and len(times) < job.max_repeats):
             times.append(time_call(fn, dev))
         return times
 
@@ -180,7 +186,7 @@ def measure_scaling_point(component: str = "geanet", num_nodes: int = 1000, k: i
         "forward_s_max": summarize(fwd)["max"],
         "forward_repeats": len(fwd),
     }
-    if backward:
+    if job.backward:
         module.train()
         fb = sample(forward_backward)
         result.update(forward_backward_s=summarize(fb)["median"], forward_backward_s_min=summarize(fb)["min"],
@@ -224,12 +230,10 @@ def _available_mib() -> float:
     return psutil.virtual_memory().available / 2**20
 
 
-def run_scaling(components: Sequence[str] = tuple(COMPONENTS), sizes: Sequence[int] = DEFAULT_SIZES,
-                max_nodes: int = 10**6, k: int = 8, repeats: int = 3, warmup: int = 1, threads: int = 2,
-                device: str = "cpu", seed: int = 0, backward: bool = True, isolate: bool = True,
-                memory_fraction: float = 0.7, min_time_s: float = 1.0,
-                progress: Optional[Callable[[str], None]] = None) -> Dict[str, object]:
-    """Time every component at every size ``<= max_nodes``; fit the exponents.
+def run_scaling(job: ScalingJob, timing: Timing, progress: Optional[Callable[[str], None]] = None
+                ) -> Dict[str, object]:
+    """Time every component of ``job`` at every size ``<= job.max_nodes``, each in a fresh process when
+    ``timing.isolate``; fit the exponents.
 
     Returns ``{'k', 'sizes', 'repeats', 'min_time_s', 'fit', 'note', 'components':
     {name: {'description', 'points': [one dict per size], 'skipped': [{'num_nodes',
@@ -239,36 +243,36 @@ def run_scaling(components: Sequence[str] = tuple(COMPONENTS), sizes: Sequence[i
     """
     from .worker import WorkerError, run_isolated
 
-    check_device(device)
-    chosen = sorted({int(s) for s in sizes if int(s) <= max_nodes})
+    check_device(timing.device)
+    k, max_nodes = job.k, job.max_nodes
+    chosen = sorted({int(s) for s in job.sizes if int(s) <= max_nodes})
     if not chosen:
-        raise ValueError(f"no size <= max_nodes={max_nodes} among {list(sizes)}")
+        raise ValueError(f"no size <= max_nodes={max_nodes} among {list(job.sizes)}")
     out: Dict[str, object] = {
-        "k": k, "sizes": chosen, "repeats": repeats, "min_time_s": min_time_s,
+        "k": k, "sizes": chosen, "repeats": job.repeats, "min_time_s": job.min_time_s,
         "fit": "least-squares slope of log(time) vs log(N+E)",
         "note": "geaet_layer runs with attention='none': full self-attention on one N-node graph is O(N^2)",
         "components": {},
     }
-    for component in components:
+    for component in job.components:
         if component not in COMPONENTS:
             raise ValueError(f"component={component!r} is not one of {', '.join(COMPONENTS)}")
         points: List[Dict[str, object]] = []
         skipped: List[Dict[str, object]] = []
         for n in chosen:
-            if isolate and points and "peak_rss_mib" in points[-1]:
+            if timing.isolate and points and "peak_rss_mib" in points[-1]:
                 last = points[-1]
                 growth = ((n + k * n) / float(last["size"])) ** MEMORY_EXPONENT.get(component, 1.0)
                 fixed = last.get("start_rss_mib", 0.0)  # interpreter + libraries, independent of the size
                 predicted = fixed + (last["peak_rss_mib"] - fixed) * growth
-                budget = memory_fraction * _available_mib()
+                budget = job.memory_fraction * _available_mib()
                 if predicted > budget:
                     skipped.append({"num_nodes": n, "reason": f"predicted peak {predicted / 1024:.1f} GiB > "
-                                    f"{memory_fraction:.0%} of available memory ({budget / 1024:.1f} GiB)"})
+                                    f"{job.memory_fraction:.0%} of available memory ({budget / 1024:.1f} GiB)"})
                     continue
-            kwargs = dict(component=component, num_nodes=n, k=k, repeats=repeats, warmup=warmup, threads=threads,
-                          device=device, seed=seed, backward=backward, min_time_s=min_time_s)
+            kwargs = dict(component=component, num_nodes=n, job=job, timing=timing)
             try:
-                point = run_isolated("scaling", kwargs) if isolate else measure_scaling_point(**kwargs)
+                point = run_isolated("scaling", kwargs) if timing.isolate else measure_scaling_point(**kwargs)
             except WorkerError as exc:
                 skipped.append({"num_nodes": n, "reason": str(exc).splitlines()[0]})
                 continue
@@ -280,7 +284,7 @@ def run_scaling(components: Sequence[str] = tuple(COMPONENTS), sizes: Sequence[i
         entry: Dict[str, object] = {"description": COMPONENTS[component], "points": points, "skipped": skipped}
         entry.update(_fits(points, "forward"))
         entry.update(_memory_fit(points))
-        if backward:
+        if job.backward:
             entry.update(_fits(points, "forward_backward"))
         out["components"][component] = entry
     return out

@@ -10,7 +10,7 @@ pre-built batches, and reports the median (min, max) of the per-step graphs/s.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Sequence, Tuple
 
 import torch
 
@@ -21,6 +21,9 @@ from ..presets import get_preset
 from .inputs import check_supported, loss_function, prebuilt_batches
 from .timing import (check_device, current_rss_mib, peak_gpu_mib, peak_rss_mib, rates, set_threads, summarize,
                      time_call)
+
+if TYPE_CHECKING:
+    from .jobs import Timing
 
 Batch = Tuple[object, torch.Tensor]
 
@@ -165,18 +168,18 @@ def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str 
     return result
 
 
-def run_throughput(preset: str = "mnist", batch_sizes: Sequence[int] = (16, 64, 128), device: str = "cpu",
-                   threads: int = 2, repeats: int = 5, warmup: int = 2, num_batches: int = 2, seed: int = 0,
-                   isolate: bool = True, fold: bool = True) -> List[Dict[str, object]]:
-    """:func:`measure_throughput` for every batch size, each in a fresh process when ``isolate``."""
+def run_throughput(preset: str, batch_sizes: Sequence[int], timing: "Timing", fold: bool = True
+                   ) -> List[Dict[str, object]]:
+    """:func:`measure_throughput` for every batch size, each in a fresh process when ``timing.isolate``
+    (``timing.threads`` resolved: see :meth:`~.jobs.Timing.resolved`)."""
     from .worker import run_isolated
 
     check_supported(preset)
-    check_device(device)
+    check_device(timing.device)
     results = []
     for batch_size in batch_sizes:
-        kwargs = dict(preset=preset, batch_size=int(batch_size), device=device, threads=threads, repeats=repeats,
-                      warmup=warmup, num_batches=num_batches, seed=seed, fold=fold)
-        results.append(run_isolated("throughput", kwargs) if isolate else measure_throughput(**kwargs))
+        kwargs = dict(preset=preset, batch_size=int(batch_size), device=timing.device, threads=timing.threads,
+                      repeats=timing.repeats, warmup=timing.warmup, num_batches=timing.num_batches,
+                      seed=timing.seed, fold=fold)
+        results.append(run_isolated("throughput", kwargs) if timing.isolate else measure_throughput(**kwargs))
     return results
-

@@ -2,7 +2,8 @@
 
 ``run_isolated(task, kwargs)`` starts ``python -m geaet_dgl.benchmarking.worker
 TASK KWARGS_JSON OUT_JSON``; the child calls the task's function with the
-keyword arguments and writes the returned dict to ``OUT_JSON``. Tasks:
+keyword arguments and writes the returned dict to ``OUT_JSON``. Jobs of :mod:`.jobs` among the keyword
+arguments travel as JSON too (:func:`.jobs.encode`, :func:`.jobs.decode`). Tasks:
 
 * ``throughput`` -> :func:`geaet_dgl.benchmarking.throughput.measure_throughput`
 * ``epoch`` -> :func:`geaet_dgl.benchmarking.epoch.measure_epoch`
@@ -24,6 +25,8 @@ import subprocess
 import sys
 import tempfile
 from typing import Any, Callable, Dict, Optional
+
+from .jobs import Timing, decode, encode
 
 TASKS = {
     "throughput": ("geaet_dgl.benchmarking.throughput", "measure_throughput"),
@@ -59,6 +62,17 @@ def _address_space_limit(limit_mib: float) -> Callable[[], None]:
     return apply
 
 
+def _threads_of(kwargs: Dict[str, Any]) -> Optional[int]:
+    """The measurement's thread count: its ``threads``, else its job's or its timing's."""
+    if "threads" in kwargs:
+        return kwargs["threads"]
+    for value in kwargs.values():
+        timing = value if isinstance(value, Timing) else getattr(value, "timing", None)
+        if isinstance(timing, Timing) and timing.threads is not None:
+            return timing.threads
+    return None
+
+
 def run_isolated(task: str, kwargs: Dict[str, Any], timeout: Optional[float] = None,
                  memory_limit_mib: Optional[float] = None, python: Optional[str] = None) -> Dict[str, Any]:
     """Run ``TASKS[task](**kwargs)`` in a fresh interpreter and return its result dict.
@@ -71,11 +85,13 @@ def run_isolated(task: str, kwargs: Dict[str, Any], timeout: Optional[float] = N
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p)
     env.setdefault("DGLBACKEND", "pytorch")
-    if "threads" in kwargs:  # size OpenMP's pool before torch starts it
-        env["OMP_NUM_THREADS"] = str(kwargs["threads"])
+    threads = _threads_of(kwargs)
+    if threads is not None:  # size OpenMP's pool before torch starts it
+        env["OMP_NUM_THREADS"] = str(threads)
     with tempfile.TemporaryDirectory(prefix="geaet-bench-") as tmp:
         out_path = os.path.join(tmp, "result.json")
-        cmd = [python or sys.executable, "-m", "geaet_dgl.benchmarking.worker", task, json.dumps(kwargs), out_path]
+        spec = json.dumps(kwargs, default=encode)
+        cmd = [python or sys.executable, "-m", "geaet_dgl.benchmarking.worker", task, spec, out_path]
         try:
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
                                   preexec_fn=None if memory_limit_mib is None else _address_space_limit(memory_limit_mib))
@@ -101,7 +117,7 @@ def main(argv) -> int:
     configure_allocator()  # the parent's choice, passed down in $GEAET_DGL_ALLOCATOR
     module, name = TASKS[task]
     func = getattr(importlib.import_module(module), name)
-    result = func(**json.loads(spec))
+    result = func(**json.loads(spec, object_hook=decode))
     with open(out_path, "w") as f:
         json.dump(result, f)
     return 0

@@ -3,14 +3,20 @@
 What it measures is ``--what`` (one or more of throughput, breakdown, epoch,
 scaling; default throughput). The flags ``--breakdown``, ``--epoch`` and
 ``--scaling`` add their job to the default throughput table, as they always did.
+This module declares the options and turns them into one job of
+:mod:`geaet_dgl.benchmarking.jobs` (:func:`job_from_options`) for
+:func:`~geaet_dgl.benchmarking.run_benchmark`.
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Any, Dict, Union
 
 import click
 
-from ..benchmarking.api import JOBS, default_batch_sizes, run_benchmark, run_node_scaling_benchmark
+from ..benchmarking.api import (CONFIG_FILE_ALONE, JOBS, REFERENCE_NODE_METHODS, EpochJob, ModelJob,
+                                NodeScalingJob, Reference, ScalingJob, Timing, check_epoch_graphs,
+                                default_batch_sizes, run_benchmark)
+from ..config import ConfigError
 from .options import ListOptionCommand, handle_errors, threads_option
 
 
@@ -95,29 +101,47 @@ from .options import ListOptionCommand, handle_errors, threads_option
 @click.option("--no-fold", is_flag=True,
               help="Time inference on the model as trained instead of its folded inference copy (what eval uses).")
 @handle_errors
-def benchmark(what: Tuple[str, ...], preset: str, batch_sizes: Tuple[int, ...], device: str, threads: Optional[int],
-              repeats: int, warmup: int, epoch: bool, breakdown: bool, num_graphs: int, workers: int, scaling: bool,
-              max_nodes: int, against_pyg: Optional[str], force: bool, allocator: Optional[str],
-              json_path: Optional[str], plot_path: Optional[str], dataset: str, data_dir: Optional[str],
-              limit_train: Optional[int], limit_val: Optional[int], epoch_repeats: int, no_fold: bool,
-              config_file: Optional[str], node_scaling: bool, memory_limit: float,
-              ref_python: Optional[str], node_graph: str, node_sizes: Tuple[int, ...],
-              node_methods: Tuple[str, ...]) -> None:
+def benchmark(**options) -> None:
     """Throughput (graphs/s, train and inference), peak memory, where a step's time goes, epoch time,
     scaling; optionally side by side with the PyG reference. Speed is only comparable within one run."""
-    if node_scaling:
-        run_node_scaling_benchmark(max_nodes=max_nodes, threads=threads, against_pyg=against_pyg, python=ref_python,
-                                   memory_limit_gib=memory_limit, allocator=allocator, json_path=json_path,
-                                   echo=click.echo, graph_kind=node_graph, sizes=node_sizes or None,
-                                   methods=(list(node_methods) + (["ref-none", "ref-transformer", "ref-performer"]
-                                                                  if against_pyg else [])) or None)
-        return
-    jobs = set(what or ("throughput",))
-    jobs.update(job for job, flag in (("breakdown", breakdown), ("epoch", epoch), ("scaling", scaling)) if flag)
-    run_benchmark(preset=preset, batch_sizes=batch_sizes or default_batch_sizes("epoch" in jobs, against_pyg),
-                  device=device, threads=threads, repeats=repeats, warmup=warmup, throughput="throughput" in jobs,
-                  epoch="epoch" in jobs, breakdown="breakdown" in jobs, num_graphs=num_graphs, workers=workers,
-                  scaling="scaling" in jobs, max_nodes=max_nodes, against_pyg=against_pyg, force=force,
-                  allocator=allocator, json_path=json_path, plot_path=plot_path, dataset=dataset, data_dir=data_dir,
-                  limit_train=limit_train, limit_val=limit_val, epoch_repeats=epoch_repeats, fold=not no_fold,
-                  config_file=config_file, echo=click.echo)
+    run_benchmark(job_from_options(options), json_path=options["json_path"], plot_path=options["plot_path"],
+                  echo=click.echo)
+
+
+def job_from_options(options: Dict[str, Any]) -> Union[ModelJob, NodeScalingJob]:
+    """The :mod:`~geaet_dgl.benchmarking.jobs` job the command's options describe."""
+    timing = Timing(device=options["device"], threads=options["threads"], repeats=options["repeats"],
+                    warmup=options["warmup"], allocator=options["allocator"])
+    return _node_scaling_job(options, timing) if options["node_scaling"] else _model_job(options, timing)
+
+
+def _node_scaling_job(options: Dict[str, Any], timing: Timing) -> NodeScalingJob:
+    """``--node-scaling``: without ``--node-method``, ours both ways and, beside the reference, its three."""
+    against_pyg = options["against_pyg"]
+    reference = Reference(against_pyg, python=options["ref_python"]) if against_pyg else None
+    ours = tuple(options["node_methods"])
+    methods = ours + (REFERENCE_NODE_METHODS if against_pyg else ()) if ours else None
+    return NodeScalingJob(max_nodes=options["max_nodes"], sizes=options["node_sizes"] or None, methods=methods,
+                          graph_kind=options["node_graph"], memory_limit_gib=options["memory_limit"],
+                          reference=reference, timing=timing)
+
+
+def _model_job(options: Dict[str, Any], timing: Timing) -> ModelJob:
+    """``--what`` and the flags ``--breakdown``, ``--epoch``, ``--scaling`` pick the parts of one job."""
+    against_pyg = options["against_pyg"]
+    parts = set(options["what"] or ("throughput",))
+    parts.update(part for part in ("breakdown", "epoch", "scaling") if options[part])
+    epoch = EpochJob(num_graphs=options["num_graphs"], workers=options["workers"], dataset=options["dataset"],
+                     data_dir=options["data_dir"], limit_train=options["limit_train"],
+                     limit_val=options["limit_val"], rounds=options["epoch_repeats"])
+    check_epoch_graphs(epoch, "epoch" in parts and against_pyg is not None)
+    if options["config_file"] and not against_pyg:
+        raise ConfigError(CONFIG_FILE_ALONE)
+    reference = (Reference(against_pyg, force=options["force"], config_file=options["config_file"])
+                 if against_pyg else None)
+    return ModelJob(preset=options["preset"],
+                    batch_sizes=options["batch_sizes"] or default_batch_sizes("epoch" in parts, against_pyg),
+                    throughput="throughput" in parts, breakdown="breakdown" in parts,
+                    epoch=epoch if "epoch" in parts else None,
+                    scaling=ScalingJob(max_nodes=options["max_nodes"]) if "scaling" in parts else None,
+                    reference=reference, fold=not options["no_fold"], timing=timing)

@@ -207,7 +207,7 @@ def _train_splits(ctx: click.Context, opts: TrainOptions) -> bool:
     """``--splits all|K...`` (a named node set): one run per public split, and their mean ± std."""
     from geaet_dgl import training
     from geaet_dgl.config import OptionConflict
-    from geaet_dgl.data.node_sets import is_node_set, node_set_splits
+    from geaet_dgl.data.nodes.node_sets import is_node_set, node_set_splits
     from geaet_dgl.studies.seeds import label_dir, run_splits, split_indices
 
     if not opts.split_list:

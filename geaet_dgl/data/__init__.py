@@ -2,23 +2,39 @@
 
 Layout
 ------
-The shared core sits at the top of the package; each dataset family is a
-sub-package whose docstring says where its files come from:
+The shared core sits at the top of the package; everything else is a
+sub-package of one kind, whose docstring says what its modules hold and where
+their files come from.
+
+The core, shared by every loader:
 
 ``dataset``              :class:`GraphDataset` (``(graph, label)`` pairs at graph, node or link
                          level), :class:`DatasetSplits`, the ``collate*`` functions, :func:`make_loader`
+``graph_batch``          :func:`batch_graphs`: ``dgl.batch`` of our homogeneous graphs without its per-graph cost
 ``registry``             :func:`load_dataset` (name -> loader) and the table ``geaet-dgl datasets`` prints
-``positional_encoding``  :func:`laplacian_pe` / :func:`random_walk_se` (the reference's LapPE, RWSE)
-``pe_cache``             those per split, computed once and cached on disk next to the data
+``schema``               one :class:`DatasetSchema` row per dataset: widths, classes, metric, files (``--dry-run``)
 ``validation``           load-time checks (empty graphs, non-finite features, labels out of range)
+``identity``             what a run's data was: a graph file's identity and a fingerprint of its splits
+``input_transform``      feature transforms a loader applies (standardise, row-normalise), recorded by a run
 ``errors``               :class:`DataError`, raised for every problem a user can fix
-``dgl_progress``         DGL's progress bars switched on or off
+``fresh_process``        a data build run in a forked child, so this process's heap stays clean
+``library_output``       DGL's progress bars switched on or off, OGB's prints sent to the log
+
+Sub-packages by kind:
+
+``encodings/``           LapPE / RWSE (dense and sparse) and GraphGPS's structural encodings, per graph,
+                         computed once per split and cached on disk next to the data
+``own_files/``           the user's own ``dgl.save_graphs`` files: homogeneous graphs, heterographs
+``nodes/``               one graph with node masks (:class:`~.nodes.node_graph.NodeGraph`): the user's one-graph file,
+                         DGL's named node sets (cora, actor, roman-empire, wikics, ...) and their
+                         splits, ogbn-arxiv / -products
+``generated/``           PATTERN / CLUSTER (SBM, DGL's files or generated), TreeNeighbourMatch, synthetic
+                         MNIST-like graphs, generated node graphs and heterographs
 ``superpixels/``         MNIST, CIFAR10: DGL's superpixel pickles, or built from raw images by SLIC
 ``lrgb/``                Peptides-Func / -Struct, PascalVOC-SP / COCO-SP, PCQM-Contact (LRGB files)
-``generated/``           PATTERN / CLUSTER (SBM, DGL's files or generated), TreeNeighbourMatch, synthetic
 ``molecules/``           ZINC (DGL's files)
-``node_sets``            the named node sets (cora, actor, roman-empire, wikics, ...) through DGL's own
-                         loader classes, as one graph with masks; ``node_splits`` picks their split
+``ogbg/``                ogbg-molhiv / -molpcba / -ppa / -code2 and PCQM4Mv2 through OGB's DGL loaders
+``malnet/``              MalNet-Tiny from the raw files PyG's loader reads
 
 Entry points
 ------------
@@ -34,7 +50,10 @@ Entry points
     (TreeNeighbourMatch, ``depth=r``); ``'synthetic'`` -> :func:`synthetic_splits`;
     ``'file'`` -> :func:`load_graph_file` (the user's own ``dgl.save_graphs`` file, ``data_file=PATH``).
     The named node sets ``'cora'``, ``'actor'``, ... -> :func:`load_node_set` (DGL's own
-    loaders; ``split_index``, ``split_seed``).
+    loaders; ``split_index``, ``split_seed``); ``'ogbn-arxiv'``/``'ogbn-products'`` ->
+    :func:`~.nodes.ogbn.load_ogbn`; ``'ogbg-molhiv'``, ``-molpcba``, ``-ppa`` ->
+    :func:`~.ogbg.graphprop.load_ogbg`, ``'ogbg-code2'`` -> :func:`~.ogbg.code2.load_code2`; ``'pcqm4mv2'`` (``-subset``, ``-inference``) ->
+    :func:`~.ogbg.pcqm4mv2.load_pcqm4mv2`; ``'malnet-tiny'`` -> :func:`~.malnet.tiny.load_malnet_tiny`.
     ``registry.dataset_table(data_dir)`` lists them (``geaet-dgl datasets``).
     Every loader reads files already in ``data_dir`` (or generates them); none
     downloads, except DGL's own loaders for a named node set that is missing.
@@ -72,13 +91,13 @@ fix raise :class:`DataError`.
 """
 
 from .dataset import DatasetSplits, GraphDataset, collate, collate_for, collate_links, collate_nodes, make_loader
+from .encodings.positional_encoding import laplacian_pe, random_walk_se
 from .errors import DataError
 from .generated import load_sbm, load_tree, synthetic_mnist_like, synthetic_splits
-from .graph_files import GRAPH_FILE, load_graph_file
 from .lrgb import load_lrgb_superpixels, load_pcqm_contact, load_peptides
 from .molecules import load_zinc
-from .node_sets import load_node_set
-from .positional_encoding import laplacian_pe, random_walk_se
+from .nodes.node_sets import load_node_set
+from .own_files.graph_files import GRAPH_FILE, load_graph_file
 from .registry import load_dataset
 from .superpixels import load_cifar10, load_mnist
 

@@ -71,7 +71,7 @@ def splits_fingerprint(splits: DatasetSplits, limits: Optional[Mapping[str, Opti
     """Per split ``{"graphs": n, "limit": --limit-<split>, "sha256": ...}`` over every graph's node and edge
     counts and the labels: cheap (no features read), and it changes when a processed file is rebuilt."""
     limits = dict(limits or {})
-    if hasattr(splits, "split_fingerprints"):  # one graph with node masks (node_graph.NodeGraph): its own record
+    if hasattr(splits, "split_fingerprints"):  # one graph with node masks (nodes.node_graph.NodeGraph): its own record
         return splits.split_fingerprints(limits)
     result = {}
     for name in SPLITS:

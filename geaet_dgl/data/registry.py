@@ -10,20 +10,20 @@ from .errors import DataError
 from .generated.sbm import load_sbm, sbm_present
 from .generated.synthetic import synthetic_splits
 from .generated.tree import DEFAULT_PERMUTATIONS, load_tree
-from .graph_files import GRAPH_FILE
-from .hetero_files import load_file
-from .node_graph import is_node_graph_file, load_node_graph
 from .lrgb.pcqm_contact import NUM_GRAPHS as NUM_PCQM_CONTACT, PCQM_CONTACT_SIZES, load_pcqm_contact, pcqm_contact_present
 from .lrgb.peptides import NUM_PEPTIDES, PEPTIDES_SIZES, load_peptides, peptides_present
 from .lrgb.voc_coco import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_present
 from .lrgb.voc_coco import input_transform as voc_coco_transform
+from .malnet.tiny import MALNET_TINY_SIZES, load_malnet_tiny, malnet_present
 from .molecules.zinc import ZINC_SIZES, load_zinc, zinc_present
+from .nodes.node_graph import is_node_graph_file, load_node_graph
+from .nodes.node_sets import NODE_SETS, load_node_set, node_set_present
+from .nodes.ogbn import OGBN, load_ogbn, ogbn_present
 from .ogbg.code2 import load_code2
 from .ogbg.graphprop import OGBG, load_ogbg, ogbg_present
 from .ogbg.pcqm4mv2 import SIZES as PCQM4MV2_SIZES, VARIANTS as PCQM4MV2_VARIANTS, load_pcqm4mv2, pcqm4mv2_present
-from .node_sets import NODE_SETS, load_node_set, node_set_present
-from .ogbn import OGBN, load_ogbn, ogbn_present
-from .malnet_tiny import MALNET_TINY_SIZES, load_malnet_tiny, malnet_present
+from .own_files.graph_files import GRAPH_FILE
+from .own_files.hetero_files import load_file
 from .superpixels.cifar10 import load_cifar10
 from .superpixels.dgl_files import CIFAR10_SPEC, superpixels_present
 from .superpixels.mnist import load_mnist
@@ -124,7 +124,7 @@ def _pcqm_contact(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
 
 
 def _node_set(name: str) -> Callable[..., DatasetSplits]:
-    """A named node set through DGL's own loader (:mod:`.node_sets`); ``data_dir`` is DGL's raw_dir."""
+    """A named node set through DGL's own loader (:mod:`.nodes.node_sets`); ``data_dir`` is DGL's raw_dir."""
     def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
         _needs_dir(name, data_dir)
         _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
@@ -311,12 +311,11 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
         (:func:`.lrgb.voc_coco.load_lrgb_superpixels`), ``'peptides-func'`` /
         ``'peptides-struct'`` (:func:`.lrgb.peptides.load_peptides`), ``'pcqm-contact'``
         (:func:`.lrgb.pcqm_contact.load_pcqm_contact`; link-level), ``'ogbn-arxiv'`` /
-        ``'ogbn-products'`` (:func:`.ogbn.load_ogbn`; one graph with node masks), ``'ogbg-molhiv'`` /
+        ``'ogbn-products'`` (:func:`.nodes.ogbn.load_ogbn`; one graph with node masks), ``'ogbg-molhiv'`` /
         ``'ogbg-molpcba'`` / ``'ogbg-ppa'`` / ``'ogbg-code2'`` (:func:`.ogbg.graphprop.load_ogbg`),
         ``'pcqm4mv2'`` / ``'pcqm4mv2-subset'`` / ``'pcqm4mv2-inference'`` (:func:`.ogbg.pcqm4mv2.load_pcqm4mv2`),
-        ``'malnet-tiny'`` (:func:`.malnet_tiny.load_malnet_tiny`), ``'tree'``
-        ``'ogbn-products'`` (:func:`.ogbn.load_ogbn`; one graph with node masks), the named node sets
-        ``'cora'``, ``'actor'``, ... (:func:`.node_sets.load_node_set`, DGL's own loaders; ``split_index``,
+        ``'malnet-tiny'`` (:func:`.malnet.tiny.load_malnet_tiny`), the named node sets
+        ``'cora'``, ``'actor'``, ... (:func:`.nodes.node_sets.load_node_set`, DGL's own loaders; ``split_index``,
         ``split_seed``), ``'tree'``
         (:func:`.generated.tree.load_tree`, ``depth=r``; ``data_dir`` ignored) or
         ``'synthetic'`` (:func:`.generated.synthetic.synthetic_splits`; ``data_dir``

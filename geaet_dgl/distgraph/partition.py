@@ -30,9 +30,9 @@ import numpy as np
 import torch
 
 from ..data.errors import DataError
-from ..data.graph_files import GraphFileInfo, read_graph_file
+from ..data.own_files.graph_files import GraphFileInfo, read_graph_file
 from ..data.identity import file_identity
-from ..data.node_graph import NodeGraph, inspect_node_graph, is_node_graph_file, load_node_graph
+from ..data.nodes.node_graph import NodeGraph, inspect_node_graph, is_node_graph_file, load_node_graph
 
 SIDECAR = "geaet-partition.json"
 
@@ -256,7 +256,7 @@ def _has(tree, keys, kinds) -> bool:
 
 def graph_info(sidecar: dict) -> GraphFileInfo:
     """The :class:`GraphFileInfo` of the partitioned graph, as recorded when it was partitioned."""
-    from ..data.graph_files import FeatureSpec
+    from ..data.own_files.graph_files import FeatureSpec
 
     feats = {key: (tuple(v) if isinstance(v, list) else v) for key, v in sidecar["features"].items()}
     return GraphFileInfo(path=sidecar["graph_file"]["path"], num_graphs=1, task=sidecar["task"],

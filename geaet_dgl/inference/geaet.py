@@ -1,59 +1,16 @@
 """The whole GEAET model for inference, and :func:`fold_for_inference`."""
 from __future__ import annotations
 
+from typing import Optional
+
 import dgl
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..models.geaet import GEAET
-from ..models.encoders import LinearEncoder
-from ..models.positional import EquivStableLapPEEncoder, RWSEEncoder
+from ..models.positional import EquivStableLapPEEncoder
 from ..nn.batch_layout import BatchLayout
 from ..nn.gated_gcn import pe_square_distance
-from .affine import batchnorm_affine, scale_columns
-from .edges import edge_endpoints
-from .geaet_layer import fold_layer
-
-
-class FoldedRWSEEncoder(nn.Module):
-    """RWSE encoder with its input BatchNorm folded into the linear map: (N, k) -> (N, pe_dim)."""
-
-    def __init__(self, encoder: RWSEEncoder):
-        super().__init__()
-        affine = batchnorm_affine(encoder.raw_norm) if encoder.raw_norm is not None else None
-        linear = encoder.pe_encoder
-        if encoder.raw_norm is None:
-            self.weight, self.bias = linear.weight.detach(), linear.bias.detach()
-        else:
-            self.weight, self.bias = scale_columns(linear.weight, linear.bias, affine)
-
-    @staticmethod
-    def supports(encoder: nn.Module) -> bool:
-        return (type(encoder) is RWSEEncoder and type(encoder.pe_encoder) is nn.Linear
-                and (encoder.raw_norm is None or batchnorm_affine(encoder.raw_norm) is not None))
-
-    def forward(self, rwse: torch.Tensor) -> torch.Tensor:
-        return F.linear(rwse, self.weight, self.bias)
-
-
-class FoldedScalarEncoder(nn.Module):
-    """A :class:`~geaet_dgl.models.encoders.LinearEncoder` of one input feature as one ``addcmul``: (M, 1) -> (M, d).
-
-    ``Linear(1, d)`` is ``b + x w``; computed by ``addmm`` it first copies the bias into every row.
-    """
-
-    def __init__(self, encoder: LinearEncoder):
-        super().__init__()
-        self.weight = encoder.encoder.weight.detach().reshape(-1)
-        self.bias = encoder.encoder.bias.detach()
-
-    @staticmethod
-    def supports(encoder: nn.Module) -> bool:
-        return type(encoder) is LinearEncoder and encoder.in_feats == 1 and encoder.encoder.bias is not None
-
-    def forward(self, feat: torch.Tensor) -> torch.Tensor:
-        return torch.addcmul(self.bias, feat.view(feat.shape[0], 1).float(), self.weight)
 
 
 class FoldedGEAET(nn.Module):
@@ -67,14 +24,13 @@ class FoldedGEAET(nn.Module):
     def __init__(self, model: GEAET):
         super().__init__()
         self.config = model.config
-        self.node_encoder, self.edge_encoder = model.node_encoder, model.edge_encoder
-        if FoldedScalarEncoder.supports(model.edge_encoder):
-            self.edge_encoder = FoldedScalarEncoder(model.edge_encoder)
-        self.pe_encoder = model.pe_encoder
-        if FoldedRWSEEncoder.supports(model.pe_encoder):
-            self.pe_encoder = FoldedRWSEEncoder(model.pe_encoder)
+        self.node_encoder = model.node_encoder
+        self.edge_encoder = folded_or_eval(model.edge_encoder)
+        self.pe_encoder = folded_or_eval(model.pe_encoder)
+        self.se_encoder = folded_or_eval(model.se_encoder)
         self.degree_encoder, self.bias_encoder = model.degree_encoder, model.bias_encoder
-        self.layers = nn.ModuleList(fold_layer(layer) for layer in model.layers)
+        self.graph_token = folded_or_eval(model.graph_token)
+        self.layers = nn.ModuleList(folded_or_eval(layer) for layer in model.layers)
         self.head = model.head
         self.input_dropout = self.feature_dropout = None  # dropout is the identity at inference
         self.jk = model.jk
@@ -93,13 +49,20 @@ class FoldedGEAET(nn.Module):
         """
         if type(self.pe_encoder) is not EquivStableLapPEEncoder:
             return pe_square_distance(graph, self.pe_encoder(eigvecs))
-        src, dst = edge_endpoints(graph, layout)
-        eigvecs = torch.nan_to_num(eigvecs, nan=0.0)
-        diff = eigvecs.index_select(0, src).sub_(eigvecs.index_select(0, dst))  # (E, k)
-        return F.linear(diff, self.pe_encoder.linear_encoder_eigenvec.weight).square_().sum(-1, keepdim=True)
+        return self.pe_encoder.edge_square_distance(eigvecs, *layout.edge_endpoints(graph))
 
     # The model's own forward over the folded layers, without autograd: same outputs as model.eval().
     forward = torch.no_grad()(GEAET.forward)
+
+
+def folded_or_eval(module: Optional[nn.Module]) -> Optional[nn.Module]:
+    """The module's eval-mode copy (its own ``folded()``, written beside it in :mod:`geaet_dgl.nn` or
+    :mod:`geaet_dgl.models`), or the module itself in eval mode where it has none or declines."""
+    if module is None:
+        return None
+    fold = getattr(module, "folded", None)
+    folded = fold() if fold is not None else None
+    return folded if folded is not None else module.eval()
 
 
 def fold_for_inference(model: nn.Module) -> nn.Module:

@@ -42,7 +42,6 @@ from typing import List, Optional, Tuple
 
 import dgl
 import torch
-import torch.nn.functional as F
 
 from ..config import ModelConfig
 from ..nn.batch_layout import BatchLayout
@@ -51,7 +50,6 @@ from ..nn.gated_gcn import GatedGCNLayer
 from ..nn.gcn import DEGREE_KEY, GCNLayer, gcn_degrees
 from ..nn.norm import BranchNorm
 from ..nn.self_attention import MAX_DENSE_NODES, GraphSelfAttention
-from .layerwise_local import chunked_gated_gcn, whole_graph_gcn, without_self_loops
 
 #: Floats per node and per edge (times the width d) alive in one inference pass of one layer
 #: (inputs, branch outputs, norms, FFN; GatedGCN's edge gates and messages), and per attention score.
@@ -146,6 +144,25 @@ def layerwise_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes: 
     return model.readout(outputs, layout)
 
 
+def without_self_loops(graph: dgl.DGLGraph) -> dgl.DGLGraph:
+    """``graph`` itself when it has no self-loop, else a copy without them (GCN adds its own)."""
+    src, dst = graph.edges()
+    return dgl.remove_self_loop(graph) if bool((src == dst).any()) else graph
+
+
+def whole_graph_gcn(layer: GCNLayer, loopless: dgl.DGLGraph, degrees: torch.Tensor, h: torch.Tensor
+                    ) -> torch.Tensor:
+    """(N, d) GCN output on the whole graph ``loopless`` (no self-loops) with its (N,) degrees ``degrees``.
+
+    GCN is linear in its input: one ``(N, d)`` product and one ``copy_u_sum`` on the whole graph, no
+    ``(E, d)`` tensor, however large the graph."""
+    loopless.ndata[DEGREE_KEY] = degrees
+    try:
+        return layer(loopless, h)[0]
+    finally:
+        loopless.ndata.pop(DEGREE_KEY)
+
+
 def _even_ranges(total: int, parts: int) -> List[Tuple[int, int]]:
     step = math.ceil(total / parts) if total else 0
     return [(min(i * step, total), min((i + 1) * step, total)) for i in range(parts)]
@@ -174,14 +191,16 @@ def _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, ed
            loopless=None, edges_owned: bool = False):
     """One GEAET layer on the whole graph, branches computed chunk by chunk, combined on the whole graph.
 
-    GCN and GatedGCN compute their node projections once (:mod:`.layerwise_local`); another MPNN runs
-    on each chunk graph."""
+    Cutting the graph into chunk graphs recomputes every per-node transform on each chunk's source
+    nodes too (up to ``N^2 / c`` work on a graph without locality), so GCN runs on the whole graph
+    (:func:`whole_graph_gcn`) and GatedGCN computes its node projections once
+    (:meth:`~geaet_dgl.nn.gated_gcn.GatedGCNLayer.forward_in_chunks`); another MPNN runs on each chunk graph."""
     local = None
     if isinstance(layer.local_model, GCNLayer):
         local = (whole_graph_gcn(layer.local_model, loopless, degrees, h), e)
     elif isinstance(layer.local_model, GatedGCNLayer) and e is not None:
-        local = chunked_gated_gcn(layer.local_model, graph, h, e, pe_dist, chunks, edge_output,
-                                  edges_in_place=edges_owned and e.is_contiguous())
+        local = layer.local_model.forward_in_chunks(graph, h, e, pe_dist, chunks, edge_output,
+                                                    edges_in_place=edges_owned and e.is_contiguous())
     elif layer.local_model is not None:
         parts, edge_out, passed_through = [], None, False
         for start, stop in chunks:
@@ -225,20 +244,10 @@ def _rows_apart(layer) -> bool:
 
 
 def _global(module, graph, layout, h, chunks):
-    if not isinstance(module, GraphSelfAttention) or len(chunks) == 1:
+    # Only the plain Transformer in query chunks: a subclass (the Graphormer-biased one) adds to its scores.
+    if type(module) is not GraphSelfAttention or len(chunks) == 1:
         return module(graph, h, layout=layout, edge_output=False)[0]
-    # Dense self-attention of each chunk's queries against every key: exact, (chunk x N) scores at a time.
-    d, heads = module.hidden_dim, module.num_heads
-    weight, bias = module.in_proj_weight, module.in_proj_bias
-    num_nodes = h.shape[0]
-    key = F.linear(h, weight[d:2 * d], bias[d:2 * d]).view(num_nodes, heads, -1).transpose(0, 1)
-    value = F.linear(h, weight[2 * d:], bias[2 * d:]).view(num_nodes, heads, -1).transpose(0, 1)
-    parts = []
-    for start, stop in chunks:
-        query = F.linear(h[start:stop], weight[:d], bias[:d]).view(stop - start, heads, -1).transpose(0, 1)
-        out = F.scaled_dot_product_attention(query, key, value)  # (H, n, d/H)
-        parts.append(module.out_proj(out.transpose(0, 1).reshape(stop - start, d)))
-    return torch.cat(parts)
+    return module.attend_in_chunks(h, chunks)
 
 
 def _external(net, graph, layout, h, edges, chunks, edge_ranges):

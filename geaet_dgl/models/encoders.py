@@ -1,7 +1,7 @@
 """Input encoders: raw node/edge features -> hidden width."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import torch
 from torch import nn
@@ -93,6 +93,27 @@ class LinearEncoder(nn.Module):
 
     def forward(self, feat: torch.Tensor) -> torch.Tensor:
         return self.encoder(feat.view(feat.shape[0], self.in_feats).to(self.encoder.weight.dtype))
+
+    def folded(self) -> Optional[nn.Module]:
+        """An eval-mode copy for one input feature (:class:`FoldedScalarEncoder`), else None (runs as it is)."""
+        if type(self) is not LinearEncoder or self.in_feats != 1 or self.encoder.bias is None:
+            return None
+        return FoldedScalarEncoder(self)
+
+
+class FoldedScalarEncoder(nn.Module):
+    """A :class:`LinearEncoder` of one input feature as one ``addcmul``: (M, 1) -> (M, d).
+
+    ``Linear(1, d)`` is ``b + x w``; computed by ``addmm`` it first copies the bias into every row.
+    """
+
+    def __init__(self, encoder: LinearEncoder):
+        super().__init__()
+        self.weight = encoder.encoder.weight.detach().reshape(-1)
+        self.bias = encoder.encoder.bias.detach()
+
+    def forward(self, feat: torch.Tensor) -> torch.Tensor:
+        return torch.addcmul(self.bias, feat.view(feat.shape[0], 1).float(), self.weight)
 
 
 class PreMPEncoder(nn.Module):

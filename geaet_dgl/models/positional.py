@@ -2,15 +2,19 @@
 
 Graphs carry ``ndata['lap_pe']`` (N, k) Laplacian eigenvectors,
 ``ndata['lap_eigval']`` (N, k) their eigenvalues and ``ndata['rwse']`` (N, k)
-random-walk landing probabilities; see ``geaet_dgl.data.positional_encoding``.
+random-walk landing probabilities; see ``geaet_dgl.data.encodings.positional_encoding``.
 Frequencies past a graph's node count are padding.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ..nn.batch_layout import BatchLayout
+from ..nn.norm import batchnorm_affine, scale_columns
 
 
 class EquivStableLapPEEncoder(nn.Module):
@@ -22,6 +26,17 @@ class EquivStableLapPEEncoder(nn.Module):
 
     def forward(self, eigvecs: torch.Tensor) -> torch.Tensor:
         return self.linear_encoder_eigenvec(torch.nan_to_num(eigvecs, nan=0.0))
+
+    def edge_square_distance(self, eigvecs: torch.Tensor, src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+        """(N, k) eigenvectors, (E,) edge endpoints -> (E, 1) :math:`\\lVert p_j - p_i \\rVert^2` of the encodings.
+
+        The encoder is affine, ``p = W v + b``, so ``p_j - p_i = W (v_j - v_i)``: the differences are taken
+        on the k eigenvector channels and mapped once, instead of gathering (E, d) encodings (the folded
+        inference model's path; equal to ``pe_square_distance(graph, self(eigvecs))`` up to rounding).
+        """
+        eigvecs = torch.nan_to_num(eigvecs, nan=0.0)
+        diff = eigvecs.index_select(0, src).sub_(eigvecs.index_select(0, dst))  # (E, k)
+        return F.linear(diff, self.linear_encoder_eigenvec.weight).square_().sum(-1, keepdim=True)
 
 
 def pe_mlp(in_feats: int, pe_dim: int, num_layers: int) -> nn.Sequential:
@@ -96,6 +111,28 @@ class KernelSEEncoder(nn.Module):
         if self.raw_norm is not None:
             rwse = self.raw_norm(rwse)
         return self.pe_encoder(rwse)
+
+    def folded(self) -> Optional[nn.Module]:
+        """An eval-mode copy with the BatchNorm folded into the linear map (one ``F.linear``), or None for the
+        MLP model, a subclass or a BatchNorm without running statistics."""
+        if type(self) is not KernelSEEncoder or type(self.pe_encoder) is not nn.Linear:
+            return None
+        linear = self.pe_encoder
+        if self.raw_norm is None:
+            return FoldedLinear(linear.weight.detach(), linear.bias.detach())
+        affine = batchnorm_affine(self.raw_norm)
+        return FoldedLinear(*scale_columns(linear.weight, linear.bias, affine)) if affine is not None else None
+
+
+class FoldedLinear(nn.Module):
+    """``F.linear(x, weight, bias)`` with fixed (out, in) weight and (out,) bias (a folded copy's map)."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor):
+        super().__init__()
+        self.weight, self.bias = weight, bias
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(x, self.weight, self.bias)
 
 
 #: The random-walk encoder is the kernel-SE encoder on ``ndata['rwse']``.

@@ -79,6 +79,10 @@ class BatchLayout:
 
         return self.cached(("key_bias", num_heads, dtype), build)
 
+    def edge_endpoints(self, graph: dgl.DGLGraph) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(E,) source and (E,) destination node of every edge of ``graph`` (this layout's batch), read once."""
+        return self.cached("edge_endpoints", graph.edges)
+
     @property
     def batch_size(self) -> int:
         return int(self.num_nodes_per_graph.numel())

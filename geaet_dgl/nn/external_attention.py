@@ -17,10 +17,15 @@ first.
 The node softmax runs over the nodes of each graph (``scope='graph'``, the
 paper's equation) or over every node of the mini-batch (``scope='batch'``, what
 the reference computes and what produced the paper's numbers).
+
+Key unit, double normalisation and value unit are :func:`external_attention`, which the training
+forward and the folded eval-mode copy (:meth:`GEANet.folded`, :class:`FoldedGEANet`: the units as
+pre-built matrices, the shared unit composed with the key unit) both call; the units on heads are
+:func:`linear_on_heads` or one block-diagonal product (:func:`heads_as_one_linear`).
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Callable, Optional, Tuple
 
 import dgl
 import torch
@@ -28,6 +33,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .batch_layout import BatchLayout
+from .norm import Affine, scale_rows
 
 SCOPES = ("graph", "batch")
 
@@ -153,6 +159,36 @@ def heads_as_one_linear(unit: nn.Linear, num_heads: int, input_order: Optional[t
     return weight, unit.bias.repeat(num_heads)
 
 
+def linear_on_heads(feat: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, num_heads: int,
+                    strided: bool = False) -> torch.Tensor:
+    """(M, H*S) -> (M, H*S): the (S, S) unit ``(weight, bias)`` applied to each head's S channels, output in
+    contiguous head blocks. Input head ``h`` is channels ``h*S .. h*S+S-1``, or with ``strided`` the
+    reference's edge layout: channels ``h, h+H, h+2H, ...``."""
+    rows, width = feat.shape
+    unit_size = width // num_heads
+    if strided:
+        heads = feat.reshape(rows, unit_size, num_heads).transpose(1, 2)
+    else:
+        heads = feat.reshape(rows, num_heads, unit_size)
+    return F.linear(heads, weight, bias).reshape(rows, width)
+
+
+def external_attention(feat: torch.Tensor, key: Callable[[torch.Tensor], torch.Tensor],
+                       value: Callable[[torch.Tensor], torch.Tensor], num_heads: int,
+                       seglen: Optional[torch.Tensor], column_lse: Optional[torch.Tensor] = None,
+                       in_place: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
+    """``value(DNorm(key(feat)))`` for (M, d) rows: (M, d) output and the (M, H, S) attention.
+
+    ``key`` and ``value`` map (M, d) to (M, d) (the units on heads, the shared unit composed in);
+    ``seglen``, ``column_lse`` and ``in_place`` as :func:`double_normalize`'s.
+    """
+    scores = key(feat)
+    rows, width = scores.shape
+    attn = double_normalize(scores.view(rows, num_heads, width // num_heads), seglen, in_place=in_place,
+                            column_lse=column_lse)
+    return value(attn.reshape(rows, width)), attn
+
+
 class GEANet(nn.Module):
     """Multi-head graph external attention on nodes and (optionally) edges.
 
@@ -263,9 +299,8 @@ class GEANet(nn.Module):
         (N, d) node output and (E, d) edge output (``edge_feat`` itself when
         the edge unit is off).
         """
-        num_nodes, dim = node_feat.shape
-        if dim != self.hidden_dim:
-            raise ValueError(f"node_feat has width {dim}, expected {self.hidden_dim}")
+        if node_feat.shape[-1] != self.hidden_dim:
+            raise ValueError(f"node_feat has width {node_feat.shape[-1]}, expected {self.hidden_dim}")
         node_seglen, edge_seglen = segment_lengths(graph, layout, self.scope)
         if not edge_output:
             edge_feat = None
@@ -274,25 +309,22 @@ class GEANet(nn.Module):
             node_feat = self.share_U(node_feat)
         node_out = node_feat
         if self.node_unit:
-            scores = self.unit_on_heads(self.node_U1, node_feat)
-            attn = double_normalize(scores.view(num_nodes, self.num_heads, self.unit_size), node_seglen,
-                                    column_lse=node_lse)
+            node_out, attn = external_attention(node_feat, lambda x: self.unit_on_heads(self.node_U1, x),
+                                                lambda a: self.unit_on_heads(self.node_U2, a), self.num_heads,
+                                                node_seglen, node_lse)
             if self.keep_attention:
                 self.last_node_attention = attn.detach()
-            node_out = self.unit_on_heads(self.node_U2, attn.reshape(num_nodes, dim))
 
         edge_out = edge_feat
         if self.edge_unit and edge_feat is not None:
             if self.shared_unit:
                 edge_feat = self.share_U(edge_feat)
-            num_edges = edge_feat.shape[0]
             # The reference splits edge channels across heads with a stride
             # (channel s*H + h goes to head h) but writes the output back in
             # contiguous head blocks; reproduced as is for weight parity.
-            scores = self.unit_on_heads(self.edge_U1, edge_feat, strided=True)
-            attn = double_normalize(scores.view(num_edges, self.num_heads, self.unit_size), edge_seglen,
-                                    column_lse=edge_lse)
-            edge_out = self.unit_on_heads(self.edge_U2, attn.reshape(num_edges, dim))
+            edge_out, _ = external_attention(edge_feat, lambda x: self.unit_on_heads(self.edge_U1, x, strided=True),
+                                             lambda a: self.unit_on_heads(self.edge_U2, a), self.num_heads,
+                                             edge_seglen, edge_lse)
         return node_out, edge_out
 
     def scores(self, feat: torch.Tensor, kind: str = "node") -> torch.Tensor:
@@ -312,12 +344,15 @@ class GEANet(nn.Module):
         if self.one_product:
             order = self._edge_input_order if strided else None
             return F.linear(feat, *heads_as_one_linear(unit, self.num_heads, order))
-        rows = feat.shape[0]
-        if strided:
-            heads = feat.reshape(rows, self.unit_size, self.num_heads).transpose(1, 2)
-        else:
-            heads = feat.reshape(rows, self.num_heads, self.unit_size)
-        return unit(heads).reshape(rows, self.hidden_dim)
+        return linear_on_heads(feat, unit.weight, unit.bias, self.num_heads, strided)
+
+    def folded(self, out_affine: Optional[Affine] = None) -> Optional["FoldedGEANet"]:
+        """``(s * y + t, edge_out)`` for ``out_affine = (s, t)`` as an eval-mode copy (:class:`FoldedGEANet`),
+        where this forward returns ``(y, edge_out)``; None for a subclass and while ``keep_attention`` is
+        set (the attention is kept by this forward only)."""
+        if type(self) is not GEANet or self.keep_attention:
+            return None
+        return FoldedGEANet(self, out_affine)
 
     def extra_repr(self) -> str:
         return (
@@ -325,6 +360,96 @@ class GEANet(nn.Module):
             f"node_unit={self.node_unit}, edge_unit={self.edge_unit}, shared_unit={self.shared_unit}, "
             f"scope={self.scope!r}"
         )
+
+
+def _compose(outer: Tuple[torch.Tensor, torch.Tensor], inner: Optional[nn.Linear]) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(W, b) after ``inner``: the weight and bias of ``x -> W inner(x) + b`` (``inner`` None: (W, b))."""
+    weight, bias = outer
+    if inner is None:
+        return weight.detach(), bias.detach()
+    return (weight @ inner.weight).detach(), (weight @ inner.bias + bias).detach()
+
+
+class _UnitMap:
+    """A pre-built (M, d) -> (M, d) map: one dense product (``strided`` None), or one (S, S) unit on each head
+    (:func:`linear_on_heads`; ``strided`` True: the reference's edge layout)."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor, num_heads: int, strided: Optional[bool] = None):
+        self.weight, self.bias, self.num_heads, self.strided = weight.detach(), bias.detach(), num_heads, strided
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        if self.strided is None:
+            return F.linear(x, self.weight, self.bias)
+        return linear_on_heads(x, self.weight, self.bias, self.num_heads, self.strided)
+
+
+class FoldedGEANet(nn.Module):
+    """Eval-mode :class:`GEANet` with an optional affine map on its node output. Built by :meth:`GEANet.folded`.
+
+    ``forward(graph, node_feat, edge_feat, layout=...)`` returns ``(s * y + t, edge_out)`` for
+    ``out_affine = (s, t)``, where GEANet returns ``(y, edge_out)``. ``share_U`` followed by the key unit
+    is one linear map (their product), built once per folding; so are the block-diagonal (or strided)
+    units that the training module rebuilds every forward. The map is folded into the node value unit
+    when that unit is one dense product; with many heads the module applies its (S, S) units per head
+    (``one_product`` False: H times fewer FLOPs than the block-diagonal product), which a per-channel
+    scale cannot enter, and the map is one ``addcmul`` after it. The double normalisation runs in place.
+    """
+
+    def __init__(self, net: GEANet, out_affine: Optional[Affine] = None):
+        super().__init__()
+        heads = net.num_heads
+        self.hidden_dim, self.num_heads, self.scope = net.hidden_dim, heads, net.scope
+        self.node_unit, self.edge_unit = net.node_unit, net.edge_unit
+        self.out_affine: Optional[Affine] = None  # applied after the node value unit when not folded into it
+        shared = net.share_U if net.shared_unit else None
+
+        def unit(linear: nn.Linear, strided: bool = False, inner: Optional[nn.Linear] = None, affine=None) -> _UnitMap:
+            if net.one_product or inner is not None:  # one dense product (a composed one with the shared unit)
+                order = net._edge_input_order if strided else None
+                weight, bias = _compose(heads_as_one_linear(linear, heads, order), inner)
+                return _UnitMap(*scale_rows(weight, bias, affine), heads)
+            return _UnitMap(linear.weight, linear.bias, heads, strided)
+
+        with torch.no_grad():
+            self.node_value = None
+            if net.node_unit:
+                self.node_key = unit(net.node_U1, inner=shared)
+                if net.one_product or out_affine is None:
+                    self.node_value = unit(net.node_U2, affine=out_affine)
+                else:
+                    self.node_value = unit(net.node_U2)
+                    self.out_affine = out_affine
+            elif shared is not None:
+                self.node_value = _UnitMap(*scale_rows(shared.weight, shared.bias, out_affine), heads)
+            elif out_affine is not None:
+                self.node_value = _UnitMap(torch.diag(out_affine[0]), out_affine[1].clone(), heads)
+            if net.edge_unit:
+                self.edge_key = unit(net.edge_U1, strided=True, inner=shared)
+                self.edge_value = unit(net.edge_U2)
+
+    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None, *,
+                layout: Optional[BatchLayout] = None, pe_dist: Optional[torch.Tensor] = None,
+                edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """(N, d), (E, d) or None -> (N, d), (E, d) or None, as the module's eval forward."""
+        if node_feat.shape[-1] != self.hidden_dim:
+            raise ValueError(f"node_feat has width {node_feat.shape[-1]}, expected {self.hidden_dim}")
+        node_seglen, edge_seglen = segment_lengths(graph, layout, self.scope)
+        if not edge_output:
+            edge_feat = None
+        if self.node_unit:
+            node_out, _ = external_attention(node_feat, self.node_key, self.node_value, self.num_heads, node_seglen,
+                                             in_place=True)
+            if self.out_affine is not None:
+                node_out = torch.addcmul(self.out_affine[1], node_out, self.out_affine[0])
+        elif self.node_value is not None:
+            node_out = self.node_value(node_feat)
+        else:
+            node_out = node_feat
+        edge_out = edge_feat
+        if self.edge_unit and edge_feat is not None:
+            edge_out, _ = external_attention(edge_feat, self.edge_key, self.edge_value, self.num_heads, edge_seglen,
+                                             in_place=True)
+        return node_out, edge_out
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -16,24 +16,86 @@ computes them once with :func:`pe_square_distance` and passes them in.
 
 The per-edge gate is one ``gsddmm`` (``E x_src + D x_dst``) and both sums are
 ``gspmm`` calls, so no (E, d) message tensor is gathered in Python.
+
+The math lives in three small pieces that every path shares: :meth:`GatedGCNLayer.projection` (the
+four node projections as one matrix), :func:`gated_aggregate` (gate and aggregation, before the
+norms) and the layer's norms. The training forward, the folded eval-mode copy
+(:meth:`GatedGCNLayer.folded`: the node BatchNorm folded into A and B) and the layer-wise
+whole-graph pass (:meth:`GatedGCNLayer.forward_in_chunks`) are compositions of them.
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import dgl
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .activation import make_activation
-from .scalar_mlp import scalar_relu_mlp
+from .activation import activation_, make_activation
+from .batch_layout import BatchLayout
+from .norm import batchnorm_affine
+from .scalar_mlp import PiecewiseScalarMLP, scalar_relu_mlp
+
+#: Added to the gate sum of every node (a node without in-edges divides by it).
+GATE_EPS = 1e-6
 
 
 def pe_square_distance(graph: dgl.DGLGraph, pe: torch.Tensor) -> torch.Tensor:
     """:math:`\\lVert p_j - p_i \\rVert^2` for every edge j -> i: (N, P) -> (E, 1)."""
     diff = dgl.ops.gsddmm(graph, "sub", pe, pe, lhs_target="u", rhs_target="v")
     return (diff * diff).sum(-1, keepdim=True)
+
+
+def gather_add(src_feat: torch.Tensor, dst_feat: torch.Tensor, src: torch.Tensor, dst: torch.Tensor
+               ) -> torch.Tensor:
+    """(N_src, d), (N_dst, d) -> (E, d) with row e equal to ``src_feat[src[e]] + dst_feat[dst[e]]``.
+
+    What ``dgl.ops.gsddmm(graph, 'add', src_feat, dst_feat, 'u', 'v')`` computes; two row gathers
+    and an in-place add run 2-3x faster on CPU than DGL's SDDMM kernel at MNIST batch sizes (no autograd).
+    """
+    return src_feat.index_select(0, src).add_(dst_feat.index_select(0, dst))
+
+
+def gated_aggregate(graph: dgl.DGLGraph, ax: torch.Tensor, bx: torch.Tensor, dx: torch.Tensor, ex: torch.Tensor,
+                    edge_feat: torch.Tensor, c_weight: torch.Tensor, gate: Optional[torch.Tensor] = None,
+                    endpoints: Optional[Tuple[torch.Tensor, torch.Tensor]] = None
+                    ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """GatedGCN's gate and aggregation, before its norms: the one place this math is written.
+
+    .. math::
+        \\hat e_{ij} = D x_i + E x_j + C e_{ij}, \\quad \\sigma_{ij} = \\mathrm{sigmoid}(\\hat e_{ij})\\,[\\cdot r_{ij}],
+        \\quad \\hat x_i = A x_i + \\frac{\\sum_j \\sigma_{ij} B x_j}{\\sum_j \\sigma_{ij} + \\epsilon}
+
+    Parameters
+    ----------
+    graph : a graph, or a block whose sources are all nodes and destinations some of them.
+    ax, dx : (N_dst, d) ``A x + b_A`` and ``D x + b_D + b_C`` of the destination nodes.
+    bx, ex : (N_src, d) ``B x + b_B`` and ``E x + b_E`` of the source nodes.
+    edge_feat : (E, d_in) edge features; ``c_weight`` (d, d_in) is C's weight (its bias rides on ``dx``).
+    gate : (E, 1) EquivStableLapPE gate :math:`r_{ij}` or None.
+    endpoints : (E,) source and (E,) destination rows, or None: given, the pair sum is two row gathers
+        (:func:`gather_add`, faster without autograd) instead of DGL's SDDMM.
+
+    Returns
+    -------
+    (N_dst, d) :math:`\\hat x` and (E, d) :math:`\\hat e`. Without autograd recording the temporaries are
+    updated in place (the same values).
+    """
+    in_place = not torch.is_grad_enabled()
+    if endpoints is None:
+        pair = dgl.ops.gsddmm(graph, "add", ex, dx, lhs_target="u", rhs_target="v")
+    else:
+        pair = gather_add(ex, dx, *endpoints)
+    # e_hat = (E x_j + D x_i) + C e_ij, the edge product accumulated onto the pair sum in one addmm.
+    e_hat = pair.addmm_(edge_feat, c_weight.t()) if in_place else torch.addmm(pair, edge_feat, c_weight.t())
+    sigma = torch.sigmoid(e_hat)
+    if gate is not None:
+        sigma = sigma.mul_(gate) if in_place else sigma * gate
+    numerator = dgl.ops.u_mul_e_sum(graph, bx, sigma)
+    denominator = dgl.ops.copy_e_sum(graph, sigma)
+    denominator = denominator.add_(GATE_EPS) if in_place else denominator + GATE_EPS
+    return torch.addcdiv(ax, numerator, denominator), e_hat
 
 
 class GatedGCNLayer(nn.Module):
@@ -133,25 +195,31 @@ class GatedGCNLayer(nn.Module):
         -------
         (N, out_feats) nodes and (E, out_feats) edges (or None).
         """
-        d = self.out_feats
-        # One matmul for the four node projections (A, B, D, E). C's bias rides on D's: every edge
-        # receives exactly one D x_i, so adding it there adds it to every edge.
+        weight, bias = self.projection()
+        Ax, Bx, Dx, Ex = F.linear(node_feat, weight, bias).split(self.out_feats, dim=-1)
+        x, e_hat = gated_aggregate(graph, Ax, Bx, Dx, Ex, edge_feat, self.C.weight, self._gate(pe_dist))
+        return self.finish(x, e_hat, node_feat, edge_feat, edge_output)
+
+    def projection(self) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(4 d, d_in) weight and (4 d,) bias of the four node projections A, B, D, E as one matrix.
+
+        C's bias rides on D's: every edge receives exactly one ``D x_i``, so adding it there adds it
+        to every edge (:func:`gated_aggregate` then applies C without a bias).
+        """
         weight = torch.cat([self.A.weight, self.B.weight, self.D.weight, self.E.weight], 0)
         bias = torch.cat([self.A.bias, self.B.bias, self.D.bias + self.C.bias, self.E.bias], 0)
-        Ax, Bx, Dx, Ex = F.linear(node_feat, weight, bias).split(d, dim=-1)
+        return weight, bias
 
-        # e_hat = (E x_j + D x_i) + C e_ij, the edge product accumulated onto the gsddmm output in one addmm.
-        e_hat = torch.addmm(dgl.ops.gsddmm(graph, "add", Ex, Dx, lhs_target="u", rhs_target="v"),
-                            edge_feat, self.C.weight.t())
-        sigma = torch.sigmoid(e_hat)
-        if self.equivstable_pe:
-            if pe_dist is None:
-                raise ValueError("equivstable_pe=True needs the positional-encoding distances `pe_dist`")
-            sigma = sigma * self.distance_gate(pe_dist)
-        numerator = dgl.ops.u_mul_e_sum(graph, Bx, sigma)
-        denominator = dgl.ops.copy_e_sum(graph, sigma)
-        x = torch.addcdiv(Ax, numerator, denominator + 1e-6)
+    def _gate(self, pe_dist: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+        if not self.equivstable_pe:
+            return None
+        if pe_dist is None:
+            raise ValueError("equivstable_pe=True needs the positional-encoding distances `pe_dist`")
+        return self.distance_gate(pe_dist)
 
+    def finish(self, x: torch.Tensor, e_hat: torch.Tensor, node_feat: torch.Tensor, edge_feat: torch.Tensor,
+               edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """BatchNorm, activation, dropout and the residual on :func:`gated_aggregate`'s ``(x_hat, e_hat)``."""
         x = F.dropout(self.act_x(self.bn_node_x(x)), self.dropout, self.training)
         if self.residual:
             x = node_feat + x
@@ -160,4 +228,116 @@ class GatedGCNLayer(nn.Module):
         e = F.dropout(self.act_e(self.bn_edge_e(e_hat)), self.dropout, self.training)
         if self.residual:
             e = edge_feat + e
+        return x, e
+
+    @torch.no_grad()
+    def forward_in_chunks(self, graph: dgl.DGLGraph, h: torch.Tensor, e: torch.Tensor, pe_dist: Optional[torch.Tensor],
+                          chunks: List[Tuple[int, int]], edge_output: bool, edges_in_place: bool = False
+                          ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """The eval-mode forward on one whole graph, its edges in chunks of destination nodes.
+
+        For layer-wise inference of graphs too large for one pass: ``B x`` and ``E x`` are computed once
+        for all N nodes, then for each chunk of destination nodes the edges into it are one block
+        (sources: all nodes) for :func:`gated_aggregate` and :meth:`finish`. A layer costs
+        ``O(N d^2 + E d)``; the temporaries are bounded by the chunk.
+
+        Parameters
+        ----------
+        h : (N, d) node states; e : (E, d) edge states; pe_dist : (E, 1) ESLapPE distances or None.
+        chunks : (start, stop) ranges of destination nodes covering ``0..N-1``.
+        edge_output : bool, False to skip the edge update (None returned).
+        edges_in_place : bool
+            ``e`` may be overwritten with the edge output (each edge is read and written by its own
+            destination's chunk only): no second ``(E, d)`` tensor.
+
+        Returns
+        -------
+        (N, d) nodes and (E, d) edges (or None), as ``self(graph, h, e, pe_dist=...)`` in eval mode.
+        """
+        d = self.out_feats
+        weight, bias = self.projection()
+        source = F.linear(h, torch.cat([weight[d:2 * d], weight[3 * d:]]), torch.cat([bias[d:2 * d], bias[3 * d:]]))
+        bx, ex = source[:, :d], source[:, d:]
+        own_weight, own_bias = torch.cat([weight[:d], weight[2 * d:3 * d]]), torch.cat([bias[:d], bias[2 * d:3 * d]])
+        gate = self._gate(pe_dist)
+        e_out = (e if edges_in_place else e.new_empty(graph.num_edges(), d)) if edge_output else None
+        parts = []
+        for start, stop in chunks:
+            src, dst, eids = graph.in_edges(torch.arange(start, stop, device=h.device), form="all")
+            dst = dst - start
+            block = dgl.create_block((src, dst), num_src_nodes=h.shape[0], num_dst_nodes=stop - start,
+                                     device=h.device)
+            ax, dx = F.linear(h[start:stop], own_weight, own_bias).split(d, dim=-1)
+            edges_in = e[eids]
+            x, e_hat = gated_aggregate(block, ax, bx, dx, ex, edges_in, self.C.weight,
+                                       gate[eids] if gate is not None else None, endpoints=(src, dst))
+            x, new_e = self.finish(x, e_hat, h[start:stop], edges_in, e_out is not None)
+            parts.append(x)
+            if e_out is not None:
+                e_out[eids] = new_e
+        return torch.cat(parts), e_out
+
+    def folded(self) -> Optional["FoldedGatedGCN"]:
+        """An eval-mode copy with the node BatchNorm folded into A and B (:class:`FoldedGatedGCN`), or None
+        where a BatchNorm has no running statistics (it normalises with the batch's) or for a subclass."""
+        if type(self) is not GatedGCNLayer:
+            return None
+        node_affine, edge_affine = batchnorm_affine(self.bn_node_x), batchnorm_affine(self.bn_edge_e)
+        if node_affine is None or edge_affine is None:
+            return None
+        return FoldedGatedGCN(self, node_affine, edge_affine)
+
+
+class FoldedGatedGCN(nn.Module):
+    """:class:`GatedGCNLayer` in eval mode with its node BatchNorm folded in: same call, same outputs.
+
+    The node update :math:`\\mathrm{BN}(A x_i + \\sum_j \\sigma_{ij} B x_j / (\\sum_j \\sigma_{ij} + \\epsilon))` is
+    linear in :math:`A x` and :math:`B x`, so the BatchNorm's scale goes into the rows of A and B (and its shift
+    into A's bias) of :meth:`GatedGCNLayer.projection`. The edge BatchNorm cannot move (the gate reads
+    :math:`\\hat e` before it) and becomes one ``addcmul``. The rest is :func:`gated_aggregate`, with the pair
+    sum from row gathers; activations run in place, dropout is skipped, and the projection matrix is built
+    once per folding instead of once per forward. Built by :meth:`GatedGCNLayer.folded`.
+    """
+
+    def __init__(self, layer: GatedGCNLayer, node_affine, edge_affine):
+        super().__init__()
+        d = layer.out_feats
+        self.out_feats = d
+        self.residual = self.applies_residual = layer.residual
+        self.act_x, self.act_e = layer.act_x, layer.act_e
+        (node_scale, node_shift), ones = node_affine, torch.ones_like(node_affine[0])
+        with torch.no_grad():
+            weight, bias = layer.projection()
+            row_scale = torch.cat([node_scale, node_scale, ones, ones])  # BN(A x + sum s B x / ...) in A, B
+            row_shift = torch.cat([node_shift, torch.zeros(3 * d, dtype=bias.dtype, device=bias.device)])
+            self.weight = (weight * row_scale[:, None]).detach()
+            self.bias = (bias * row_scale + row_shift).detach()
+            self.c_weight = layer.C.weight.detach()
+        self.edge_scale, self.edge_shift = edge_affine
+        self.gate = None
+        if layer.equivstable_pe:
+            first, act, second, _ = layer.mlp_r_ij
+            self.gate = PiecewiseScalarMLP(first, second) if isinstance(act, nn.ReLU) else layer.mlp_r_ij
+
+    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: torch.Tensor, *,
+                layout: Optional[BatchLayout] = None, pe_dist: Optional[torch.Tensor] = None,
+                edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """(N, d), (E, d) -> (N, d) nodes, (E, d) edges (None unless ``edge_output``), as the layer's eval forward."""
+        endpoints = layout.edge_endpoints(graph) if layout is not None else graph.edges()
+        Ax, Bx, Dx, Ex = F.linear(node_feat, self.weight, self.bias).split(self.out_feats, dim=-1)
+        gate = None
+        if self.gate is not None:
+            if pe_dist is None:
+                raise ValueError("equivstable_pe=True needs the positional-encoding distances `pe_dist`")
+            gate = self.gate(pe_dist)
+            gate = gate.sigmoid_() if isinstance(self.gate, PiecewiseScalarMLP) else gate
+        x, e_hat = gated_aggregate(graph, Ax, Bx, Dx, Ex, edge_feat, self.c_weight, gate, endpoints)
+        x = activation_(x, self.act_x)  # = act(BN(A x + num / den)): the BN is in the weights
+        if self.residual:
+            x = x.add_(node_feat)
+        if not edge_output:
+            return x, None
+        e = activation_(torch.addcmul(self.edge_shift, e_hat, self.edge_scale, out=e_hat), self.act_e)
+        if self.residual:
+            e = e.add_(edge_feat)
         return x, e

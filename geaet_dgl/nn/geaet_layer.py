@@ -15,18 +15,23 @@ with its BatchNorm, activation and dropout) gets only the norm.
 
 The layer takes its branches as modules (:mod:`.branches` builds them by name);
 they share one calling convention, written there.
+
+Its eval-mode fast path sits here too: :meth:`GEAETLayer.folded` builds a :class:`FoldedGEAETLayer`, in
+which every branch that has a ``folded()`` method of its own (GatedGCN, self-attention, GEANet) runs
+folded, the BatchNorms are folded into linear maps, and the branch sum and the FFN take few kernels.
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import dgl
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from .activation import make_activation
+from .activation import activation_, make_activation
 from .batch_layout import BatchLayout, layout_of
-from .norm import BranchNorm
+from .norm import BranchNorm, scale_rows
 
 
 class GEAETLayer(nn.Module):
@@ -170,7 +175,7 @@ class GEAETLayer(nn.Module):
         branches = []
         if local is not None:
             h_local, edge_feat = local
-            if not self.local_model.applies_residual:
+            if self.wraps_local():
                 if self.local_out_act is not None:
                     h_local = self.local_out_act(h_local)
                 h_local = self._skip(h_in, self.dropout_local(h_local))
@@ -188,6 +193,159 @@ class GEAETLayer(nn.Module):
             h = h + self.ff_dropout2(self.ff_linear2(self.ff_dropout1(self.act_ff(self.ff_linear1(h)))))
         return self.norm2(h, layout), edge_feat if edge_output else None
 
+    def wraps_local(self) -> bool:
+        """Whether this layer adds the output activation, dropout and residual around the local MPNN (not
+        around one that ``applies_residual`` itself)."""
+        return self.local_model is not None and not self.local_model.applies_residual
+
     def _skip(self, h_in: torch.Tensor, branch_out: torch.Tensor) -> torch.Tensor:
         """``h_in + branch_out`` with the residual on, else ``branch_out``."""
         return h_in + branch_out if self.residual else branch_out
+
+    def folded(self) -> Optional["FoldedGEAETLayer"]:
+        """An eval-mode copy with its BatchNorms folded (:class:`FoldedGEAETLayer`), or None for a subclass."""
+        if type(self) is not GEAETLayer:
+            return None
+        return FoldedGEAETLayer(self)
+
+
+def _folded_branch(branch: nn.Module, *args) -> Optional[nn.Module]:
+    """The branch's own eval-mode copy (its ``folded(*args)``), or None where it has none or declines."""
+    fold = getattr(branch, "folded", None)
+    return fold(*args) if fold is not None else None
+
+
+class FoldedGEAETLayer(nn.Module):
+    """:class:`GEAETLayer` in eval mode: same call, same outputs up to float rounding. Built by :meth:`GEAETLayer.folded`.
+
+    With BatchNorm branch norms :math:`\\mathrm{BN}_b(x) = s_b x + t_b`, the layer's branch sum is
+
+    .. math::
+        \\sum_b s_b (X + Y_b) + t_b = \\big(\\textstyle\\sum_b s_b\\big) X + \\sum_b s_b Y_b + \\sum_b t_b,
+
+    where :math:`Y_b` is a branch's output before its residual. A branch that ends in a linear map
+    (self-attention's ``out_proj``, GEANet's value unit) takes :math:`s_b` into that map's rows (its
+    ``folded(out_affine)``); the others are added with one ``addcmul`` each. The FFN's closing norm goes into
+    its second linear map: :math:`\\mathrm{BN}(h + W_2 a + b_2) = s h + (s W_2) a + (s b_2 + t)`. A LayerNorm
+    (it reads each node's or graph's statistics) is applied as it is, and a branch without a ``folded()``
+    method (or whose ``folded()`` declines) runs its own eval forward, its norm too. Dropout is skipped.
+    """
+
+    def __init__(self, layer: GEAETLayer):
+        super().__init__()
+        d = layer.hidden_dim
+        like = next(layer.parameters())
+        self.hidden_dim = d
+        self.residual = layer.residual
+        # The sum of the folded branch norms: coefficient of the layer input and constant term.
+        self.residual_scale = torch.zeros(d, dtype=like.dtype, device=like.device)
+        self.shift = torch.zeros(d, dtype=like.dtype, device=like.device)
+        self.any_folded = False
+
+        self.local_model = self.local_out_act = None
+        self.local_scale = self.local_norm = None
+        if layer.local_model is not None:
+            self.local_model = _folded_branch(layer.local_model) or layer.local_model
+            self.local_out_act = layer.local_out_act
+            self.local_wrapped = layer.wraps_local()  # the layer adds act / residual around it
+            self.local_residual = self.local_wrapped and layer.residual
+            affine = layer.norm1_local.affine()
+            if affine is not None:
+                self._add_norm(affine, residual=self.local_residual)
+                self.local_scale = affine[0]  # applied to the branch output by one addcmul
+            else:
+                self.local_norm = layer.norm1_local
+
+        self.global_model, self.global_norm = self._fold_branch(layer.global_model, layer.norm1_global
+                                                                if layer.global_model is not None else None)
+        self.external_model, self.external_norm = self._fold_branch(layer.external_model, layer.norm1_external
+                                                                    if layer.external_model is not None else None)
+
+        self.use_ffn = layer.use_ffn
+        out_affine = layer.norm2.affine()
+        self.norm2 = None if out_affine is not None else layer.norm2
+        self.out_scale = out_affine[0] if out_affine is not None else None
+        if self.use_ffn:
+            self.ff1 = (layer.ff_linear1.weight.detach(), layer.ff_linear1.bias.detach())
+            self.ff2 = scale_rows(layer.ff_linear2.weight, layer.ff_linear2.bias, out_affine)
+            self.act_ff = layer.act_ff
+        elif out_affine is not None:
+            self.out_shift = out_affine[1]
+
+    def _fold_branch(self, branch: Optional[nn.Module], norm: Optional[BranchNorm]):
+        """(module, norm) to run for a global or external branch: its folded copy with the norm's scale in its
+        output map (norm None), or the branch and its norm as they are."""
+        if branch is None:
+            return None, None
+        affine = norm.affine()
+        folded = _folded_branch(branch, (affine[0], torch.zeros_like(affine[1])) if affine is not None else None)
+        if folded is None:  # run as it is, its norm too
+            return branch, norm
+        if affine is None:
+            return folded, norm
+        self._add_norm(affine, residual=self.residual)
+        return folded, None
+
+    def _add_norm(self, affine, residual: bool) -> None:
+        """Record a folded branch norm's share of the input coefficient and the constant term."""
+        scale, shift = affine
+        if residual:
+            self.residual_scale += scale
+        self.shift += shift
+        self.any_folded = True
+
+    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None,
+                pe_dist: Optional[torch.Tensor] = None, layout: Optional[BatchLayout] = None,
+                edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """As :meth:`GEAETLayer.forward` in eval mode."""
+        layout = layout_of(graph, layout)
+        h_in = node_feat
+        parts: List[Tuple[torch.Tensor, Optional[torch.Tensor]]] = []  # (tensor, scale or None) to be summed
+        if self.local_model is not None:
+            h_local, edge_feat = self.local_model(graph, h_in, edge_feat, layout=layout, pe_dist=pe_dist,
+                                                  edge_output=edge_output)
+            if self.local_wrapped and self.local_out_act is not None:
+                h_local = self.local_out_act(h_local)
+            if self.local_scale is not None:
+                parts.append((h_local, self.local_scale))
+            else:
+                parts.append((self.local_norm(h_in + h_local if self.local_residual else h_local, layout), None))
+        if self.global_model is not None:
+            h_global, _ = self.global_model(graph, h_in, layout=layout, edge_output=False)
+            parts.append((h_global, None) if self.global_norm is None
+                         else (self.global_norm(self._skip(h_in, h_global), layout), None))
+        if self.external_model is not None:
+            h_ext, edge_feat = self.external_model(graph, h_in, edge_feat if edge_output else None, layout=layout,
+                                                   edge_output=edge_output)
+            parts.append((h_ext, None) if self.external_norm is None
+                         else (self.external_norm(self._skip(h_in, h_ext), layout), None))
+        h = self._sum(h_in, parts)
+        return self._feed_forward(h, layout), edge_feat if edge_output else None
+
+    def _skip(self, h_in: torch.Tensor, branch_out: torch.Tensor) -> torch.Tensor:
+        return h_in + branch_out if self.residual else branch_out
+
+    def _sum(self, h_in: torch.Tensor, parts) -> torch.Tensor:
+        """``residual_scale * h_in + shift + sum of the parts``, accumulated in one fresh (N, d) tensor."""
+        if self.any_folded:
+            h = torch.addcmul(self.shift, h_in, self.residual_scale)
+        else:
+            (first, scale), parts = parts[0], parts[1:]
+            h = first * scale if scale is not None else first.clone()
+        for part, scale in parts:
+            if scale is None:
+                h.add_(part)
+            else:
+                h.addcmul_(part, scale)
+        return h
+
+    def _feed_forward(self, h: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
+        """``Norm2(h + FFN(h))`` (or ``Norm2(h)`` without FFN)."""
+        if self.use_ffn:
+            hidden = activation_(F.linear(h, *self.ff1), self.act_ff)
+            if self.norm2 is None:
+                return torch.addmm(self.ff2[1], hidden, self.ff2[0].t()).addcmul_(h, self.out_scale)
+            return self.norm2(h.add_(F.linear(hidden, *self.ff2)), layout)
+        if self.norm2 is None:
+            return torch.addcmul(self.out_shift, h, self.out_scale)
+        return self.norm2(h, layout)

@@ -2,7 +2,7 @@
 
 The graphs carry ``ndata['spatial_types']`` (N, W_data) uint8 capped shortest-path
 lengths and ``ndata['in_degree']`` / ``ndata['out_degree']`` (N,) int64,
-precomputed by :mod:`geaet_dgl.data.se_cache`.
+precomputed by :mod:`geaet_dgl.data.encodings.se_cache`.
 """
 from __future__ import annotations
 

@@ -1,7 +1,19 @@
-"""Normalisation layers used around every branch of the GEAET layer."""
+"""Normalisation layers used around every branch of the GEAET layer, and eval-mode BatchNorms as affine maps.
+
+In eval mode a BatchNorm with running statistics is the per-channel affine map
+
+.. math::
+    \\mathrm{BN}(x) = s \\odot x + t, \\qquad
+    s = \\frac{\\gamma}{\\sqrt{\\sigma^2_{run} + \\epsilon}}, \\quad t = \\beta - s \\odot \\mu_{run},
+
+so a BatchNorm after a linear map ``W x + b`` is the linear map ``(s W) x + (s b + t)``
+(:func:`scale_rows`), and one before it, ``W (s x + t) + b``, is ``(W s) x + (W t + b)``
+(:func:`scale_columns`). The layers' eval-mode fast paths (their ``folded()`` methods) fold their
+BatchNorms with these; exact up to float rounding.
+"""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import dgl
 import torch
@@ -10,6 +22,51 @@ from torch import nn
 from .batch_layout import BatchLayout
 
 NORMS = ("batch", "layer", "node_layer", "none")
+
+Affine = Tuple[torch.Tensor, torch.Tensor]
+
+
+def batchnorm_affine(norm: nn.Module) -> Optional[Affine]:
+    """``(scale, shift)``, each (C,), of a BatchNorm's eval-mode map; None when it has no running statistics.
+
+    Accepts ``nn.BatchNorm1d`` and ``nn.SyncBatchNorm`` (the distributed trainer's); anything else,
+    or a BatchNorm without running statistics (it would normalise with the batch's), gives None.
+    """
+    if not isinstance(norm, (nn.BatchNorm1d, nn.SyncBatchNorm)) or norm.running_mean is None \
+            or norm.running_var is None:
+        return None
+    with torch.no_grad():
+        scale = torch.rsqrt(norm.running_var + norm.eps)
+        if norm.weight is not None:
+            scale = scale * norm.weight
+        shift = -norm.running_mean * scale
+        if norm.bias is not None:
+            shift = shift + norm.bias
+    return scale.detach(), shift.detach()
+
+
+def scale_rows(weight: torch.Tensor, bias: Optional[torch.Tensor], affine: Optional[Affine]
+               ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """``affine`` applied after ``x -> W x + b``: (out, in) weight and (out,) bias of ``s (W x + b) + t``.
+
+    With ``affine`` None the map itself (a zero bias when ``bias`` is None). Fresh tensors, never views of the
+    parameters, without autograd history.
+    """
+    with torch.no_grad():
+        bias = bias if bias is not None else weight.new_zeros(weight.shape[0])
+        if affine is None:
+            return weight.detach().clone(), bias.detach().clone()
+        scale, shift = affine
+        return (weight * scale[:, None]).detach(), (bias * scale + shift).detach()
+
+
+def scale_columns(weight: torch.Tensor, bias: Optional[torch.Tensor], affine: Affine
+                  ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """``affine`` applied before ``x -> W x + b``: weight and bias of ``W (s x + t) + b``."""
+    with torch.no_grad():
+        scale, shift = affine
+        bias = bias if bias is not None else weight.new_zeros(weight.shape[0])
+        return (weight * scale[None, :]).detach(), (bias + weight @ shift).detach()
 
 
 class GraphLayerNorm(nn.Module):
@@ -76,6 +133,11 @@ class BranchNorm(nn.Module):
             self.norm = nn.LayerNorm(hidden_dim)
         else:
             self.norm = nn.Identity()
+
+    def affine(self) -> Optional[Affine]:
+        """``(scale, shift)`` of this norm in eval mode when it is a per-channel affine map (a BatchNorm with
+        running statistics), else None (a LayerNorm reads each node's or graph's own statistics)."""
+        return batchnorm_affine(self.norm) if self.kind == "batch" else None
 
     def forward(self, x: torch.Tensor, layout: Optional[BatchLayout]) -> torch.Tensor:
         """(N, d) -> (N, d); ``layout`` is read by the graph LayerNorm only."""

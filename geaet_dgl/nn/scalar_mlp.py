@@ -34,12 +34,17 @@ def relu_interval_tables(w1: torch.Tensor, b1: torch.Tensor):
     return breakpoints, active.to(w1.dtype)
 
 
+def relu_mlp_pieces(w1: torch.Tensor, b1: torch.Tensor, w2: torch.Tensor):
+    """The pieces of ``r -> w2 . relu(w1 r + b1)``: sorted (M,) breakpoints, (M+1, H) unit activity, and the
+    (M+1,) slope and intercept on each interval (the second layer's bias not included)."""
+    breakpoints, active = relu_interval_tables(w1, b1)
+    return breakpoints, active, active @ (w2 * w1), active @ (w2 * b1)
+
+
 class _ScalarReluMLP(torch.autograd.Function):
     @staticmethod
     def forward(ctx, r, w1, b1, w2, b2):  # r (E, 1); w1, b1, w2 (H,); b2 (1,)
-        breakpoints, active = relu_interval_tables(w1, b1)
-        slope = active @ (w2 * w1)  # (M+1,)
-        intercept = active @ (w2 * b1)
+        breakpoints, active, slope, intercept = relu_mlp_pieces(w1, b1, w2)
         interval = torch.searchsorted(breakpoints, r.reshape(-1).contiguous())  # (E,)
         out = slope[interval].unsqueeze(-1) * r + intercept[interval].unsqueeze(-1) + b2
         ctx.save_for_backward(r, w1, b1, w2, active, slope, interval)
@@ -70,3 +75,25 @@ def scalar_relu_mlp(r: torch.Tensor, first: torch.nn.Linear, second: torch.nn.Li
     (E, 1), equal (up to float rounding) to the direct evaluation, with the same gradients.
     """
     return _ScalarReluMLP.apply(r, first.weight.reshape(-1), first.bias, second.weight.reshape(-1), second.bias)
+
+
+class PiecewiseScalarMLP(torch.nn.Module):
+    """``second(relu(first(r)))`` on (E, 1) scalars with its pieces computed once: an eval-mode copy, no autograd.
+
+    What :func:`scalar_relu_mlp` computes, for weights that no longer change (the folded inference model):
+    the per-interval slopes and intercepts (:func:`relu_mlp_pieces`) are built here, not in every forward.
+    """
+
+    def __init__(self, first: torch.nn.Linear, second: torch.nn.Linear):
+        super().__init__()
+        with torch.no_grad():
+            breakpoints, _, slope, intercept = relu_mlp_pieces(first.weight.reshape(-1), first.bias,
+                                                               second.weight.reshape(-1))
+        self.breakpoints, self.slope = breakpoints.detach(), slope.detach()
+        self.intercept = (intercept + second.bias).detach()
+
+    def forward(self, r: torch.Tensor) -> torch.Tensor:
+        """(E, 1) -> (E, 1)."""
+        flat = r.reshape(-1)
+        interval = torch.searchsorted(self.breakpoints, flat)
+        return torch.addcmul(self.intercept[interval], self.slope[interval], flat).unsqueeze(-1)

@@ -10,10 +10,15 @@ dropout and a second GEMM; the result is gathered back to (N, d). This is
 1.3-1.7x faster on CPU at MNIST's sizes.
 Parameters carry the names of ``torch.nn.MultiheadAttention`` (``in_proj_weight``,
 ``in_proj_bias``, ``out_proj``) so weights load from the reference unchanged.
+
+The eval-mode fast paths sit beside the layer: :meth:`GraphSelfAttention.folded` (the score scale in the
+query projection, a following norm's scale in the output projection, :class:`FoldedSelfAttention`) and
+:meth:`GraphSelfAttention.attend_in_chunks` (one whole graph, its queries in chunks, for layer-wise
+inference). All read the layer's projections and :attr:`GraphSelfAttention.score_scale`.
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import dgl
 import torch
@@ -21,6 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .batch_layout import BatchLayout, layout_of
+from .norm import Affine, scale_rows
 
 #: The most nodes one graph of a batch may have: the dense (W x W) scores per head grow with its square
 #: (4 heads at 4,096 nodes: 268 MB per layer, three such buffers in training).
@@ -64,6 +70,11 @@ class GraphSelfAttention(nn.Module):
         self.keep_attention = False
         self.last_attention: Optional[torch.Tensor] = None
         self.reset_parameters()
+
+    @property
+    def score_scale(self) -> float:
+        """The factor of the scores :math:`q k^T`: :math:`1 / \\sqrt{d / H}`."""
+        return (self.hidden_dim // self.num_heads) ** -0.5
 
     def reset_parameters(self) -> None:
         nn.init.xavier_uniform_(self.in_proj_weight)
@@ -110,8 +121,7 @@ class GraphSelfAttention(nn.Module):
         bias = layout.key_bias(heads, qkv.dtype)
         if attn_bias is not None:
             bias = bias + attn_bias
-        scores = torch.baddbmm(bias, query, key.transpose(1, 2),
-                               alpha=head_dim ** -0.5)
+        scores = torch.baddbmm(bias, query, key.transpose(1, 2), alpha=self.score_scale)
         weights = torch.softmax(scores, dim=-1)  # (B*H, W, W)
         out = torch.bmm(F.dropout(weights, self.attn_dropout, self.training), value)  # (B*H, W, d/H)
         out = out.view(num_graphs, heads, width, head_dim).transpose(1, 2).reshape(num_graphs * width, -1)
@@ -120,3 +130,93 @@ class GraphSelfAttention(nn.Module):
             n = layout.max_nodes
             self.last_attention = weights.view(num_graphs, heads, width, width)[:, :, :n, :n].detach()
         return out, edge_feat
+
+    def folded(self, out_affine: Optional[Affine] = None) -> Optional["FoldedSelfAttention"]:
+        """``out_affine(self(x))`` as an eval-mode copy (:class:`FoldedSelfAttention`), or None for a subclass
+        (its forward differs) and while ``keep_attention`` is set (the weights are kept by this forward only)."""
+        if type(self) is not GraphSelfAttention or self.keep_attention:
+            return None
+        return FoldedSelfAttention(self, out_affine)
+
+    @torch.no_grad()
+    def attend_in_chunks(self, node_feat: torch.Tensor, chunks: List[Tuple[int, int]]) -> torch.Tensor:
+        """Eval-mode self-attention among all (N, d) nodes of one graph, ``(start, stop)`` query chunks at a time.
+
+        Exact: each chunk's queries against every key, ``(H, chunk, N)`` scores alive at a time; for one graph
+        too large for the dense ``(H, N, N)`` scores (layer-wise inference). Returns (N, d).
+        """
+        d, heads = self.hidden_dim, self.num_heads
+        weight, bias = self.in_proj_weight, self.in_proj_bias
+        num_nodes = node_feat.shape[0]
+        key = F.linear(node_feat, weight[d:2 * d], bias[d:2 * d]).view(num_nodes, heads, -1).transpose(0, 1)
+        value = F.linear(node_feat, weight[2 * d:], bias[2 * d:]).view(num_nodes, heads, -1).transpose(0, 1)
+        parts = []
+        for start, stop in chunks:
+            query = F.linear(node_feat[start:stop], weight[:d], bias[:d]).view(stop - start, heads, -1).transpose(0, 1)
+            out = F.scaled_dot_product_attention(query, key, value, scale=self.score_scale)  # (H, n, d/H)
+            parts.append(self.out_proj(out.transpose(0, 1).reshape(stop - start, d)))
+        return torch.cat(parts)
+
+
+class FoldedSelfAttention(nn.Module):
+    """``out_affine(GraphSelfAttention(x))`` in eval mode: (N, d) -> (N, d). Built by :meth:`GraphSelfAttention.folded`.
+
+    The score scale is folded into the query projection, ``out_affine`` (a following BatchNorm's
+    ``(scale, shift)``) into ``out_proj``; no attention dropout. The nodes' queries, keys and values are
+    scattered with one ``index_copy_`` straight into a per-batch (head, graph, position) buffer that every
+    layer reuses (:func:`attention_workspace`). The key padding bias rides in an extra channel of the
+    queries (1) and keys (the bias), so the scores come from one plain ``bmm`` instead of a ``baddbmm``
+    that first copies the bias into every score row; the softmax runs in place.
+    """
+
+    def __init__(self, attention: GraphSelfAttention, out_affine: Optional[Affine] = None):
+        super().__init__()
+        d, heads = attention.hidden_dim, attention.num_heads
+        self.hidden_dim, self.num_heads = d, heads
+        with torch.no_grad():
+            scale = torch.ones(3 * d, dtype=attention.in_proj_weight.dtype, device=attention.in_proj_weight.device)
+            scale[:d] = attention.score_scale  # softmax(s q k^T) = softmax((s q) k^T)
+            self.in_weight = (attention.in_proj_weight * scale[:, None]).detach()
+            self.in_bias = (attention.in_proj_bias * scale).detach()
+        self.out_weight, self.out_bias = scale_rows(attention.out_proj.weight, attention.out_proj.bias, out_affine)
+
+    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None, *,
+                layout: Optional[BatchLayout] = None, pe_dist: Optional[torch.Tensor] = None,
+                edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """(N, d) -> (N, d) as the layer's eval forward; ``edge_feat`` passes through."""
+        layout = layout_of(graph, layout)
+        num_graphs, width = layout.batch_size, layout.dense_width
+        heads, head_dim = self.num_heads, self.hidden_dim // self.num_heads
+        rows = layout.dense_index  # node -> row of the (B * W) dense layout
+        num_nodes = node_feat.shape[0]
+        qkv = F.linear(node_feat, self.in_weight, self.in_bias)  # (N, 3d)
+        workspace = attention_workspace(layout, heads, head_dim, qkv.dtype)  # (3, H, B * W, d/H + 1)
+        # One scatter of the nodes' q, k, v rows into their (head, graph, position) slots; padding stays 0.
+        workspace.view(3 * heads, num_graphs * width, head_dim + 1)[:, :, :head_dim].index_copy_(
+            1, rows, qkv.view(num_nodes, 3 * heads, head_dim).transpose(0, 1))
+        query, key = (t.view(heads * num_graphs, width, head_dim + 1) for t in workspace[:2])
+        value = workspace[2, :, :, :head_dim].view(heads * num_graphs, width, head_dim)
+        scores = torch.bmm(query, key.transpose(1, 2))  # (H*B, W, W): q k^T + key padding bias
+        weights = torch.ops.aten._softmax.out(scores, -1, False, out=scores)  # in place: nothing else reads scores
+        out = torch.bmm(weights, value).view(heads, num_graphs * width, head_dim).index_select(1, rows)
+        return F.linear(out.transpose(0, 1).reshape(num_nodes, self.hidden_dim), self.out_weight,
+                        self.out_bias), edge_feat
+
+
+def attention_workspace(layout: BatchLayout, heads: int, head_dim: int, dtype: torch.dtype) -> torch.Tensor:
+    """The batch's (3, H, B * W, d/H + 1) query/key/value buffer, built once and shared by every layer.
+
+    Row ``graph * W + position`` of head ``h`` holds a node's query, key or value channels; padding
+    rows stay zero. The extra last channel is 1 for queries and the key padding bias
+    (:meth:`BatchLayout.key_bias`) for keys, so ``q_ext k_ext^T = q k^T + bias``. Each layer
+    overwrites only the real rows' first ``d/H`` channels, after the previous layer is done with them.
+    """
+    def build() -> torch.Tensor:
+        rows = layout.batch_size * layout.dense_width
+        workspace = torch.zeros(3, heads, rows, head_dim + 1, dtype=dtype, device=layout.node_graph_id.device)
+        workspace[0, :, :, head_dim] = 1.0
+        bias = layout.key_bias(heads, dtype).view(layout.batch_size, heads, layout.dense_width)
+        workspace[1, :, :, head_dim] = bias.transpose(0, 1).reshape(heads, rows)
+        return workspace
+
+    return layout.cached(("inference_attention_workspace", heads, head_dim, dtype), build)

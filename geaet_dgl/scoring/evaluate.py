@@ -6,7 +6,7 @@ from typing import Any, Dict, Mapping, Optional
 
 import torch
 
-from ..data.node_graph import NodeGraph
+from ..data.nodes.node_graph import NodeGraph
 from ..threads import apply_threads
 from ..training.evaluation import evaluate, evaluate_node_splits
 from ..training.losses import get_loss

@@ -3,7 +3,7 @@
 ``geaet-dgl predict --checkpoint best.pt --graphs NEW.bin --out preds.csv``
 reads graphs written by ``dgl.save_graphs`` (labels, if any, are ignored),
 checks them against what the checkpoint's model reads (feature widths,
-integer vocabularies; :func:`geaet_dgl.data.graph_files.conform_graphs`),
+integer vocabularies; :func:`geaet_dgl.data.own_files.graph_files.conform_graphs`),
 computes the positional encodings the model uses, and writes
 
 ==========================  =========================================================
@@ -40,14 +40,14 @@ import torch
 from ..atomic import atomic_write
 from ..config import ConfigError, ModelConfig
 from ..data.errors import DataError
-from ..data.graph_files import FeatureSpec, conform_graphs, read_graph_file
-from ..data.hetero_files import HeteroSchema, conform_hetero_graphs
+from ..data.own_files.graph_files import FeatureSpec, conform_graphs, read_graph_file
+from ..data.own_files.hetero_files import HeteroSchema, conform_hetero_graphs
 from ..data.identity import check_unchanged, file_identity, identity_changes
-from ..data.node_graph import MASKS, frame_name, node_frame
-from ..data.pe_cache import attach_pe, compute_split_pe
+from ..data.nodes.node_graph import MASKS, frame_name, node_frame
+from ..data.encodings.pe_cache import attach_pe, compute_split_pe
 from ..data.input_transform import apply_input_transform
 from ..data.registry import input_transform_of, laplacian_norm_of
-from ..data.se_cache import attach_structural
+from ..data.encodings.se_cache import attach_structural
 from ..training.run_config import RunConfig, data_pe_sizes, structural_spec
 from ..inference.geaet import fold_for_inference
 from ..inference.layerwise import full_graph_forward

@@ -4,7 +4,7 @@
 ``cluster``, ``random``; the other settings equal) and fits a multinomial
 logistic regression on the node features alone (:func:`logistic_regression`, trained by the same loop),
 so that one table shows whether sampling costs accuracy and whether the graph
-helps. ``benchmarks/node_samplers.py`` runs it on a planted-partition graph
+helps. ``benchmarks/sampler_accuracy.py`` runs it on a planted-partition graph
 and on a kNN graph of MNIST images (docs/your-own-graphs.md).
 
 Example

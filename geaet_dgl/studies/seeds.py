@@ -66,7 +66,7 @@ def check_splits_options(splits: Sequence[str], *, nproc: Optional[int], split_i
 
 def split_indices(values: Sequence[str], count: int, dataset: str) -> List[int]:
     """``--splits all`` -> ``0..count-1``; ``--splits 0 3`` -> ``[0, 3]`` (checked against ``count``)."""
-    from ..data.node_splits import check_split_index
+    from ..data.nodes.node_splits import check_split_index
 
     if [v.lower() for v in values] == ["all"]:
         return list(range(count))

@@ -14,7 +14,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from ..data import collate_for
-from ..data.node_graph import MASKS, NodeGraph, node_frame
+from ..data.nodes.node_graph import MASKS, NodeGraph, node_frame
 from ..inference.geaet import fold_for_inference
 from ..inference.layerwise import full_graph_forward
 from .batching import EpochBatchSampler, make_epoch_loader, move_batch

@@ -2,7 +2,7 @@
 
 ``train --dataset PATH.bin --preset P`` keeps preset P's network (width,
 layers, branches, positional encoding, optimisation) and takes from the file
-(:func:`geaet_dgl.data.graph_files.inspect_graph_file`):
+(:func:`geaet_dgl.data.own_files.graph_files.inspect_graph_file`):
 
 ==========================  ======================================================
 node features               float: ``node_encoder=linear``, ``node_in_feats=F``;
@@ -23,7 +23,7 @@ node-regression             ``out_feats`` = targets, ``head=node``, ``l1`` /
                             ``mae`` (one graph with node masks, float labels)
 ==========================  ======================================================
 
-A heterograph file (:mod:`geaet_dgl.data.hetero_files`) sets the schema
+A heterograph file (:mod:`geaet_dgl.data.own_files.hetero_files`) sets the schema
 instead of the widths and encoders (``model.hetero.*``: node types and their
 feature widths, relations and theirs, the target node type) and
 ``model.pe=none`` (no positional encoding on heterographs); the model is then
@@ -36,8 +36,8 @@ from __future__ import annotations
 from typing import Any, Dict
 
 from ..config import Preset
-from ..data.graph_files import GraphFileInfo
-from ..data.hetero_files import HeteroFileInfo
+from ..data.own_files.graph_files import GraphFileInfo
+from ..data.own_files.hetero_files import HeteroFileInfo
 
 CLASS_LOSSES = ("cross_entropy", "weighted_cross_entropy")
 CLASS_METRICS = ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")

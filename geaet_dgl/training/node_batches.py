@@ -1,7 +1,7 @@
 """Training batches cut from one graph with node masks: the whole graph, METIS clusters, or random node sets.
 
 A batch is a :class:`dgl.DGLGraph`: a subgraph carrying, for its own nodes,
-every ``ndata`` field of the :class:`~geaet_dgl.data.node_graph.NodeGraph`
+every ``ndata`` field of the :class:`~geaet_dgl.data.nodes.node_graph.NodeGraph`
 (``feat``, positional encodings, ``label`` and the three masks) and
 ``edata['feat']``. So MPNN, GEANet and the global attention run on it as on
 any graph, and the training step counts only the nodes whose ``train_mask``
@@ -25,7 +25,7 @@ cached beside the graph file (``geaet_cache/<stem>-metis-K-<stamp>.pkl``).
 Example
 -------
 >>> import dgl, torch
->>> from geaet_dgl.data.node_graph import NodeGraph
+>>> from geaet_dgl.data.nodes.node_graph import NodeGraph
 >>> g = dgl.rand_graph(100, 600)
 >>> g.ndata['feat'] = torch.randn(100, 3); g.ndata['label'] = torch.arange(100) % 2
 >>> for i, m in enumerate(('train_mask', 'val_mask', 'test_mask')):
@@ -49,7 +49,7 @@ import torch
 
 from ..config import ConfigError
 from ..data.errors import DataError
-from ..data.node_graph import MASKS, NodeGraph, cache_tag, node_frame
+from ..data.nodes.node_graph import MASKS, NodeGraph, cache_tag, node_frame
 from .batching import make_epoch_loader
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """Training and scoring a transductive node task: one graph with train / val / test node masks.
 
 :class:`NodeTask` is the training loop's task (:mod:`.task`) on a
-:class:`~geaet_dgl.data.node_graph.NodeGraph`: the same loop,
+:class:`~geaet_dgl.data.nodes.node_graph.NodeGraph`: the same loop,
 checkpoints, exact resume and signals as every task, with
 
 * training batches from :mod:`~.node_batches` (``--sampler full|cluster|random``),
@@ -37,7 +37,7 @@ import torch
 from torch import nn
 
 from ..config import ConfigError, ModelConfig
-from ..data.node_graph import MASKS, NodeGraph, node_frame
+from ..data.nodes.node_graph import MASKS, NodeGraph, node_frame
 from ..inference.layerwise import available_bytes, inference_bytes
 from ..nn.self_attention import MAX_DENSE_NODES
 from .evaluation import evaluate_node_splits

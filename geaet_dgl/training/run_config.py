@@ -18,15 +18,15 @@ import torch
 from ..config import (ConfigError, ModelConfig, OptionConflict, TrainConfig, apply_overrides, from_dict,
                       parse_setting_value)
 from ..data import DataError, DatasetSplits, load_dataset
-from ..data.graph_files import GRAPH_FILE, TASKS, is_graph_file_name, split_indices
-from ..data.hetero_files import inspect_file, is_heterograph
+from ..data.own_files.graph_files import GRAPH_FILE, TASKS, is_graph_file_name, split_indices
+from ..data.own_files.hetero_files import inspect_file, is_heterograph
 from ..data.identity import check_unchanged, file_identity, fingerprint_changes, splits_fingerprint
 from ..data.input_transform import apply_input_transform, row_normalize_transform
-from ..data.node_graph import NODE_TASKS, NodeGraph, inspect_node_graph, is_node_graph_file
-from ..data.node_sets import is_node_set, node_set_spec
+from ..data.nodes.node_graph import NODE_TASKS, NodeGraph, inspect_node_graph, is_node_graph_file
+from ..data.nodes.node_sets import is_node_set, node_set_spec
 from ..data.registry import LOADERS
-from ..data.positional_encoding import LAPLACIAN_NORMS
-from ..data.se_cache import StructuralSpec, attach_structural
+from ..data.encodings.positional_encoding import LAPLACIAN_NORMS
+from ..data.encodings.se_cache import StructuralSpec, attach_structural
 from ..data.validation import check_labels, node_label_sizes, validate_splits, warn_label_gaps
 from ..presets import get_preset, preset_names
 from .node_batches import SAMPLERS
@@ -71,12 +71,12 @@ class DataOptions:
     benchmark's SBM generator; ``depth`` is TreeNeighbourMatch's radius r.
     Set them with ``--set data.generate=true`` / ``--set data.depth=3``.
 
-    ``dataset='file'``: the user's own graphs (``geaet_dgl.data.graph_files``)
+    ``dataset='file'``: the user's own graphs (``geaet_dgl.data.own_files.graph_files``)
     in ``data_file`` (absolute path), for ``task`` (recorded even when
     inferred), split by ``split_file`` or at random into the ``split``
     fractions (default 0.8/0.1/0.1) with ``split_seed``. ``target_ntype`` is
     the node type whose labels a heterograph file's node task predicts
-    (``geaet_dgl.data.hetero_files``).
+    (``geaet_dgl.data.own_files.hetero_files``).
 
     What the run's data was, recorded when it starts and checked whenever the
     run reads its data again (``eval``, ``--resume``, ``predict``; see
@@ -102,7 +102,7 @@ class DataOptions:
 
     ``split_index`` is the public split a named node set trains on (``cora``:
     its one split; ``actor``: 0..9 of geom-gcn's; see
-    :mod:`geaet_dgl.data.node_sets`); the sets without a published split
+    :mod:`geaet_dgl.data.nodes.node_sets`); the sets without a published split
     (Amazon, Coauthor) are split 60/20/20 at random with ``split_seed``.
 
     ``feature_norm`` transforms one graph's float node features as they are
@@ -309,8 +309,8 @@ def _node_set_settings(options: DataOptions, preset_name: str) -> Dict[str, Any]
     """A named node set fixes what a graph file fixes (input width, classes, ``head=node``; see
     :func:`~.graph_file_run.graph_file_settings`) and its metric (ROC-AUC for the binary heterophilous sets).
     The graph is read here (DGL's loader; kept for the run's own read) and the split index checked."""
-    from ..data.graph_files import FeatureSpec, GraphFileInfo
-    from ..data.node_sets import node_set_shape
+    from ..data.own_files.graph_files import FeatureSpec, GraphFileInfo
+    from ..data.nodes.node_sets import node_set_shape
     from .graph_file_run import graph_file_settings
 
     options.dataset = options.dataset.lower()
@@ -463,7 +463,7 @@ def data_pe_sizes(model: Union[ModelConfig, int]) -> Tuple[int, Optional[int]]:
 
 
 def structural_spec(model: Union[ModelConfig, int]) -> StructuralSpec:
-    """The structural encodings (:mod:`geaet_dgl.data.se_cache`) the data must carry for ``model``:
+    """The structural encodings (:mod:`geaet_dgl.data.encodings.se_cache`) the data must carry for ``model``:
     HKdiagSE at times 1..``pe_k``, ElstaticSE, Graphormer's degrees and spatial types."""
     if not isinstance(model, ModelConfig):
         return StructuralSpec()

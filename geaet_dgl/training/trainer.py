@@ -48,7 +48,7 @@ from .. import __version__
 from ..allocator import allocator_mode
 from ..config import to_dict
 from ..data import DatasetSplits
-from ..data.node_graph import NodeGraph
+from ..data.nodes.node_graph import NodeGraph
 from ..models.geaet import set_degree_statistics
 from ..threads import apply_threads, per_process_threads, resolve_threads
 from . import run_dir as files
@@ -387,7 +387,7 @@ class Trainer:
 def make_task(run: RunConfig, data: Union[DatasetSplits, NodeGraph], device: torch.device,
               dist: DistContext = SINGLE_PROCESS) -> Task:
     """The task of ``data`` (see :func:`~.run_config.load_splits`): one graph with node masks
-    (:class:`~geaet_dgl.data.node_graph.NodeGraph`) trains as a :class:`~.node_task.NodeTask`,
+    (:class:`~geaet_dgl.data.nodes.node_graph.NodeGraph`) trains as a :class:`~.node_task.NodeTask`,
     anything else as a :class:`~.graph_task.GraphTask`."""
     if isinstance(data, NodeGraph):
         return NodeTask(run, data, device, dist)

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from geaet_dgl.allocator import configure_allocator, environment_for
+from geaet_dgl.benchmarking.jobs import ScalingJob, Timing
 from geaet_dgl.benchmarking.worker import run_isolated
 
 # In a fresh interpreter: allocate, touch and free a 64 MiB tensor 16 times; print the page faults of the
@@ -86,8 +87,8 @@ def test_measuring_processes_inherit_the_mode(monkeypatch, mode):
     for name, value in environment_for(mode).items():
         if os.environ.get(name) != value:
             monkeypatch.setenv(name, value)
-    point = run_isolated("scaling", dict(component="geanet", num_nodes=50, repeats=1, warmup=0, threads=1,
-                                          backward=False, min_time_s=0.0))
+    job = ScalingJob(repeats=1, warmup=0, backward=False, min_time_s=0.0)
+    point = run_isolated("scaling", dict(component="geanet", num_nodes=50, job=job, timing=Timing(threads=1)))
     assert point["allocator"] == mode
 
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from geaet_dgl.benchmarking import run_benchmark
+from geaet_dgl.benchmarking.jobs import EpochJob, ModelJob, Reference, ScalingJob, Timing
 from geaet_dgl.benchmarking.inputs import SUPPORTED_PRESETS, prebuilt_batches, synthetic_graphs
 from geaet_dgl.benchmarking.parity import compare_models
 from geaet_dgl.benchmarking.report import format_table
@@ -34,7 +35,7 @@ def _check_outputs(report, json_path, plot_path):
 def test_run_benchmark_isolated_throughput(tmp_path):
     """One batch size in its own process: required keys, positive numbers, JSON and PNG written."""
     json_path, plot_path = str(tmp_path / "bench.json"), str(tmp_path / "bench.png")
-    report = run_benchmark(batch_sizes=(2,), repeats=1, warmup=0, num_batches=1, threads=1,
+    report = run_benchmark(ModelJob(batch_sizes=(2,), timing=Timing(repeats=1, warmup=0, num_batches=1, threads=1)),
                            json_path=json_path, plot_path=plot_path, echo=None)
     saved = _check_outputs(report, json_path, plot_path)
     assert saved["config"]["threads"] == 1 and saved["config"]["isolated"] is True
@@ -49,11 +50,11 @@ def test_run_benchmark_isolated_throughput(tmp_path):
 def test_run_benchmark_epoch_and_scaling_sections(tmp_path):
     json_path, plot_path = str(tmp_path / "all.json"), str(tmp_path / "all.png")
     lines = []
-    report = run_benchmark(batch_sizes=(3,), repeats=1, warmup=0, num_batches=1, threads=1, epoch=True,
-                           num_graphs=6, epoch_batch_size=3, scaling=True, scaling_sizes=(60, 120, 240),
-                           scaling_min_time_s=0.0,
-                           max_nodes=200, scaling_components=("geanet", "geaet_layer"), scaling_repeats=1,
-                           isolate=False, json_path=json_path, plot_path=plot_path, echo=lines.append)
+    job = ModelJob(batch_sizes=(3,), epoch=EpochJob(num_graphs=6, batch_size=3),
+                   scaling=ScalingJob(max_nodes=200, sizes=(60, 120, 240), components=("geanet", "geaet_layer"),
+                                      repeats=1, min_time_s=0.0),
+                   timing=Timing(repeats=1, warmup=0, num_batches=1, threads=1, isolate=False))
+    report = run_benchmark(job, json_path=json_path, plot_path=plot_path, echo=lines.append)
     saved = _check_outputs(report, json_path, plot_path)
     epoch = saved["epoch"]
     assert epoch["num_batches"] == 2 and epoch["train_graphs_per_s"] > 0 and epoch["infer_graphs_per_s"] > 0
@@ -116,7 +117,7 @@ def test_synthetic_inputs_match_presets():
 
 
 def test_synthetic_pattern_inputs_are_node_level_with_rwse():
-    from geaet_dgl.data.positional_encoding import random_walk_se
+    from geaet_dgl.data.encodings.positional_encoding import random_walk_se
 
     (graph, labels), = prebuilt_batches("pattern", 3, 1, torch.device("cpu"))
     assert graph.batch_size == 3 and labels.shape == (graph.num_nodes(),)
@@ -134,7 +135,7 @@ def test_synthetic_pattern_inputs_are_node_level_with_rwse():
 
 
 def test_synthetic_molecules_fit_the_peptides_preset():
-    from geaet_dgl.data.positional_encoding import laplacian_pe
+    from geaet_dgl.data.encodings.positional_encoding import laplacian_pe
 
     config = get_preset("peptides-struct").model
     (graph, targets), = prebuilt_batches("peptides-struct", 3, 1, torch.device("cpu"))
@@ -155,8 +156,9 @@ def test_synthetic_molecules_fit_the_peptides_preset():
 
 
 def test_run_benchmark_counts_graphs_not_nodes_for_node_level_presets():
-    report = run_benchmark(preset="pattern", batch_sizes=(2,), repeats=1, warmup=0, num_batches=1, threads=1,
-                           isolate=False, echo=None)
+    report = run_benchmark(ModelJob(preset="pattern", batch_sizes=(2,),
+                                    timing=Timing(repeats=1, warmup=0, num_batches=1, threads=1, isolate=False)),
+                           echo=None)
     (row,) = report["results"]
     assert row["num_parameters"] == 429_052
     assert row["nodes_per_batch"] > 40 * 2  # PATTERN graphs have 44-180 nodes; rates are per graph
@@ -178,8 +180,8 @@ def test_compare_with_reference_tiny():
     from geaet_dgl.benchmarking.against_pyg import compare_with_reference
 
     for preset in ("mnist", "pattern", "peptides-struct"):
-        out = compare_with_reference(REF_DIR, preset, batch_sizes=(2,), repeats=2, warmup=0, threads=1,
-                                     num_batches=1)
+        out = compare_with_reference(Reference(REF_DIR), preset, batch_sizes=(2,),
+                                     timing=Timing(repeats=2, warmup=0, threads=1, num_batches=1))
         assert out["parity_max_abs_diff"] < 1e-5
         assert out["parity"]["params_ours"] == out["parity"]["params_reference"]
         (row,) = out["results"]

@@ -7,6 +7,7 @@ import torch
 
 from geaet_dgl.benchmarking import run_benchmark
 from geaet_dgl.benchmarking.breakdown import PARTS, BranchTimer, measure_breakdown
+from geaet_dgl.benchmarking.jobs import ModelJob, Reference, Timing
 from geaet_dgl.config import GEANetConfig, ModelConfig
 from geaet_dgl.data import synthetic_mnist_like
 from geaet_dgl.models import build_model
@@ -35,7 +36,7 @@ def test_branch_timer_times_the_branches_that_exist_and_removes_its_hooks():
 
 
 def test_parts_add_up_to_the_step():
-    out = measure_breakdown("mnist", batch_size=2, threads=1, repeats=2, warmup=1, num_batches=1)
+    out = measure_breakdown("mnist", batch_size=2, timing=Timing(threads=1, repeats=2, warmup=1, num_batches=1))
     ours = out["ours"]
     assert set(ours) == set(PARTS) and "ref" not in out
     assert all(ours[k] > 0 for k in ("forward", "mpnn", "attention", "geanet", "backward", "optimizer"))
@@ -48,8 +49,9 @@ def test_parts_add_up_to_the_step():
 
 def test_run_benchmark_reports_the_breakdown():
     lines = []
-    report = run_benchmark(batch_sizes=(2,), repeats=1, warmup=0, num_batches=1, threads=1, breakdown=True,
-                           isolate=False, echo=lines.append)
+    job = ModelJob(batch_sizes=(2,), breakdown=True,
+                   timing=Timing(repeats=1, warmup=0, num_batches=1, threads=1, isolate=False))
+    report = run_benchmark(job, echo=lines.append)
     (entry,) = report["breakdown"]
     assert entry["batch_size"] == 2 and entry["ours"]["step"] > 0
     text = "\n".join(lines)
@@ -60,6 +62,7 @@ def test_breakdown_beside_the_reference():
     pytest.importorskip("torch_geometric")
     if not os.path.isdir(REF_DIR):
         pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
-    out = measure_breakdown("mnist", batch_size=2, threads=1, repeats=2, warmup=1, num_batches=1, ref_dir=REF_DIR)
+    out = measure_breakdown("mnist", batch_size=2, timing=Timing(threads=1, repeats=2, warmup=1, num_batches=1),
+                            reference=Reference(REF_DIR))
     for side in ("ours", "ref"):
         assert all(out[side][k] > 0 for k in ("mpnn", "attention", "geanet", "backward", "optimizer")), side

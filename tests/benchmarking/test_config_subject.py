@@ -9,6 +9,7 @@ import torch
 import yaml
 
 from geaet_dgl.benchmarking import run_benchmark
+from geaet_dgl.benchmarking.jobs import ModelJob, Reference, ScalingJob, Timing
 from geaet_dgl.benchmarking.config_subject import config_subject
 from geaet_dgl.benchmarking.inputs import UnsupportedPreset
 from geaet_dgl.interop.reference_model import as_reference_geaet
@@ -40,7 +41,9 @@ def test_graphgps_file_becomes_the_reference_geaet_network_without_external_bran
 
 def test_config_needs_against_pyg_and_a_generated_dataset(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="use it with --against-pyg REF_DIR"):
-        run_benchmark(config_file=str(CONFIGS / "mnist-GPS-GAT.yaml"), batch_sizes=(2,), echo=None)
+        run_benchmark(ModelJob(batch_sizes=(2,), scaling=ScalingJob(),
+                               reference=Reference(str(REF_DIR), config_file=str(CONFIGS / "mnist-GPS-GAT.yaml"))),
+                      echo=None)
     path = tmp_path / "zinc-GPS.yaml"
     path.write_text(yaml.safe_dump(GRAPHGPS["zinc-GPS.yaml"]))
     assert config_subject(path).dataset == "zinc"
@@ -86,8 +89,8 @@ def test_parity_against_the_reference(name, tmp_path):
     if not path.is_file():  # one of GraphGPS's own files
         path = tmp_path / name
         path.write_text(yaml.safe_dump(GRAPHGPS[name]))
-    out = compare_with_reference(REF_DIR, batch_sizes=(2,), repeats=1, warmup=0, threads=1, num_batches=1,
-                                 config=str(path))
+    out = compare_with_reference(Reference(REF_DIR, config_file=str(path)), batch_sizes=(2,),
+                                 timing=Timing(repeats=1, warmup=0, threads=1, num_batches=1))
     assert out["parity_max_abs_diff"] < 1e-5
     model = config_subject(path).model
     unread = model.graphormer.spatial_types * model.num_heads ** 2 \

@@ -10,6 +10,7 @@ import torch
 from click.testing import CliRunner
 
 from geaet_dgl.benchmarking.api import run_benchmark
+from geaet_dgl.benchmarking.jobs import EpochJob, ModelJob, Reference, Timing
 from geaet_dgl.benchmarking.epoch_against_pyg import (OurEpochs, alternate, epoch_inputs, summarize_rounds)
 from geaet_dgl.benchmarking.inputs import UnsupportedPreset
 from geaet_dgl.benchmarking.report import epoch_comparison_table
@@ -144,7 +145,7 @@ def test_two_of_our_sides_alternated_give_a_full_row():
 
 def test_dataset_options_need_the_epoch_comparison():
     with pytest.raises(ConfigError, match="--epoch --against-pyg"):
-        run_benchmark(batch_sizes=(2,), dataset="mnist", echo=None)
+        run_benchmark(ModelJob(batch_sizes=(2,), epoch=EpochJob(dataset="mnist")), echo=None)
 
 
 def test_cli_dataset_without_comparison_is_a_one_line_error():
@@ -179,7 +180,8 @@ def test_compare_epochs_tiny():
     _reference_available()
     from geaet_dgl.benchmarking.epoch_against_pyg import compare_epochs
 
-    out = compare_epochs(REF_DIR, "mnist", batch_sizes=(4,), num_graphs=8, limit_val=4, repeats=2, threads=1)
+    out = compare_epochs(Reference(REF_DIR), "mnist", batch_sizes=(4,),
+                         epoch=EpochJob(num_graphs=8, limit_val=4, rounds=2), timing=Timing(threads=1))
     assert out["parity_max_abs_diff"] < 1e-5
     (row,) = out["results"]
     assert row["train_graphs"] == row["ref_train_graphs"] == 8 and row["ref_eval_graphs"] == 4

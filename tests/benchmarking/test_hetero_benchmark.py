@@ -1,16 +1,18 @@
 """The heterograph benchmark on tiny inputs: both local MPNNs measured, the same model otherwise."""
 from geaet_dgl.benchmarking.hetero import hetero_config, hetero_table, measure_hetero, measure_hetero_pair
+from geaet_dgl.benchmarking.jobs import HeteroJob, Timing
 from geaet_dgl.models import build_model
 
 
 def test_both_local_weights_are_measured_and_tabled():
-    sizes = dict(num_etypes=3, num_ntypes=2, batch_size=2, nodes_per_type=4, edges_per_relation=5, repeats=2,
-                 warmup=0)
-    row = measure_hetero_pair(**sizes)
+    job = HeteroJob(batch_size=2, nodes_per_type=4, edges_per_relation=5, timing=Timing(threads=1, repeats=2, warmup=0))
+    row = measure_hetero_pair(3, 2, job)
     for weights in ("relation", "typed"):
         for phase in ("train", "infer"):
             assert row[f"{weights}_{phase}_graphs_per_s"]["median"] > 0
-        row[f"{weights}_peak_rss_mib"] = measure_hetero(weights, **{**sizes, "repeats": 1})["peak_rss_mib"]
+        alone = HeteroJob(batch_size=2, nodes_per_type=4, edges_per_relation=5, timing=Timing(threads=1, repeats=1,
+                                                                                              warmup=0))
+        row[f"{weights}_peak_rss_mib"] = measure_hetero(weights, 3, 2, alone)["peak_rss_mib"]
     assert row["typed_over_relation_train"] > 0 and row["typed_over_relation_infer"] > 0
     assert hetero_table([row]).splitlines()[-1].startswith("| 3 | 2 | ")
 

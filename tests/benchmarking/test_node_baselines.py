@@ -1,4 +1,4 @@
-"""The GCN and MLP baselines of benchmarks/node_baselines.py: the graph helps the GCN where the features alone are weak."""
+"""The GCN and MLP baselines of benchmarks/node_vs_baselines.py: the graph helps the GCN where the features alone are weak."""
 import torch
 
 from geaet_dgl.data.generated.node_graphs import planted_partition

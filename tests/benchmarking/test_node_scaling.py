@@ -5,6 +5,7 @@ import torch
 
 from geaet_dgl.benchmarking.node_scaling import (DEGREE, FEAT_DIM, NUM_CLASSES, _fit, dense_attention_mib,
                                                  node_task_graph, run_node_scaling)
+from geaet_dgl.benchmarking.jobs import NodeScalingJob, Reference
 
 
 def test_node_task_graph_is_a_knn_graph_with_a_learnable_task():
@@ -26,7 +27,8 @@ def test_node_task_graph_is_a_knn_graph_with_a_learnable_task():
 
 def test_a_size_that_cannot_be_allocated_is_reported_and_larger_ones_skipped():
     """The child fails to allocate (here: 1e12 points) under its address-space limit; nothing larger runs."""
-    result = run_node_scaling(max_nodes=10**13, sizes=[10**12, 10**13], methods=["full"], memory_limit_mib=4096)
+    result = run_node_scaling(NodeScalingJob(max_nodes=10**13, sizes=(10**12, 10**13), methods=("full",),
+                                             memory_limit_gib=4))
     entry = result["methods"]["full"]
     assert entry["points"] == [] and entry["out_of_memory"]["num_nodes"] == 10**12
     assert "4 GiB" in entry["out_of_memory"]["reason"] and entry["exponent"] is None
@@ -34,14 +36,14 @@ def test_a_size_that_cannot_be_allocated_is_reported_and_larger_ones_skipped():
 
 def test_dense_attention_is_not_started_where_its_scores_exceed_the_limit():
     assert dense_attention_mib(10_000) == pytest.approx(2 * 4 * 10_000**2 * 4 / 2**20)
-    result = run_node_scaling(max_nodes=10**6, sizes=[10**5], methods=["ref-transformer"], ref_dir="/nonexistent",
-                              memory_limit_mib=8192)
+    result = run_node_scaling(NodeScalingJob(max_nodes=10**6, sizes=(10**5,), methods=("ref-transformer",),
+                                             reference=Reference("/nonexistent"), memory_limit_gib=8))
     oom = result["methods"]["ref-transformer"]["out_of_memory"]
     assert oom["num_nodes"] == 10**5 and "not started" in oom["reason"]
     with pytest.raises(ValueError, match="needs the reference's checkout"):
-        run_node_scaling(sizes=[10**4], methods=["ref-performer"])
+        run_node_scaling(NodeScalingJob(sizes=(10**4,), methods=("ref-performer",)))
     with pytest.raises(ValueError, match="full, cluster, ref-transformer, ref-performer, ref-none"):
-        run_node_scaling(sizes=[10**4], methods=["sparse"])
+        run_node_scaling(NodeScalingJob(sizes=(10**4,), methods=("sparse",)))
 
 
 def test_a_size_predicted_past_the_limit_is_not_started(monkeypatch):
@@ -56,8 +58,8 @@ def test_a_size_predicted_past_the_limit_is_not_started(monkeypatch):
                 "peak_rss_mib": 500.0 + kwargs["num_nodes"] / 100}  # 1 GiB more per ~100k nodes
 
     monkeypatch.setattr(worker, "run_isolated", fake_run)
-    result = node_scaling.run_node_scaling(max_nodes=10**6, sizes=[10**5, 3 * 10**5, 10**6], methods=["full"],
-                                           memory_limit_mib=8192)
+    result = node_scaling.run_node_scaling(NodeScalingJob(max_nodes=10**6, sizes=(10**5, 3 * 10**5, 10**6),
+                                                          methods=("full",), memory_limit_gib=8))
     oom = result["methods"]["full"]["out_of_memory"]
     assert started == [10**5, 3 * 10**5] and oom["num_nodes"] == 10**6  # 0.5 + 3 x 10/3 GiB predicted > 8
     assert "predicted peak RSS 10.3 GiB" in oom["reason"] and "not started" in oom["reason"]

@@ -15,7 +15,7 @@ from geaet_dgl.training.run_config import data_pe_sizes
 from tests.benchmarking.test_config_subject import GRAPHGPS
 from tests.data.fixtures_dgl import write_sbm_fixture, write_zinc_fixture
 from tests.data.fixtures_peptides import accept_as_published, write_peptides_fixture
-from tests.data.test_data_lrgb_superpixels import write_superpixel_fixture
+from tests.data.lrgb.test_data_lrgb_superpixels import write_superpixel_fixture
 
 
 def _real_splits(name, tmp_path, monkeypatch):
@@ -78,7 +78,7 @@ def test_synthetic_shapes_follow_the_datasets_sizes():
 def test_every_dataset_a_config_can_name_has_a_generator():
     """Every graph-level dataset of the reference's and GraphGPS's configs. Not yet: the named node sets (one
     graph, not timed by --against-pyg --config) and PCQM-Contact and the OGB/PCQM4Mv2/MalNet sets (issue 30 item 5)."""
-    from geaet_dgl.data.node_sets import NODE_SETS
+    from geaet_dgl.data.nodes.node_sets import NODE_SETS
 
     not_yet = set(NODE_SETS) | {"pcqm-contact", "ogbg-molpcba", "ogbg-ppa", "ogbg-code2", "pcqm4mv2", "pcqm4mv2-subset",
                                 "pcqm4mv2-inference", "malnet-tiny"}

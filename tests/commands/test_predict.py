@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 import cli
 from geaet_dgl.data import load_dataset
-from geaet_dgl.data.graph_files import split_indices
+from geaet_dgl.data.own_files.graph_files import split_indices
 from geaet_dgl.scoring import evaluate_checkpoint
 from geaet_dgl.scoring import open_trained_run
 from geaet_dgl.scoring.predict import model_outputs, prepare_graphs, read_predictions

@@ -3,7 +3,7 @@ import json
 
 from click.testing import CliRunner
 
-from geaet_dgl.data.node_sets import NODE_SETS
+from geaet_dgl.data.nodes.node_sets import NODE_SETS
 
 import cli
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 import cli
 from geaet_dgl.data.generated.hetero import author_paper_graphs
-from geaet_dgl.data.hetero_files import inspect_file, load_file
+from geaet_dgl.data.own_files.hetero_files import inspect_file, load_file
 from geaet_dgl.data.errors import DataError
 from geaet_dgl.training import Trainer, load_checkpoint
 from geaet_dgl.scoring.predict import read_predictions

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 import cli
 from geaet_dgl.data.errors import DataError
 from geaet_dgl.data.generated.hetero import author_paper_graphs
-from geaet_dgl.data.node_graph import inspect_node_graph, load_node_graph
+from geaet_dgl.data.nodes.node_graph import inspect_node_graph, load_node_graph
 from geaet_dgl.scoring.predict import read_predictions
 from geaet_dgl.models import build_model
 from geaet_dgl.models.geaet import set_degree_statistics

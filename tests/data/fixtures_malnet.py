@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from geaet_dgl.data.malnet_tiny import TYPES, malnet_files
+from geaet_dgl.data.malnet.tiny import TYPES, malnet_files
 
 FAMILIES = {"addisplay": "kuguo", "adware": "airpush", "benign": "benign", "downloader": "jiagu",
             "trojan": "artemis"}

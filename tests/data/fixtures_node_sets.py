@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from geaet_dgl.data.node_sets import node_set_spec, raw_folder
+from geaet_dgl.data.nodes.node_sets import node_set_spec, raw_folder
 
 NUM_FEATS = 6
 

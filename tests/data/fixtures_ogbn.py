@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from geaet_dgl.data.ogbn import OGBN, RELEASE
+from geaet_dgl.data.nodes.ogbn import OGBN, RELEASE
 
 NUM_NODES = 40
 NUM_FEATS = 5

@@ -10,17 +10,17 @@ import pytest
 from geaet_dgl.data import registry
 from geaet_dgl.data.generated.sbm import load_sbm
 from geaet_dgl.data.generated.synthetic import synthetic_mnist_like
-from geaet_dgl.data.graph_files import GRAPH_FILE, load_graph_file
+from geaet_dgl.data.own_files.graph_files import GRAPH_FILE, load_graph_file
 from geaet_dgl.data.lrgb.pcqm_contact import load_pcqm_contact
 from geaet_dgl.data.lrgb.peptides import load_peptides
 from geaet_dgl.data.lrgb.voc_coco import load_lrgb_superpixels
 from geaet_dgl.data.molecules.zinc import load_zinc
-from geaet_dgl.data.malnet_tiny import load_malnet_tiny
+from geaet_dgl.data.malnet.tiny import load_malnet_tiny
 from geaet_dgl.data.ogbg.code2 import load_code2
 from geaet_dgl.data.ogbg.graphprop import load_ogbg
 from geaet_dgl.data.ogbg.pcqm4mv2 import load_pcqm4mv2
-from geaet_dgl.data.node_sets import NODE_SETS, load_node_set
-from geaet_dgl.data.ogbn import load_ogbn
+from geaet_dgl.data.nodes.node_sets import NODE_SETS, load_node_set
+from geaet_dgl.data.nodes.ogbn import load_ogbn
 from geaet_dgl.data.superpixels.cifar10 import load_cifar10
 from geaet_dgl.data.superpixels.mnist import load_mnist
 

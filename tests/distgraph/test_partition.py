@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from geaet_dgl.data.errors import DataError
-from geaet_dgl.data.positional_encoding import laplacian_pe
+from geaet_dgl.data.encodings.positional_encoding import laplacian_pe
 from geaet_dgl.distgraph.engine import read_partitions
 from geaet_dgl.distgraph.partition import check_matches_graph, partition_file, read_sidecar
 

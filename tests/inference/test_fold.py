@@ -1,22 +1,29 @@
-"""The folded inference model computes what the model computes in eval mode, for every paper preset."""
+"""The folded inference model (and layer-wise inference) computes what the model computes in eval mode: for every
+paper preset and for every layer of the menu."""
 import copy
+import importlib
+import inspect
+import pkgutil
 
 import dgl
 import pytest
 import torch
 from torch import nn
 
+import geaet_dgl.models
+import geaet_dgl.nn
 from geaet_dgl.benchmarking.inputs import synthetic_graphs
 from geaet_dgl.data import collate_for
 from geaet_dgl.inference import FoldedGEAET, fold_for_inference
-from geaet_dgl.inference.self_attention import FoldedSelfAttention
-from geaet_dgl.inference.external_attention import FoldedGEANet
-from geaet_dgl.inference.geaet_layer import FoldedGEAETLayer
-from geaet_dgl.inference.gated_gcn import FoldedGatedGCN
 from geaet_dgl.models import build_model
-from geaet_dgl.nn.external_attention import GEANet
-from geaet_dgl.nn.norm import GraphLayerNorm
+from geaet_dgl.models.encoders import LinearEncoder
+from geaet_dgl.models.positional import EquivStableLapPEEncoder, KernelSEEncoder
+from geaet_dgl.nn.external_attention import FoldedGEANet, GEANet
+from geaet_dgl.nn.gated_gcn import FoldedGatedGCN, GatedGCNLayer
+from geaet_dgl.nn.geaet_layer import FoldedGEAETLayer, GEAETLayer
+from geaet_dgl.nn.self_attention import FoldedSelfAttention, GraphSelfAttention
 from geaet_dgl.presets import get_preset
+from tests.inference.layer_menu import MENU, menu_graphs, menu_model, trained_looking
 
 TOLERANCE = 1e-5
 PAPER_PRESETS = ("mnist", "cifar10", "pattern", "peptides-struct", "voc", "coco")
@@ -58,32 +65,12 @@ def _batch(preset: str, num_graphs: int = 3, seed: int = 0) -> dgl.DGLGraph:
     return _BATCHES[key]
 
 
-def _trained_looking(model: nn.Module, seed: int = 0) -> nn.Module:
-    """Give every norm statistics and affine values far from their defaults, and every weight some noise:
-    a fold that dropped a scale, a shift or a bias would show."""
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(0.05 * torch.randn(p.shape, generator=gen))
-        for m in model.modules():
-            if isinstance(m, nn.BatchNorm1d):
-                m.running_mean.copy_(0.5 * torch.randn(m.num_features, generator=gen))
-                m.running_var.copy_(1.0 + torch.rand(m.num_features, generator=gen))
-                m.weight.copy_((0.2 + 0.4 * torch.rand(m.num_features, generator=gen))
-                               * torch.where(torch.rand(m.num_features, generator=gen) < 0.2, -1.0, 1.0))
-                m.bias.copy_(0.3 * torch.randn(m.num_features, generator=gen))
-            elif isinstance(m, GraphLayerNorm):
-                m.weight.copy_(0.5 + torch.rand(m.weight.shape, generator=gen))
-                m.bias.copy_(0.3 * torch.randn(m.bias.shape, generator=gen))
-    return model
-
-
 def _model(preset: str, **changes) -> nn.Module:
     config = copy.deepcopy(get_preset(preset).model)
     for key, value in changes.items():
         setattr(config, key, value)
     torch.manual_seed(0)
-    return _trained_looking(build_model(config))
+    return trained_looking(build_model(config))
 
 
 def _max_diff(model: nn.Module, graph: dgl.DGLGraph) -> float:
@@ -114,50 +101,6 @@ def test_folded_model_matches_the_model_for_every_paper_preset(preset):
     with torch.no_grad():
         expected = model.eval()(graph)
     assert expected.abs().max() > 1e-3  # a meaningful output, not all zeros
-    assert float((folded(graph) - expected).abs().max()) < TOLERANCE
-
-
-@pytest.mark.parametrize("scope", ["graph", "batch"])
-def test_both_geanet_scopes(scope):
-    model = _model("mnist")
-    for layer in model.layers:
-        layer.external_model.scope = scope
-    assert _max_diff(model, _batch("mnist", 4, seed=1)) < TOLERANCE
-
-
-@pytest.mark.parametrize("scope", ["graph", "batch"])
-@pytest.mark.parametrize("heads", [4, 8])  # 8 heads: units per head (the module's choice), not one product
-@pytest.mark.parametrize("shared", [True, False])
-def test_edge_and_shared_units_in_both_scopes(scope, heads, shared):
-    geanet = copy.deepcopy(get_preset("pattern").model.geanet)
-    geanet.num_heads, geanet.unit_size, geanet.scope, geanet.shared_unit = heads, 64 // heads, scope, shared
-    model = _model("pattern", num_layers=2, geanet=geanet)
-    assert model.layers[0].external_model.one_product == (heads <= 4)
-    assert _max_diff(model, _batch("pattern", 2, seed=2)) < TOLERANCE
-
-
-@pytest.mark.parametrize("mpnn", ["gine", "gin", "gcn", "gat", "pna", "genconv"])
-def test_other_local_models_run_as_they_are_inside_the_folded_layer(mpnn):
-    model = _model("mnist", mpnn=mpnn, num_layers=2)
-    assert not isinstance(fold_for_inference(model).layers[0].local_model, FoldedGatedGCN)
-    assert _max_diff(model, _batch("mnist", 3)) < TOLERANCE
-
-
-def test_the_performer_runs_as_it_is_inside_the_folded_layer():
-    model = _model("mnist", attention="performer", num_layers=2)
-    assert _max_diff(model, _batch("mnist", 3)) < TOLERANCE
-
-
-def test_an_unknown_option_falls_back_to_the_modules_own_forward():
-    """A GEANet carrying an attribute the folding was not written for (say a new variant) runs as it is."""
-    model = _model("mnist", num_layers=2)
-    graph = _batch("mnist", 3)
-    with torch.no_grad():
-        expected = model.eval()(graph)
-    for layer in model.layers:
-        layer.external_model.variant = "something new"
-    folded = fold_for_inference(model)
-    assert all(type(layer.external_model) is GEANet for layer in folded.layers)
     assert float((folded(graph) - expected).abs().max()) < TOLERANCE
 
 
@@ -210,3 +153,63 @@ def test_batched_equals_per_graph_with_graph_scope():
     batched = folded(dgl.batch([data[i][0] for i in range(3)]))
     single = torch.cat([folded(data[i][0]) for i in range(3)])
     assert float((batched - single).abs().max()) < TOLERANCE
+
+
+# -- the whole layer menu (layer_menu.py): the folded model against the model's own eval forward ----------------
+
+
+@pytest.mark.parametrize("name", list(MENU))
+def test_folded_model_matches_the_model_for_every_layer_of_the_menu(name):
+    model = menu_model(MENU[name])
+    graph = dgl.batch(menu_graphs())
+    with torch.no_grad():
+        expected = model(graph)
+    folded = fold_for_inference(model)
+    assert float(expected.abs().max()) > 1e-3
+    torch.testing.assert_close(folded(graph), expected, rtol=0, atol=TOLERANCE)
+    # Each part with an eval-mode path of its own runs it (not the module's training forward).
+    cfg = model.config
+    for layer in folded.layers:
+        assert isinstance(layer, FoldedGEAETLayer)
+        if cfg.mpnn == "gatedgcn":
+            assert isinstance(layer.local_model, FoldedGatedGCN)
+        if cfg.attention == "transformer":
+            assert isinstance(layer.global_model, FoldedSelfAttention)
+        if cfg.external and cfg.geanet.variant == "reference":
+            assert isinstance(layer.external_model, FoldedGEANet)
+
+
+#: The constructor options of every module with an eval-mode path of its own. Each is set by an entry of MENU
+#: (the model configuration reaches it); a new option fails this test until MENU sets it and the folded path
+#: is checked against it, so the fast path cannot silently compute an older layer's math.
+FOLDED_OPTIONS = {
+    "GatedGCNLayer": {"in_feats", "out_feats", "dropout", "residual", "activation", "equivstable_pe"},
+    "GraphSelfAttention": {"hidden_dim", "num_heads", "attn_dropout"},
+    "GEANet": {"hidden_dim", "num_heads", "unit_size", "node_unit", "edge_unit", "shared_unit", "scope"},
+    "GEAETLayer": {"hidden_dim", "local_model", "global_model", "external_model", "local_dropout", "global_dropout",
+                   "external_dropout", "ffn_dropout", "norm", "use_ffn", "local_out_act", "activation", "residual"},
+    "KernelSEEncoder": {"k", "pe_dim", "raw_norm", "model", "num_layers"},
+    "LinearEncoder": {"in_feats", "out_feats"},
+    "EquivStableLapPEEncoder": {"k", "out_feats"},
+}
+
+
+def test_every_option_of_a_folded_module_is_in_the_menu():
+    classes = (GatedGCNLayer, GraphSelfAttention, GEANet, GEAETLayer, KernelSEEncoder, LinearEncoder,
+               EquivStableLapPEEncoder)
+    assert {cls.__name__ for cls in classes} == set(FOLDED_OPTIONS)
+    for cls in classes:
+        options = set(inspect.signature(cls.__init__).parameters) - {"self"}
+        assert options == FOLDED_OPTIONS[cls.__name__], (
+            f"{cls.__name__} has options {sorted(options ^ FOLDED_OPTIONS[cls.__name__])} that the menu test does "
+            "not know: set them in an entry of MENU, then list them in FOLDED_OPTIONS")
+    # Every module that has an eval-mode path of its own is one of them.
+    found = set()
+    for package in (geaet_dgl.nn, geaet_dgl.models):
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            found |= {obj.__name__ for obj in vars(module).values()
+                      if inspect.isclass(obj) and issubclass(obj, nn.Module) and obj.__module__ == module.__name__
+                      and any(name in vars(obj) for name in ("folded", "edge_square_distance", "forward_in_chunks",
+                                                             "attend_in_chunks"))}
+    assert found == set(FOLDED_OPTIONS)

@@ -16,8 +16,8 @@ import torch
 
 from geaet_dgl.benchmarking.inputs import prebuilt_batches
 from geaet_dgl.interop.pyg_export import to_pyg_batch
-from geaet_dgl.data.pe_cache import attach_pe, compute_split_pe
-from geaet_dgl.data.se_cache import StructuralSpec, attach_structural
+from geaet_dgl.data.encodings.pe_cache import attach_pe, compute_split_pe
+from geaet_dgl.data.encodings.se_cache import StructuralSpec, attach_structural
 from geaet_dgl.interop.reference_names import reference_to_ours
 from geaet_dgl.models.positional import KernelSEEncoder
 from geaet_dgl.models.signnet import SignNetEncoder

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from geaet_dgl.config import ConfigError, GraphormerConfig, ModelConfig, apply_overrides
-from geaet_dgl.data.positional_encoding import laplacian_pe, random_walk_se
-from geaet_dgl.data.se_cache import StructuralSpec, attach_structural
+from geaet_dgl.data.encodings.positional_encoding import laplacian_pe, random_walk_se
+from geaet_dgl.data.encodings.se_cache import StructuralSpec, attach_structural
 from geaet_dgl.models import build_model
 from geaet_dgl.models.heads import pool_nodes
 from geaet_dgl.nn.batch_layout import BatchLayout

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from geaet_dgl.data.se_cache import StructuralSpec, attach_structural
+from geaet_dgl.data.encodings.se_cache import StructuralSpec, attach_structural
 from geaet_dgl.nn.batch_layout import BatchLayout
 from geaet_dgl.nn.biased_attention import BiasedGraphSelfAttention
 from geaet_dgl.nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder

@@ -101,7 +101,7 @@ def test_damaged_pe_cache_is_detected_and_recomputed(published, damage, caplog):
         payload = torch.load(cache, weights_only=True)
         payload["tensors"]["lap_pe"][0, 0] += 1.0  # a silently wrong value: only the checksum sees it
         torch.save(payload, cache)
-    with caplog.at_level(logging.WARNING, logger="geaet_dgl.data.pe_cache"):
+    with caplog.at_level(logging.WARNING, logger="geaet_dgl.data.encodings.pe_cache"):
         again = load_mnist(published, pe_k=2, progress=False)
     assert ("unreadable" if damage == "truncate" else "fails its checksum") in caplog.text
     for a, b in zip(first.train.graphs, again.train.graphs):

@@ -21,7 +21,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from geaet_dgl.data.node_graph import NodeGraph
+from geaet_dgl.data.nodes.node_graph import NodeGraph
 from geaet_dgl.distgraph.engine import read_partitions
 from geaet_dgl.distgraph.launch import partitioned_run_config
 from geaet_dgl.distgraph.partition import check_matches_graph, partition_file, read_sidecar

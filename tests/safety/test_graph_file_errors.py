@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 import cli
 from geaet_dgl.data import DataError
-from geaet_dgl.data.graph_files import inspect_graph_file, load_graph_file
+from geaet_dgl.data.own_files.graph_files import inspect_graph_file, load_graph_file
 from tests.own_graph_files import make_graphs, tiny_args, graph_targets
 
 
@@ -75,7 +75,7 @@ def test_a_folder_where_the_cache_cannot_be_written_falls_back_to_the_user_cache
 
 
 def test_a_graph_too_large_for_dense_encodings_is_a_one_line_error(tmp_path, monkeypatch):
-    from geaet_dgl.data import pe_cache
+    from geaet_dgl.data.encodings import pe_cache
 
     graphs = make_graphs(24)
     _save(tmp_path / "g.bin", graphs, (graph_targets(graphs) > 0).long())

@@ -4,7 +4,7 @@ from click.testing import CliRunner
 
 import cli
 from geaet_dgl.data import DataError
-from geaet_dgl.data.graph_files import split_indices
+from geaet_dgl.data.own_files.graph_files import split_indices
 from tests.own_graph_files import write_task_file
 from tests.studies.tiny import tiny_args
 

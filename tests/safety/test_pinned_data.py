@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from geaet_dgl.data import DataError
-from geaet_dgl.data.graph_files import split_indices
+from geaet_dgl.data.own_files.graph_files import split_indices
 from geaet_dgl.scoring import evaluate_checkpoint
 from geaet_dgl.training import make_run_config, resume, train
 from geaet_dgl.training.trainer import Trainer

@@ -9,7 +9,7 @@ from geaet_dgl.data.lrgb.voc_coco import load_lrgb_superpixels
 from geaet_dgl.training import make_run_config, train
 from geaet_dgl.scoring import open_trained_run
 from geaet_dgl.scoring.predict import model_outputs, predict_file, prepare_graphs
-from tests.data.test_data_lrgb_superpixels import write_superpixel_fixture
+from tests.data.lrgb.test_data_lrgb_superpixels import write_superpixel_fixture
 
 TINY = {"model.hidden_dim": 16, "model.num_layers": 1, "model.geanet.unit_size": 4, "train.epochs": 1,
         "train.batch_size": 4, "train.warmup_epochs": 0}

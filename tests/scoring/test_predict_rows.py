@@ -9,7 +9,7 @@ import torch
 
 from geaet_dgl.config import ConfigError
 from geaet_dgl.data import DataError
-from geaet_dgl.data.graph_files import FeatureSpec, conform_graphs
+from geaet_dgl.data.own_files.graph_files import FeatureSpec, conform_graphs
 from geaet_dgl.presets import get_preset
 from geaet_dgl.training import make_run_config
 from geaet_dgl.scoring.predict import OutputKind, _csv_text, feature_spec, output_kind, prediction_rows

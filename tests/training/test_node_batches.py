@@ -5,7 +5,7 @@ import torch
 
 from geaet_dgl.data import DataError
 from geaet_dgl.data.generated.node_graphs import planted_partition
-from geaet_dgl.data.node_graph import NodeGraph
+from geaet_dgl.data.nodes.node_graph import NodeGraph
 from geaet_dgl.training.node_batches import make_node_sampler, masked_rows
 
 

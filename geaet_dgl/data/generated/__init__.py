@@ -1,7 +1,8 @@
 """Datasets whose graphs follow a published generating recipe, so they can be made offline.
 
 Nothing here downloads: PATTERN / CLUSTER read the published files if they are in ``data_dir``
-and are generated on request; TreeNeighbourMatch and the synthetic graphs are always generated.
+and are generated on request; TreeNeighbourMatch and the synthetic, node and
+heterograph sets are always generated.
 
 :mod:`.sbm`
     PATTERN / CLUSTER (Benchmarking GNNs, node-level): DGL's ``PATTERNDataset`` /
@@ -15,6 +16,12 @@ and are generated on request; TreeNeighbourMatch and the synthetic graphs are al
 :mod:`.synthetic`
     Random graphs shaped like the MNIST superpixel graphs (positions, kNN
     edges with DGL's weights, a learnable label), for tests and benchmarks.
+:mod:`.node_graphs`
+    Single graphs with node masks (planted partitions, kNN graphs of a feature
+    matrix) for node tasks, seeded, for tests, examples and benchmarks.
+:mod:`.hetero`
+    Heterographs: author-paper graphs whose paper classes need the ``writes``
+    edges, and random schemas for timing the heterograph model.
 """
 
 from .sbm import load_sbm

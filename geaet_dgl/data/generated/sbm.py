@@ -53,8 +53,8 @@ from dgl.data import CLUSTERDataset, PATTERNDataset
 
 from ...atomic import atomic_write
 from ..dataset import DatasetSplits, GraphDataset
+from ..encodings.pe_cache import attach_pe, cached_split_pe
 from ..errors import DataError
-from ..pe_cache import attach_pe, cached_split_pe
 
 log = logging.getLogger(__name__)
 

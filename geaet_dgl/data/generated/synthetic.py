@@ -17,8 +17,8 @@ import torch
 from dgl.data.superpixel import compute_adjacency_matrix_images, compute_edges_list
 
 from ..dataset import DatasetSplits, GraphDataset
+from ..encodings.positional_encoding import laplacian_pe_from_edges, random_walk_se_from_edges
 from ..errors import DataError
-from ..positional_encoding import laplacian_pe_from_edges, random_walk_se_from_edges
 
 INTENSITY_NOISE = 0.15
 

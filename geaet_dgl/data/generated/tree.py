@@ -33,8 +33,8 @@ import numpy as np
 import torch
 
 from ..dataset import DatasetSplits, GraphDataset
+from ..encodings.positional_encoding import laplacian_pe_from_edges, random_walk_se_from_edges
 from ..errors import DataError
-from ..positional_encoding import laplacian_pe_from_edges, random_walk_se_from_edges
 
 MIN_DEPTH, MAX_DEPTH = 2, 7  # the paper's r = 2..7; the tree preset's vocabularies fit up to 7
 DEFAULT_PERMUTATIONS = 4000

@@ -43,8 +43,8 @@ from ogb.utils.features import atom_to_feature_vector, bond_to_feature_vector
 
 from ...atomic import atomic_write
 from ..dataset import DatasetSplits, GraphDataset
+from ..encodings.pe_cache import attach_pe, cached_split_pe
 from ..errors import DataError
-from ..pe_cache import attach_pe, cached_split_pe
 
 log = logging.getLogger(__name__)
 

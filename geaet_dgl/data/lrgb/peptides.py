@@ -49,9 +49,9 @@ from ogb.utils.features import get_atom_feature_dims, get_bond_feature_dims
 
 from ...atomic import atomic_write
 from ..dataset import DatasetSplits, GraphDataset
-from ..dgl_progress import dgl_progress_bars
+from ..encodings.pe_cache import attach_pe, cached_split_pe
 from ..errors import DataError
-from ..pe_cache import attach_pe, cached_split_pe
+from ..library_output import dgl_progress_bars
 
 PathLike = Union[str, os.PathLike]
 SPLITS = ("train", "val", "test")

@@ -44,10 +44,10 @@ import torch
 from dgl.data import COCOSuperpixelsDataset, VOCSuperpixelsDataset
 
 from ..dataset import DatasetSplits, GraphDataset
-from ..dgl_progress import dgl_progress_bars
+from ..encodings.pe_cache import attach_pe, cached_split_pe
 from ..errors import DataError
 from ..input_transform import apply_input_transform, standardize_transform
-from ..pe_cache import attach_pe, cached_split_pe
+from ..library_output import dgl_progress_bars
 
 PathLike = Union[str, os.PathLike]
 SPLITS = ("train", "val", "test")

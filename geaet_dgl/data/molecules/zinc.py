@@ -21,8 +21,8 @@ import torch
 from dgl.data import ZINCDataset
 
 from ..dataset import DatasetSplits, GraphDataset
+from ..encodings.pe_cache import attach_pe, cached_split_pe
 from ..errors import DataError
-from ..pe_cache import attach_pe, cached_split_pe
 
 PathLike = Union[str, os.PathLike]
 DGL_MODES = {"train": "train", "val": "valid", "test": "test"}

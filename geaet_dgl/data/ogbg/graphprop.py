@@ -49,9 +49,9 @@ import dgl
 import torch
 
 from ..dataset import DatasetSplits, GraphDataset
+from ..encodings.pe_cache import attach_pe, cached_split_pe
 from ..errors import DataError
-from ..ogbn import quiet_ogb
-from ..pe_cache import attach_pe, cached_split_pe
+from ..library_output import quiet_ogb
 
 log = logging.getLogger(__name__)
 PathLike = Union[str, os.PathLike]

@@ -30,8 +30,8 @@ from dgl.data import CIFAR10SuperPixelDataset, MNISTSuperPixelDataset
 from dgl.data import superpixel as dgl_superpixel_module
 
 from ...atomic import atomic_write
-from ..dgl_progress import dgl_progress_bars
 from ..errors import DataError
+from ..library_output import dgl_progress_bars
 
 log = logging.getLogger(__name__)
 

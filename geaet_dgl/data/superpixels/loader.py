@@ -30,10 +30,10 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..dataset import DatasetSplits, GraphDataset
+from ..encodings.pe_cache import attach_pe, cached_split_pe, has_cached_pe, remove_pe_caches
+from ..encodings.positional_encoding import LAPLACIAN_NORMS
 from ..errors import DataError
 from ..fresh_process import run_apart
-from ..pe_cache import attach_pe, cached_split_pe, has_cached_pe, remove_pe_caches
-from ..positional_encoding import LAPLACIAN_NORMS
 from .dgl_files import SPLITS, SuperpixelLayout, SuperpixelSpec, adopt_loose_pickles, load_dgl_split
 from .slic import RECIPE_SEED, RawImages, SlicRecipe, build_superpixels, write_superpixel_pickle
 
