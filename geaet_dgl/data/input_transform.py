@@ -13,6 +13,13 @@ A transform is a dict (JSON-ready, stored in the run configuration as
     row normalisation (Kipf & Welling); signed features keep their signs and
     never blow up. Asked for with ``data.feature_norm=row``.
 
+``{"propagate": {"hops": K}}``
+    ``feat <- (D^-1/2 (A + I) D^-1/2)^K feat`` on ``ndata['feat']`` (float32;
+    GCN's normalisation with one self-loop per node, in-degrees): SGC's
+    precomputed propagation, so the encoder reads each node's smoothed
+    neighbourhood (applied after ``row_normalize``). Asked for with
+    ``data.feature_propagation=K``.
+
 Positional encodings and dtype casts are not listed here: they follow from
 the model configuration (``model.pe``, ``model.pe_k``, ``data.laplacian_norm``,
 the encoders' vocabularies) and ``predict`` derives them from it.
@@ -49,6 +56,31 @@ def row_normalize_transform() -> Dict[str, Any]:
     return {"row_normalize": {}}
 
 
+def propagate_transform(hops: int) -> Dict[str, Any]:
+    """The record of ``hops`` rounds of GCN-normalised propagation of the node features."""
+    return {"propagate": {"hops": int(hops)}}
+
+
+def propagate(graph: dgl.DGLGraph, values: torch.Tensor, hops: int) -> torch.Tensor:
+    """(N, F) -> (N, F) float32: ``hops`` times ``D^-1/2 (A + I) D^-1/2 @ values`` on ``graph``'s edges.
+
+    The self-loops are one per node (existing ones are replaced), the degrees count
+    them, as in GCN; cost ``O(hops * (E + N) * F)``, memory two (N, F) tensors.
+    """
+    values = values.float()
+    if hops <= 0:
+        return values
+    src, dst = graph.edges()
+    keep = src != dst
+    n = graph.num_nodes()
+    loops = torch.arange(n, device=src.device)
+    looped = dgl.graph((torch.cat([src[keep], loops]), torch.cat([dst[keep], loops])), num_nodes=n)
+    norm = looped.in_degrees().float().clamp(min=1).pow(-0.5).to(values.device).unsqueeze(1)
+    for _ in range(hops):
+        values = dgl.ops.copy_u_sum(looped, values * norm) * norm
+    return values
+
+
 def row_normalize(values: torch.Tensor) -> torch.Tensor:
     """(N, F) -> (N, F) float32, each row divided by the sum of its absolute values (zero rows unchanged)."""
     values = values.float()
@@ -72,7 +104,7 @@ def apply_input_transform(graphs: Sequence[dgl.DGLGraph], transform: Optional[Di
     """
     if not transform:
         return
-    unknown = sorted(set(transform) - {"standardize", "row_normalize"})
+    unknown = sorted(set(transform) - {"standardize", "row_normalize", "propagate"})
     if unknown:
         raise DataError(f"the run records input transform(s) {', '.join(unknown)} that this geaet-dgl does not know; "
                         "upgrade geaet-dgl")
@@ -83,6 +115,13 @@ def apply_input_transform(graphs: Sequence[dgl.DGLGraph], transform: Optional[Di
                 raise DataError(f"graph {index}: node features of shape {tuple(values.shape)}; row normalisation "
                                 "needs (N, F) float features")
             g.ndata["feat"] = row_normalize(values)
+    if "propagate" in transform:
+        for index, g in enumerate(graphs):
+            values = g.ndata["feat"]
+            if values.ndim != 2 or not values.is_floating_point():
+                raise DataError(f"graph {index}: node features of shape {tuple(values.shape)} and dtype {values.dtype}; "
+                                "propagation needs (N, F) float features")
+            g.ndata["feat"] = propagate(g, values, transform["propagate"]["hops"])
     if "standardize" not in transform:
         return
     stats = transform["standardize"]

@@ -21,7 +21,7 @@ from ..data import DataError, DatasetSplits, load_dataset
 from ..data.own_files.graph_files import GRAPH_FILE, TASKS, is_graph_file_name, split_indices
 from ..data.own_files.hetero_files import inspect_file, is_heterograph
 from ..data.identity import check_unchanged, file_identity, fingerprint_changes, splits_fingerprint
-from ..data.input_transform import apply_input_transform, row_normalize_transform
+from ..data.input_transform import apply_input_transform, propagate_transform, row_normalize_transform
 from ..data.nodes.node_graph import NODE_TASKS, NodeGraph, inspect_node_graph, is_node_graph_file
 from ..data.nodes.node_sets import is_node_set, node_set_spec
 from ..data.registry import LOADERS
@@ -107,9 +107,11 @@ class DataOptions:
 
     ``feature_norm`` transforms one graph's float node features as they are
     read: ``none``, or ``row`` (each node's features divided by their sum,
-    GCN's preprocessing of bag-of-words features). It is recorded in
-    ``input_transform`` and applied again by ``eval`` and ``predict``. A
-    preset may set it (:attr:`~geaet_dgl.config.Preset.data`).
+    GCN's preprocessing of bag-of-words features). ``feature_propagation=K``
+    then replaces them by ``(D^-1/2 (A + I) D^-1/2)^K X`` (SGC's precomputed
+    propagation: the encoder reads each node's smoothed neighbourhood). Both
+    are recorded in ``input_transform`` and applied again by ``eval`` and
+    ``predict``. A preset may set them (:attr:`~geaet_dgl.config.Preset.data`).
     """
 
     dataset: str = "mnist"
@@ -139,6 +141,7 @@ class DataOptions:
     num_parts: int = 0
     split_index: int = 0
     feature_norm: str = "none"
+    feature_propagation: int = 0
 
     @property
     def name(self) -> str:
@@ -214,6 +217,10 @@ class RunConfig:
         if isinstance(self.data.split_index, bool) or not isinstance(self.data.split_index, int) or \
                 self.data.split_index < 0:
             raise ConfigError(f"data.split_index={self.data.split_index!r} must be an integer >= 0 (--split-index)")
+        hops = self.data.feature_propagation
+        if not isinstance(hops, int) or isinstance(hops, bool) or not 0 <= hops <= 16:
+            raise ConfigError(f"data.feature_propagation={hops!r} must be an integer in 0..16 (rounds of GCN-normalised "
+                              "propagation of the node features; 0: none)")
         if self.data.feature_norm not in FEATURE_NORMS:
             raise ConfigError(f"data.feature_norm={self.data.feature_norm!r} is not one of {', '.join(FEATURE_NORMS)}")
         if isinstance(self.data.num_parts, bool) or not isinstance(self.data.num_parts, int) or \
@@ -527,7 +534,7 @@ def load_splits(options: DataOptions, model: Union[ModelConfig, int], progress: 
                           depth=options.depth, **extra)
     cache = os.path.join(options.data_dir, "geaet_cache") if options.data_dir else None
     attach_structural_splits(splits, model, cache, progress)
-    apply_feature_norm(splits, options.feature_norm)
+    apply_feature_transforms(splits, options.feature_norm, options.feature_propagation)
     if not isinstance(splits, NodeGraph):  # one graph with node masks is checked as it is read
         splits = validate_splits(splits)
     if options.dataset == GRAPH_FILE and options.fingerprint is None:  # a new run on the user's file
@@ -559,18 +566,27 @@ def split_labels(splits: DatasetSplits) -> Dict[str, Optional[torch.Tensor]]:
     return {split: getattr(splits, split).labels for split in ("train", "val", "test")}
 
 
-def apply_feature_norm(splits: DatasetSplits, feature_norm: str) -> None:
-    """Transform the node features of one graph with node masks as ``data.feature_norm`` says, and record it
-    as the data's ``input_transform`` (``predict`` applies it again to the graphs it reads)."""
-    if feature_norm == "none":
+def apply_feature_transforms(splits: DatasetSplits, feature_norm: str, feature_propagation: int = 0) -> None:
+    """Transform the node features of one graph with node masks as ``data.feature_norm`` and
+    ``data.feature_propagation`` say, and record it as the data's ``input_transform`` (``predict`` applies it
+    again to the graphs it reads)."""
+    asked = [f"data.{key}={value}" for key, value, off in (("feature_norm", feature_norm, "none"),
+                                                           ("feature_propagation", feature_propagation, 0))
+             if value != off]
+    if not asked:
         return
+    resets = " and ".join(f"{item.split('=')[0]}={'none' if 'norm' in item else 0}" for item in asked)
     if not isinstance(splits, NodeGraph) or not splits.graph.is_homogeneous:
-        raise ConfigError(f"data.feature_norm={feature_norm} transforms the features of one graph with node masks "
-                          "(of one node type); set data.feature_norm=none for this dataset")
+        raise ConfigError(f"{' and '.join(asked)} transforms the features of one graph with node masks "
+                          f"(of one node type); set {resets} for this dataset")
     if not splits.graph.ndata["feat"].is_floating_point():
-        raise ConfigError(f"data.feature_norm={feature_norm} divides float features by their row sums, but "
-                          f"{splits.name} has integer (type) node features; set data.feature_norm=none")
-    transform = row_normalize_transform()
+        raise ConfigError(f"{' and '.join(asked)} transforms float features, but {splits.name} has integer (type) "
+                          f"node features; set {resets}")
+    transform: Dict[str, Any] = {}
+    if feature_norm == "row":
+        transform.update(row_normalize_transform())
+    if feature_propagation:
+        transform.update(propagate_transform(feature_propagation))
     apply_input_transform([splits.graph], transform)
     splits.input_transform = transform
 

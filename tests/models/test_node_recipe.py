@@ -8,7 +8,8 @@ import torch
 from torch import nn
 
 from geaet_dgl.config import ConfigError, GEANetConfig, ModelConfig, apply_overrides
-from geaet_dgl.data.input_transform import apply_input_transform, row_normalize, row_normalize_transform
+from geaet_dgl.data.input_transform import (apply_input_transform, propagate, propagate_transform, row_normalize,
+                                           row_normalize_transform)
 from geaet_dgl.inference import fold_for_inference
 from geaet_dgl.inference.layerwise import layerwise_forward
 from geaet_dgl.models import build_model
@@ -189,6 +190,24 @@ def test_row_normalize_against_a_direct_computation():
     bad.ndata["feat"] = torch.ones(2)
     with pytest.raises(Exception, match="row normalisation needs"):
         apply_input_transform([bad], row_normalize_transform())
+
+
+@pytest.mark.parametrize("hops", [1, 2])
+def test_feature_propagation_against_a_dense_computation(hops):
+    """data.feature_propagation=K: (D^-1/2 (A + I) D^-1/2)^K X, self-loops replaced by one, after row normalisation."""
+    g = _graph(n=9, e=30, seed=3)
+    g = dgl.add_edges(g, [4], [4])  # an existing self-loop: replaced, not doubled
+    x = g.ndata["feat"].clone()
+    dense = torch.linalg.matrix_power(_dense_gcn_propagation(g), hops)
+    torch.testing.assert_close(propagate(g, x, hops), (dense @ x.double()).float(), rtol=1e-5, atol=1e-6)
+    transform = {**row_normalize_transform(), **propagate_transform(hops)}
+    apply_input_transform([g], transform)
+    torch.testing.assert_close(g.ndata["feat"], (dense @ row_normalize(x).double()).float(), rtol=1e-5, atol=1e-6)
+    assert torch.equal(propagate(g, x, 0), x)
+    bad = dgl.graph(([0], [1]))
+    bad.ndata["feat"] = torch.ones(2, dtype=torch.int64)
+    with pytest.raises(Exception, match="propagation needs"):
+        apply_input_transform([bad], propagate_transform(1))
 
 
 def test_copy_of_config_keeps_the_new_fields():
