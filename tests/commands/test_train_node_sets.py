@@ -139,3 +139,23 @@ def test_sweep_takes_the_split_index(tmp_path):
     assert result.exit_code == 0, result.output
     configs = [json.loads(p.read_text()) for p in out.glob("*/seed0/config.json")]
     assert len(configs) == 2 and {c["data"]["split_index"] for c in configs} == {2}
+
+
+def test_feature_propagation_is_recorded_and_eval_applies_it_again(tmp_path):
+    """data.feature_propagation=2 on a named set: the run records the transform (after the preset's row
+    normalisation), and eval, which reads the set afresh, scores exactly the trained run's validation metric."""
+    write_node_set_fixture("cora", tmp_path)
+    run = tmp_path / "run"
+    result = _train("--dataset", "cora", "--data-dir", str(tmp_path), "--out", str(run),
+                    "--set", "data.feature_propagation=2")
+    assert result.exit_code == 0, result.output
+    config = json.loads((run / "config.json").read_text())
+    assert config["data"]["input_transform"] == {"row_normalize": {}, "propagate": {"hops": 2}}
+    summary = json.loads((run / "summary.json").read_text())
+    scored = CliRunner().invoke(cli.main, ["eval", "--checkpoint", str(run / "best.pt"), "--split", "val", "--json"])
+    assert scored.exit_code == 0, scored.output
+    assert json.loads(scored.output.strip().splitlines()[-1])["metric"] == pytest.approx(summary["val_metric"])
+    bad = _train("--dataset", "cora", "--data-dir", str(tmp_path), "--out", str(tmp_path / "bad"),
+                 "--set", "data.feature_propagation=-1")
+    assert bad.exit_code != 0 and "data.feature_propagation=-1 must be an integer in 0..16" in bad.output
+    assert not (tmp_path / "bad").exists()
