@@ -217,6 +217,9 @@ class ModelConfig:
     #: encoder and layer outputs (``cat``) or their element-wise maximum (``max``).
     jk: str = "none"
     use_ffn: bool = True
+    #: Weight w of a 2-layer GCN on the raw float node features mixed into what the head reads:
+    #: ``(1 - w) * stack + w * GCN(X)`` (SGFormer's graph branch; models/input_gcn.py). 0: no such branch.
+    input_gcn_weight: float = 0.0
     local_out_act: bool = False
     activation: str = "relu"
     head: str = "graph"
@@ -257,6 +260,12 @@ class ModelConfig:
             value = getattr(self, name)
             if not 0.0 <= value < 1.0:
                 raise ConfigError(f"{name}={value} must be in [0, 1); fix that value (--set or preset)")
+        if not 0.0 <= self.input_gcn_weight < 1.0:
+            raise ConfigError(f"input_gcn_weight={self.input_gcn_weight} must be in [0, 1) (the GCN branch's share of "
+                              "what the head reads; 0: no branch)")
+        if self.input_gcn_weight > 0 and (self.node_encoder != "linear" or self.graphormer.graph_token):
+            raise ConfigError("input_gcn_weight > 0 convolves float node features (node_encoder=linear) without a "
+                              "graph token; set model.input_gcn_weight=0")
         _check_choice("geanet.scope", self.geanet.scope, SCOPE_CHOICES)
         _check_choice("head", self.head, HEAD_CHOICES)
         _check_choice("pooling", self.pooling, POOLING_CHOICES)

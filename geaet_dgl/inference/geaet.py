@@ -34,6 +34,7 @@ class FoldedGEAET(nn.Module):
         self.head = model.head
         self.input_dropout = self.feature_dropout = None  # dropout is the identity at inference
         self.jk = model.jk
+        self.input_gcn = folded_or_eval(model.input_gcn)
 
     # The same encoding as the model's (its encoders are kept as they are); only pe_distance differs.
     encode = GEAET.encode

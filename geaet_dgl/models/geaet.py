@@ -18,6 +18,7 @@ from ..nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder
 from ..nn.hetero_mpnn import RelationMPNN
 from ..nn.pna import PNALayer, degree_histogram
 from .encoders import build_encoder
+from .input_gcn import INPUT_GCN_KEY, InputGCN
 from .heads import GraphHead, LinkHead, NodeHead, RootHead, SequenceHead
 from .positional import EquivStableLapPEEncoder, KernelSEEncoder, LapPEDeepSetEncoder
 from .signnet import SignNetEncoder
@@ -149,6 +150,8 @@ class GEAET(nn.Module):
         self.input_dropout = nn.Dropout(config.input_dropout) if config.input_dropout > 0 else None
         self.feature_dropout = nn.Dropout(config.feature_dropout) if config.feature_dropout > 0 else None
         self.jk = JumpingKnowledge(config.jk, d, config.num_layers) if config.jk != "none" else None
+        self.input_gcn = InputGCN(config.node_in_feats, d, config.feature_dropout) \
+            if config.input_gcn_weight > 0 else None
 
     @property
     def num_parameters(self) -> int:
@@ -162,6 +165,8 @@ class GEAET(nn.Module):
         if self.input_dropout is not None and feat.is_floating_point():
             feat = self.input_dropout(feat)
         h = self.node_encoder(feat)
+        if getattr(self, "input_gcn", None) is not None:  # read by the readout of this forward
+            layout.cached(INPUT_GCN_KEY, lambda: self.input_gcn(graph, feat, layout))
         if self.degree_encoder is not None:
             h = self.degree_encoder(h, _require(graph, "in_degree"), _require(graph, "out_degree"))
         e = None  # no (E, d) edge states where no layer reads them (GCN, GIN, GEANet without edge units)
@@ -226,7 +231,14 @@ class GEAET(nn.Module):
         """The head on the last of ``outputs`` (the encoder's and each layer's (N, d) node features), or on
         their jumping-knowledge combination (``model.jk``)."""
         h = self.jk(outputs) if self.jk is not None else outputs[-1]
+        if getattr(self, "input_gcn", None) is not None:
+            w = self.config.input_gcn_weight
+            h = (1.0 - w) * h + w * layout.cached(INPUT_GCN_KEY, _missing_input_gcn)
         return self.head(self.dropped(h), layout)
+
+
+def _missing_input_gcn():
+    raise RuntimeError("the readout found no input GCN output: encode() must run on the same layout first")
 
 
 def build_head(config: ModelConfig) -> nn.Module:

@@ -117,7 +117,8 @@ def test_jumping_knowledge_reads_every_layer(jk):
 
 
 @pytest.mark.parametrize("changes", [dict(jk="cat"), dict(jk="max", residual=False), dict(norm="none"),
-                                     dict(norm="node_layer", attention="transformer", use_ffn=False)])
+                                     dict(norm="node_layer", attention="transformer", use_ffn=False),
+                                     dict(input_gcn_weight=0.7, jk="cat")])
 def test_batched_equals_single_graphs(changes):
     torch.manual_seed(0)
     model = build_model(_config(**changes)).eval()
@@ -129,7 +130,8 @@ def test_batched_equals_single_graphs(changes):
 
 
 @pytest.mark.parametrize("changes", [dict(jk="cat"), dict(residual=False, norm="batch"), dict(norm="none"),
-                                     dict(residual=False, attention="transformer", jk="max")])
+                                     dict(residual=False, attention="transformer", jk="max"),
+                                     dict(input_gcn_weight=0.8, norm="none", residual=False)])
 def test_folded_and_layerwise_inference_equal_the_model(changes):
     torch.manual_seed(0)
     model = build_model(_config(**changes))
@@ -142,6 +144,36 @@ def test_folded_and_layerwise_inference_equal_the_model(changes):
         expected = model(g)
         assert (fold_for_inference(model)(g) - expected).abs().max() < 1e-5
         assert (layerwise_forward(model, g, chunk_nodes=7) - expected).abs().max() < 1e-5
+
+
+def test_input_gcn_branch_against_a_dense_computation():
+    """model.input_gcn_weight=w: the head reads (1 - w) * stack + w * GCN2(ReLU(GCN1(X))) on the raw features;
+    off (w=0), the model has no such parameters and the same initial weights as before."""
+    g = dgl.add_edges(_graph(), [3], [3])
+    torch.manual_seed(0)
+    model = build_model(_config(input_gcn_weight=0.75)).eval()
+    branch = model.input_gcn
+    prop = _dense_gcn_propagation(g).float()
+    x = g.ndata["feat"]
+    first = torch.relu(prop @ (x @ branch.first.lin.weight.t()) + branch.first.bias)
+    expected_branch = prop @ (first @ branch.second.lin.weight.t()) + branch.second.bias
+    with torch.no_grad():
+        stack = [model.node_encoder(x)]
+        for layer in model.layers:
+            stack.append(layer(g, stack[-1])[0])
+        expected = model.head(0.25 * stack[-1] + 0.75 * expected_branch, None)
+        assert torch.allclose(model(g), expected, atol=1e-5)
+    model.train()
+    model(g).sum().backward()
+    assert branch.first.lin.weight.grad.abs().sum() > 0  # trained through the head
+    torch.manual_seed(0)
+    off = build_model(_config())
+    assert off.input_gcn is None
+    assert [n for n, _ in off.named_parameters()] == [n for n, _ in model.named_parameters() if "input_gcn" not in n]
+    for (name, a), b in zip(off.named_parameters(), (p for n, p in model.named_parameters() if "input_gcn" not in n)):
+        assert torch.equal(a, b), name
+    with pytest.raises(ConfigError, match="input_gcn_weight=1.0 must be in"):
+        _config(input_gcn_weight=1.0)
 
 
 def test_input_and_feature_dropout_act_in_training_only():

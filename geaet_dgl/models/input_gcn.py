@@ -1,0 +1,55 @@
+"""A 2-layer GCN on the raw node features beside the GEAET stack (SGFormer's graph branch).
+
+On citation graphs with a few labels per class, a network whose first weight
+matrix reads the encoder's output (``Linear -> GCN -> GCN -> head``) overfits
+within ~20 epochs and stays ~5 points under a 2-layer GCN whose first matrix
+reads the propagated raw features (docs/node-classification.md). SGFormer
+(Wu et al., 2023) keeps such a GCN beside its attention stack and mixes the
+two before the head; ``model.input_gcn_weight = w`` does the same here:
+
+.. math::
+    h = (1 - w)\\, h_{\\text{stack}} + w\\, \\mathrm{GCN}_2(\\mathrm{Dropout}(\\mathrm{ReLU}(\\mathrm{GCN}_1(X)))),
+
+with :math:`X` the node features after ``model.input_dropout`` and the dropout
+``model.feature_dropout``; the head reads :math:`h`.
+"""
+from __future__ import annotations
+
+import dgl
+import torch
+from torch import nn
+
+from ..nn.batch_layout import BatchLayout
+from ..nn.gcn import GCNLayer
+
+#: The layout cache key under which :meth:`GEAET.encode` leaves the branch's (N, d) output for the readout.
+INPUT_GCN_KEY = "input_gcn_output"
+
+
+class InputGCN(nn.Module):
+    """``GCN(in_feats -> d) -> ReLU -> Dropout -> GCN(d -> d)`` on float node features: (N, F) -> (N, d).
+
+    Parameters
+    ----------
+    in_feats : int, width F of the raw node features.
+    hidden_dim : int, width d of the GEAET stack it is mixed with.
+    dropout : float, between the two convolutions.
+
+    Example
+    -------
+    >>> branch = InputGCN(12, 8, 0.5)
+    >>> branch(dgl.rand_graph(5, 10), torch.randn(5, 12)).shape
+    torch.Size([5, 8])
+    """
+
+    def __init__(self, in_feats: int, hidden_dim: int, dropout: float):
+        super().__init__()
+        self.first = GCNLayer(in_feats, hidden_dim)
+        self.second = GCNLayer(hidden_dim, hidden_dim)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, graph: dgl.DGLGraph, feat: torch.Tensor, layout: BatchLayout = None) -> torch.Tensor:
+        h, _ = self.first(graph, feat.float(), layout=layout)
+        h = self.dropout(torch.relu(h))
+        h, _ = self.second(graph, h, layout=layout)
+        return h
