@@ -8,6 +8,17 @@ import dgl  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from tests.training.tiny import one_thread  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _single_thread():
+    """Every test on one torch thread (and ``$OMP_NUM_THREADS=1`` for what it starts): the tests' models and graphs
+    are tiny, and two threads that wait on each other on a busy 2-core machine made the hetero model's learning test
+    15x slower (227 s against 15 s). A test of thread settings sets them itself."""
+    with one_thread():
+        yield
+
 
 def random_graph(num_nodes: int, num_edges: int, seed: int, self_loops: bool = False) -> dgl.DGLGraph:
     gen = torch.Generator().manual_seed(seed)

@@ -5,16 +5,9 @@ import sys
 import pytest
 
 from geaet_dgl.data import load_graph_file
-from tests.training.tiny import one_thread
 
 #: The module that reads graph files (and trial-loads them in a forked child first).
 GRAPH_FILE_READER = sys.modules[load_graph_file.__module__]
-
-
-@pytest.fixture(autouse=True)
-def _single_thread():
-    with one_thread():
-        yield
 
 
 @pytest.fixture(scope="module")
