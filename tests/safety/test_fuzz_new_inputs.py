@@ -32,9 +32,6 @@ from tests.distgraph.conftest import planted_graph
 
 from .test_fuzz_readers import BYTE_DAMAGE, SETTINGS, _damage_bytes, _no_temporaries, _outcome
 
-#: a file's repeated reads share one trial load per content (see conftest.py)
-pytestmark = pytest.mark.usefixtures("trial_load_once_per_content")
-
 MASKS = ("train_mask", "val_mask", "test_mask")
 
 

@@ -27,9 +27,6 @@ from geaet_dgl.scoring import open_trained_run
 from geaet_dgl.interop.reference_config import reference_run_config
 from tests.interop.test_reference_config import REFERENCE_YAML
 
-#: a file's repeated reads share one trial load per content (see conftest.py)
-pytestmark = pytest.mark.usefixtures("trial_load_once_per_content")
-
 USER_ERRORS = _user_errors()
 SETTINGS = dict(deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
