@@ -1,4 +1,5 @@
-"""Shared graph cases: one graph, a batch of unequal sizes, isolated nodes, no edges, self-loops."""
+"""Shared graph cases (one graph, a batch of unequal sizes, isolated nodes, no edges, self-loops) and the session's
+settings: one torch thread, one trial load per graph-file content."""
 import hashlib
 import os
 import sys
@@ -17,11 +18,18 @@ from tests.training.tiny import one_thread  # noqa: E402
 GRAPH_FILE_READER = sys.modules[load_graph_file.__module__]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _one_thread_session():
+    """The whole session on one torch thread (and ``$OMP_NUM_THREADS=1`` for the runs and processes it starts), module
+    and session fixtures included: the tests' models and graphs are tiny, and two threads that wait on each other on a
+    busy 2-core machine made the hetero model's learning test 15x slower (227 s against 15 s)."""
+    with one_thread():
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _single_thread():
-    """Every test on one torch thread (and ``$OMP_NUM_THREADS=1`` for what it starts): the tests' models and graphs
-    are tiny, and two threads that wait on each other on a busy 2-core machine made the hetero model's learning test
-    15x slower (227 s against 15 s). A test of thread settings sets them itself."""
+    """One thread again after a test that changed it (a test of thread settings sets them itself)."""
     with one_thread():
         yield
 
