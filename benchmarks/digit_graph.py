@@ -8,7 +8,8 @@ DGL's 2-layer GraphConv GCN and a 2-layer MLP (``compare_on_digit_graph``). Prin
 OUT/digit_graph.md and .json.
 
     python benchmarks/digit_graph.py --mnist /work/shared/data/mnist --graph runs/digits70k.bin --out runs/digits
-    python benchmarks/digit_graph.py --images 10000 --train 30 --graph runs/digits10k.bin --samplers full cluster --out runs/d10k
+    python benchmarks/digit_graph.py --images 10000 --train 30 --graph runs/digits10k.bin \\
+        --samplers full cluster --out runs/d10k
 """
 import argparse
 import json

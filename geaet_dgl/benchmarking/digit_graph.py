@@ -28,7 +28,8 @@ from ..data.generated.node_graphs import knn_graph, with_masks
 
 PathLike = Union[str, os.PathLike]
 #: MNIST's image files in the order their images become nodes (training images first).
-IMAGE_FILES = (("train-images-idx3-ubyte", "train-labels-idx1-ubyte"), ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"))
+IMAGE_FILES = (("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+               ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"))
 
 
 def read_digits(folder: PathLike, images: int) -> "tuple[torch.Tensor, torch.Tensor]":

@@ -1,4 +1,4 @@
-"""The digit-graph benchmark (benchmarks/digit_graph.py) on tiny IDX files: the file it writes, and a run that learns."""
+"""The digit-graph benchmark (benchmarks/digit_graph.py) on tiny IDX files: the file it writes, a run that learns."""
 import dgl
 import numpy as np
 import torch
