@@ -20,21 +20,15 @@ import sys
 import _common  # noqa: F401  (puts the repository on sys.path)
 
 import dgl
-import torch
 
-from geaet_dgl.data.generated.node_graphs import knn_graph, planted_partition, with_masks
+from geaet_dgl.benchmarking.digit_graph import digit_knn_graph, read_digits
+from geaet_dgl.data.generated.node_graphs import planted_partition
 from geaet_dgl.studies.node_samplers import compare_samplers, format_rows
 
 
 def mnist_knn(folder: str, images: int, k: int, train: int, val: int, seed: int) -> dgl.DGLGraph:
-    """The first ``images`` MNIST training images as a kNN graph with masks (``train``/``val``, the rest test)."""
-    from geaet_dgl.data.superpixels.idx import find_idx_file, read_idx
-
-    pixels = torch.from_numpy(read_idx(find_idx_file(folder, "train-images-idx3-ubyte"))[:images].copy())
-    labels = torch.from_numpy(read_idx(find_idx_file(folder, "train-labels-idx1-ubyte"))[:images].copy()).long()
-    feat = pixels.reshape(images, -1).float() / 255.0
-    fractions = (train / images, val / images, 1 - (train + val) / images)
-    return with_masks(knn_graph(feat, k), feat, labels, fractions, seed)
+    """The first ``images`` MNIST images as a kNN graph with masks (``train``/``val``, the rest test)."""
+    return digit_knn_graph(*read_digits(folder, images), k, train, val, seed)
 
 
 def main(argv=None) -> int:

@@ -1,5 +1,8 @@
-"""Shared graph cases: one graph, a batch of unequal sizes, isolated nodes, no edges, self-loops."""
+"""Shared graph cases (one graph, a batch of unequal sizes, isolated nodes, no edges, self-loops) and the session's
+settings: one torch thread, one trial load per graph-file content."""
+import hashlib
 import os
+import sys
 
 os.environ.setdefault("DGLBACKEND", "pytorch")
 
@@ -7,6 +10,56 @@ import geaet_dgl  # noqa: E402,F401  (imports dgl without ogb's network check)
 import dgl  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
+
+from geaet_dgl.data import load_graph_file  # noqa: E402
+from tests.training.tiny import one_thread  # noqa: E402
+
+#: The module that reads graph files (and trial-loads them in a forked child first).
+GRAPH_FILE_READER = sys.modules[load_graph_file.__module__]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_thread_session():
+    """The whole session on one torch thread (and ``$OMP_NUM_THREADS=1`` for the runs and processes it starts), module
+    and session fixtures included: the tests' models and graphs are tiny, and two threads that wait on each other on a
+    busy 2-core machine made the hetero model's learning test 15x slower (227 s against 15 s)."""
+    with one_thread():
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _single_thread():
+    """One thread again after a test that changed it (a test of thread settings sets them itself)."""
+    with one_thread():
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _trial_load_once_per_content():
+    """Each content of a graph file (and list of graphs read) gets its trial load in a forked child once per session.
+
+    Reading one file the way the commands do loads it several times (its first graph, to tell a node file,
+    then all graphs, for the run's settings and again for its data), each after a trial load of the same bytes
+    in a child (DGL aborts the process on some damaged files); a second trial of identical bytes can show
+    nothing new, and forking this process takes 0.5-2 s on 2 busy cores. Every load in this process still
+    happens, every new content (a damaged copy included) is still tried in a child first, and a trial that
+    failed is not remembered.
+    """
+    original = GRAPH_FILE_READER._trial_load
+    passed = set()
+
+    def trial_load(path, idx=None):
+        if not os.path.isfile(path):
+            return original(path, idx)
+        with open(path, "rb") as handle:
+            key = (hashlib.sha1(handle.read()).hexdigest(), None if idx is None else tuple(idx))
+        if key not in passed:
+            original(path, idx)
+            passed.add(key)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(GRAPH_FILE_READER, "_trial_load", trial_load)
+        yield
 
 
 def random_graph(num_nodes: int, num_edges: int, seed: int, self_loops: bool = False) -> dgl.DGLGraph:

@@ -55,13 +55,27 @@ from .batching import make_epoch_loader
 log = logging.getLogger(__name__)
 
 SAMPLERS = ("full", "cluster", "random")
-#: ``num_parts=0`` cuts the graph into parts of about this many nodes.
+#: ``num_parts=0`` cuts the graph into parts of about this many nodes ...
 NODES_PER_PART = 1000
+#: ... or into fewer, larger parts where labels are sparse: so that a batch holds about this many training nodes
+#: (a step on ~10 labelled nodes, all of one or two classes as METIS parts of a homophilous graph are, is a noisy,
+#: biased step: docs/node-classification.md#a-digit-graph-with-200-labels) ...
+TRAIN_NODES_PER_BATCH = 64
+#: ... but parts of at most this many times :data:`NODES_PER_PART` nodes (bounding a batch's memory).
+MAX_PART_GROWTH = 10
 
 
-def default_num_parts(num_nodes: int) -> int:
-    """Parts of about :data:`NODES_PER_PART` nodes (at least one)."""
-    return max(1, round(num_nodes / NODES_PER_PART))
+def default_num_parts(num_nodes: int, train_nodes: Optional[int] = None, batch_size: Optional[int] = None) -> int:
+    """Parts of about :data:`NODES_PER_PART` nodes (at least one); given the graph's ``train_nodes`` and the
+    parts per step ``batch_size``, fewer where labels are sparse, so that a batch of ``batch_size`` parts holds
+    about :data:`TRAIN_NODES_PER_BATCH` training nodes, with parts of at most
+    ``MAX_PART_GROWTH * NODES_PER_PART`` nodes."""
+    parts = max(1, round(num_nodes / NODES_PER_PART))
+    if train_nodes is None or batch_size is None:
+        return parts
+    for_labels = batch_size * train_nodes // TRAIN_NODES_PER_BATCH
+    fewest = math.ceil(num_nodes / (MAX_PART_GROWTH * NODES_PER_PART))
+    return max(1, min(parts, max(for_labels, fewest)))
 
 
 class EpochBatches:
@@ -169,10 +183,12 @@ def _induced(graph: dgl.DGLGraph, ids: List[int]) -> dgl.DGLGraph:
 
 
 def make_node_sampler(data: NodeGraph, kind: str = "full", num_parts: int = 0,
-                      cache_dir: Optional[Path] = None) -> NodeSampler:
+                      cache_dir: Optional[Path] = None, batch_size: Optional[int] = None) -> NodeSampler:
     """The sampler ``kind`` ('full', 'cluster' or 'random') of ``data``'s graph.
 
-    ``num_parts`` 0 takes parts of about :data:`NODES_PER_PART` nodes. For
+    ``num_parts`` 0 takes parts of about :data:`NODES_PER_PART` nodes, or, given
+    the parts per step ``batch_size``, fewer where the graph has few training
+    nodes (:func:`default_num_parts`). For
     ``cluster`` the METIS partition is cached in ``cache_dir`` (default the
     graph file's ``geaet_cache/``, else a temporary folder), keyed by the
     file's stamp and ``num_parts``.
@@ -185,15 +201,25 @@ def make_node_sampler(data: NodeGraph, kind: str = "full", num_parts: int = 0,
     num_nodes = data.graph.num_nodes()
     if kind == "full":
         return NodeSampler(data, kind, 1)
-    parts = num_parts or default_num_parts(num_nodes)
+    if num_parts:
+        parts = num_parts
+    else:
+        train_nodes = int(data.graph.ndata[MASKS["train"]].sum())
+        parts = default_num_parts(num_nodes, train_nodes, batch_size)
+        if batch_size is not None and parts < default_num_parts(num_nodes):
+            log.info("data.num_parts=0: %d parts of about %d nodes, not %d of %d, so that a batch of %d parts "
+                     "holds about %d of the %d training nodes (--set data.num_parts=K to choose)", parts,
+                     round(num_nodes / parts), default_num_parts(num_nodes), NODES_PER_PART, batch_size,
+                     round(batch_size * train_nodes / parts), train_nodes)
     if parts > num_nodes:
         raise DataError(f"data.num_parts={parts} is more than the graph's {num_nodes} nodes; pass "
                         f"--set data.num_parts=K with K <= {num_nodes}")
     if kind == "random":
         return NodeSampler(data, kind, parts)
     if parts == 1:  # METIS cannot cut a graph into one part (it divides by zero: SIGFPE); the part is the graph
-        log.info("--sampler cluster with one part (data.num_parts=1, or a graph under %d nodes): every step "
-                 "trains on the whole graph; set data.num_parts=K for smaller batches", int(1.5 * NODES_PER_PART))
+        log.info("--sampler cluster with one part (data.num_parts=1, a graph under %d nodes, or few training "
+                 "nodes): every step trains on the whole graph; set data.num_parts=K for smaller batches",
+                 int(1.5 * NODES_PER_PART))
         return NodeSampler(data, kind, 1, _OnePart(num_nodes))
     folder = Path(cache_dir or data.cache_dir or tempfile.gettempdir())
     folder.mkdir(parents=True, exist_ok=True)

@@ -92,7 +92,8 @@ class NodeTask(Task):
         if dist is not None and dist.enabled:
             raise ConfigError("training on one graph with node masks runs in one process; drop --nproc")
         self.run, self.data, self.device = run, data, device
-        self.sampler = make_node_sampler(data, run.data.sampler, run.data.num_parts)
+        self.sampler = make_node_sampler(data, run.data.sampler, run.data.num_parts,
+                                         batch_size=run.train.batch_size)
         check_batches_fit(run.model, self.sampler, run.train.batch_size, device)
         log.info("one graph, %d nodes, %d edges; %s batches: %d steps per epoch", data.graph.num_nodes(),
                  data.graph.num_edges(), self.sampler.kind, self.sampler.steps_per_epoch(run.train.batch_size))

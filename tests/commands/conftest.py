@@ -1,4 +1,4 @@
-"""Shared by the command tests: one thread, and one tiny trained run."""
+"""Shared by the command tests: one tiny trained run (every test runs on one thread: tests/conftest.py)."""
 import json
 
 import pytest
@@ -6,12 +6,6 @@ from click.testing import CliRunner
 
 import cli
 from tests.training.tiny import cli_args, one_thread
-
-
-@pytest.fixture(autouse=True)
-def _single_thread():
-    with one_thread():
-        yield
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,8 @@ import torch
 from geaet_dgl.data import DataError
 from geaet_dgl.data.generated.node_graphs import planted_partition
 from geaet_dgl.data.nodes.node_graph import NodeGraph
-from geaet_dgl.training.node_batches import make_node_sampler, masked_rows
+from geaet_dgl.training.node_batches import (MAX_PART_GROWTH, NODES_PER_PART, TRAIN_NODES_PER_BATCH, default_num_parts,
+                                          make_node_sampler, masked_rows)
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +62,28 @@ def test_metis_partition_is_cached_and_full_is_one_step(data):
         make_node_sampler(data, "random", num_parts=500)
     with pytest.raises(ValueError, match="sampler='metis' is not one of full, cluster, random"):
         make_node_sampler(data, "metis")
+
+
+def _sparse_labels(num_nodes, train_nodes, seed=0):
+    graph = planted_partition(num_nodes, 3, 10 / num_nodes, 1 / num_nodes, signal=0.3, seed=seed)
+    order = torch.randperm(num_nodes, generator=torch.Generator().manual_seed(seed))
+    for name, chosen in (("train_mask", order[:train_nodes]), ("val_mask", order[train_nodes:2 * train_nodes]),
+                         ("test_mask", order[2 * train_nodes:])):
+        graph.ndata[name] = torch.zeros(num_nodes, dtype=torch.bool)
+        graph.ndata[name][chosen] = True
+    return graph
+
+
+def test_default_parts_are_larger_where_labels_are_sparse(tmp_path):
+    assert default_num_parts(70000) == 70 == default_num_parts(70000, 50000, 4)  # plenty of labels: ~1,000 each
+    assert default_num_parts(70000, 200, 4) == 4 * 200 // TRAIN_NODES_PER_BATCH == 12
+    assert default_num_parts(100000, 10, 4) == 100000 // (MAX_PART_GROWTH * NODES_PER_PART)  # the largest parts
+    assert default_num_parts(6000, 30, 4) == 1  # the whole graph each step
+    data = NodeGraph(_sparse_labels(6000, 200), "node-classification", 3, "sparse", cache_dir=tmp_path, stamp="1")
+    assert make_node_sampler(data, "cluster").num_parts == 6  # no batch size given: parts of ~1,000 nodes
+    sampler = make_node_sampler(data, "cluster", batch_size=1)
+    assert sampler.num_parts == 200 // TRAIN_NODES_PER_BATCH == 3
+    counts = [int(b.ndata["train_mask"].sum()) for b in sampler.epoch_batches(1, 0, 0)]
+    assert sum(counts) == 200 and min(counts) > 40  # each step about 200 / 3 labelled nodes, not 200 / 6
+    assert make_node_sampler(data, "random", batch_size=2).num_parts == 6
+    assert make_node_sampler(data, "cluster", num_parts=8, batch_size=1).num_parts == 8  # chosen: kept

@@ -187,3 +187,17 @@ def test_predict_nodes_refuses_the_runs_own_file_changed_since_training(tmp_path
     assert allowed.exit_code == 0, allowed.output
     rows = read_predictions(tmp_path / "after.csv")
     assert [int(r["node"]) for r in rows] == graph.ndata["test_mask"].nonzero().squeeze(1).tolist()
+
+
+def test_cluster_defaults_learn_from_few_labels(tmp_path):
+    """4,000 nodes, 40 labelled: the default parts are 2 (a batch of 4 parts holds every label), not 4 of ~1,000
+    nodes (~10 labels a step); the geaet-node defaults with --sampler cluster learn what the graph tells."""
+    graph = planted_partition(4000, 3, p_in=0.005, p_out=0.0005, signal=0.3, seed=4)
+    order = torch.randperm(4000, generator=torch.Generator().manual_seed(0))
+    for name, chosen in (("train_mask", order[:40]), ("val_mask", order[40:140]), ("test_mask", order[140:])):
+        graph.ndata[name] = torch.zeros(4000, dtype=torch.bool)
+        graph.ndata[name][chosen] = True
+    path = _save(graph, tmp_path / "sparse.bin")
+    rows = compare_samplers(path, tmp_path / "runs", {"train.epochs": 15}, samplers=("cluster",))
+    assert [p.name.split("-")[2] for p in (tmp_path / "geaet_cache").glob("sparse-metis-*.pkl")] == ["2"]
+    assert rows["cluster"]["test_metric"] > rows["logistic regression"]["test_metric"] + 0.2, rows
