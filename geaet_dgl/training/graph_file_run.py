@@ -56,13 +56,15 @@ def graph_file_settings(info: GraphFileInfo, preset: Preset) -> Dict[str, Any]:
                          "model.hetero.edge_in_feats": list(schema.edge_in_feats),
                          "model.hetero.target_ntype": schema.target_ntype, "model.pe": "none",
                          # the node recipe's readout and dropouts are for one node type
-                         "model.jk": "none", "model.input_dropout": 0.0, "model.feature_dropout": 0.0})
+                         "model.jk": "none", "model.input_dropout": 0.0, "model.feature_dropout": 0.0,
+                         "model.input_gcn_weight": 0.0})
     elif feats.node_vocab_sizes is None:
         settings.update({"model.node_encoder": "linear", "model.node_in_feats": feats.node_in_feats,
                          "model.node_vocab_sizes": []})
     else:
         settings.update({"model.node_encoder": "embedding", "model.node_in_feats": feats.node_in_feats,
-                         "model.node_vocab_sizes": list(feats.node_vocab_sizes)})
+                         "model.node_vocab_sizes": list(feats.node_vocab_sizes),
+                         "model.input_gcn_weight": 0.0})  # the raw-feature GCN convolves float features only
     if feats is None:
         pass
     elif feats.edge_in_feats == 0:
