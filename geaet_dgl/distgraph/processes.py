@@ -96,13 +96,15 @@ class LocalJob:
             self._sample_memory()
             for name, _ in self.trainers:
                 self.relay(name)
-            for name, process in self.servers + self.trainers:
-                code = process.poll()
-                if code not in (None, 0):
-                    how = f"killed by {signal.Signals(-code).name}" if code < 0 else self.last_line(name)
-                    raise DistributedJobError(f"{name} exited with code {code} ({how}); the other processes were "
-                                              f"stopped (log: {os.path.join(self.log_dir, name + '.log')})",
-                                              process.pid)
+            failed = [(name, process, process.poll()) for name, process in self.servers + self.trainers]
+            failed = [item for item in failed if item[2] not in (None, 0)]
+            if failed:
+                # A process killed by a signal is the cause; the others then fail on their lost connections.
+                name, process, code = min(failed, key=lambda item: 0 if item[2] < 0 else 1)
+                how = f"killed by {signal.Signals(-code).name}" if code < 0 else self.last_line(name)
+                raise DistributedJobError(f"{name} exited with code {code} ({how}); the other processes were "
+                                          f"stopped (log: {os.path.join(self.log_dir, name + '.log')})",
+                                          process.pid)
             if all(p.poll() == 0 for _, p in self.trainers):
                 break
             if first_done is None and any(p.poll() == 0 for _, p in self.trainers):

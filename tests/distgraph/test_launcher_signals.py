@@ -161,3 +161,20 @@ def test_kill_9_of_a_real_launcher_stops_dgl_servers_and_trainers(tmp_path):
         _kill_all(pids.values())
         launcher.kill()
         launcher.wait()
+
+
+def test_wait_reports_the_killed_trainer_before_the_ones_that_lost_their_connection(tmp_path):
+    """Two trainers ended by the same poll: trainer-0 with 1 (its peer vanished), trainer-1 killed by SIGKILL.
+    The job error names the killed one, whatever the list order."""
+    from geaet_dgl.distgraph.processes import DistributedJobError, LocalJob
+
+    job = LocalJob(str(tmp_path / "logs"), "t")
+    lost = subprocess.Popen([sys.executable, "-c", "raise SystemExit(1)"])
+    killed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    killed.kill()
+    lost.wait(), killed.wait()
+    for name in ("trainer-0", "trainer-1"):
+        (tmp_path / "logs" / f"{name}.log").write_text("connection reset\n")
+    job.trainers = [("trainer-0", lost), ("trainer-1", killed)]
+    with pytest.raises(DistributedJobError, match="trainer-1 exited with code -9 \\(killed by SIGKILL\\)"):
+        job.wait(poll_s=0.01)
