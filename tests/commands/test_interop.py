@@ -15,7 +15,7 @@ def test_train_config_refuses_an_unsupported_key_in_one_line(tmp_path):
     assert result.exit_code == 2
     assert result.output.strip().splitlines()[-1] == (
         "error: mnist.yaml: optim.optimizer='sgd' changes the result and is not supported; geaet-dgl reproduces "
-        "only 'adamW'")
+        "only 'adamW' / 'adam'")
     assert not (tmp_path / "run").exists()
     both = CliRunner().invoke(cli.main, ["train", "--config", str(path), "--preset", "mnist"])
     assert both.exit_code == 2 and "drop --preset" in both.output

@@ -27,7 +27,7 @@ SMALL = {"train.epochs": 12, "train.warmup_epochs": 0, "model.pe": "none", "mode
          "model.geanet.unit_size": 4, "train.lr": 0.02, "model.mpnn": "gatedgcn", "model.norm": "batch",
          "model.residual": True, "model.use_ffn": True, "model.head_layers": 2, "model.input_dropout": 0.0,
          "model.feature_dropout": 0.0, "model.local_dropout": 0.1, "model.external_dropout": 0.1,
-         "model.ffn_dropout": 0.1, "train.weight_decay": 1e-5}
+         "model.ffn_dropout": 0.1, "train.weight_decay": 1e-5, "model.input_gcn_weight": 0.0}
 
 
 def _save(graph, path):
