@@ -433,7 +433,8 @@ _PRESETS["geaet-node"] = Preset(
     model=node_recipe("homophilous"),
     train=node_training(),
     note="ours, for one graph with node masks: the homophilous node recipe chosen on CiteSeer (GCN + GEANet, "
-         "2 layers of width 64, no norm, dropout 0.5; features as the file stores them: --set "
+         "2 layers of width 64, no norm, dropout 0.5, a raw-feature GCN weighted 0.7 beside them; features as the "
+         "file stores them: --set "
          "data.feature_norm=row for bag-of-words; docs/node-classification.md); batch = 4 parts with --sampler "
          "cluster|random; widths, loss from the data",
 )
