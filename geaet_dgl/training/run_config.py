@@ -570,17 +570,18 @@ def apply_feature_transforms(splits: DatasetSplits, feature_norm: str, feature_p
     """Transform the node features of one graph with node masks as ``data.feature_norm`` and
     ``data.feature_propagation`` say, and record it as the data's ``input_transform`` (``predict`` applies it
     again to the graphs it reads)."""
-    asked = [f"data.{key}={value}" for key, value, off in (("feature_norm", feature_norm, "none"),
-                                                           ("feature_propagation", feature_propagation, 0))
-             if value != off]
-    if not asked:
+    changed = {key: (value, off) for key, value, off in (("feature_norm", feature_norm, "none"),
+                                                         ("feature_propagation", feature_propagation, 0))
+               if value != off}
+    if not changed:
         return
-    resets = " and ".join(f"{item.split('=')[0]}={'none' if 'norm' in item else 0}" for item in asked)
+    asked = " and ".join(f"data.{key}={value}" for key, (value, _) in changed.items())
+    resets = " and ".join(f"data.{key}={off}" for key, (_, off) in changed.items())
     if not isinstance(splits, NodeGraph) or not splits.graph.is_homogeneous:
-        raise ConfigError(f"{' and '.join(asked)} transforms the features of one graph with node masks "
+        raise ConfigError(f"{asked} transforms the features of one graph with node masks "
                           f"(of one node type); set {resets} for this dataset")
     if not splits.graph.ndata["feat"].is_floating_point():
-        raise ConfigError(f"{' and '.join(asked)} transforms float features, but {splits.name} has integer (type) "
+        raise ConfigError(f"{asked} transforms float features, but {splits.name} has integer (type) "
                           f"node features; set {resets}")
     transform: Dict[str, Any] = {}
     if feature_norm == "row":

@@ -18,15 +18,6 @@ from geaet_dgl.config import ConfigError
 from geaet_dgl.data import DataError
 from geaet_dgl.presets import get_preset
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """One torch thread: these runs are tiny, and two threads wait on each other on a busy machine."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/ref/GEAET")
 #: a 1-layer width-8 model keeps our side's passes fast
 TINY = {"model.hidden_dim": 8, "model.num_layers": 1, "model.geanet.unit_size": 2}

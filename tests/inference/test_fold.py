@@ -29,14 +29,6 @@ TOLERANCE = 1e-5
 PAPER_PRESETS = ("mnist", "cifar10", "pattern", "peptides-struct", "voc", "coco")
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 def _superpixel_nodes_batch(num_graphs: int, seed: int):
     """PascalVOC-SP / COCO-SP-shaped inputs: superpixel-like kNN graphs, 14 node and 2 edge features."""
     data = synthetic_graphs("mnist", num_graphs, seed=seed)

@@ -19,14 +19,6 @@ from geaet_dgl.nn.norm import BranchNorm
 from geaet_dgl.presets import get_preset
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 def _graph(n=12, e=40, seed=0, feats=5):
     gen = torch.Generator().manual_seed(seed)
     src = torch.randint(0, n, (e,), generator=gen)
