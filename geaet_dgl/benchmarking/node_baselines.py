@@ -15,6 +15,10 @@ each baseline picked at its best validation epoch, its features row-normalised
 when the GEAET run's preset row-normalises them. Rows hold the mean ± sample
 std of the test metric over files x seeds.
 
+:func:`node_set_files` writes the splits of a named node set (``cora``, ``actor``,
+...) as such files, read by DGL's own loader as ``train --dataset NAME`` reads them,
+so a geom-gcn set's ten splits are compared in one run.
+
 Example
 -------
 >>> from geaet_dgl.data.generated.node_graphs import planted_partition
@@ -90,6 +94,28 @@ def train_baseline(graph: dgl.DGLGraph, kind: str, seed: int = 0, hidden: int = 
         if val > best["val"]:
             best = {"val": val, "test": test, "epoch": epoch}
     return best
+
+
+def node_set_files(name: str, data_dir: PathLike, splits: Sequence[int], folder: PathLike) -> List[str]:
+    """Write split ``k`` of the named node set ``name`` (read from DGL's ``raw_dir`` ``data_dir``) as
+    ``folder/<name>_split<k>.bin`` for each ``k`` of ``splits`` (all public splits when empty); -> the paths.
+
+    Each file holds the graph ``train --dataset NAME --split-index k`` trains on (features, labels, the
+    split's three ``(N,)`` masks), so ``make_run_config(FILE, preset=NAME)`` builds the same run.
+    """
+    from ..data.nodes.node_sets import node_set_graph, node_set_splits
+
+    indices = list(splits) or list(range(node_set_splits(name, data_dir)))
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for index in indices:
+        graph, _, _, _ = node_set_graph(name, data_dir, split_index=index)
+        path = os.path.join(os.fspath(folder), f"{name}_split{index}.bin")
+        partial = path + ".partial"
+        dgl.save_graphs(partial, [graph])
+        os.replace(partial, path)
+        paths.append(path)
+    return paths
 
 
 def _mean_std(values: Sequence[float]) -> Dict[str, float]:
