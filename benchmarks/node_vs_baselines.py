@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.dataset and not args.data_dir:
         parser.error("--dataset needs --data-dir (DGL's raw_dir, e.g. ~/.dgl)")
-    splits = () if args.splits == ["all"] else tuple(int(k) for k in args.splits)
+    splits = () if args.splits == ["all"] or not args.dataset else tuple(int(k) for k in args.splits)
     job = NodeBaselinesJob(files=tuple(args.files or ()), out=args.out, dataset=args.dataset,
                            data_dir=os.path.expanduser(args.data_dir) if args.data_dir else None, splits=splits, seeds=tuple(args.seeds), preset=args.preset,
                            overrides=dict(item.split("=", 1) for item in args.settings), hidden=args.hidden,
