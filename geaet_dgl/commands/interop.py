@@ -52,7 +52,13 @@ def export_reference_command(checkpoint: str, out: Optional[str]) -> None:
               metavar="REF_DIR", help="Checkout of icm1018/GEAET; its main.py trains the reference (run from there).")
 @click.option("--python", "python", type=click.Path(dir_okay=False), metavar="PATH",
               help="Python of the reference's environment (default: this one).")
-@click.option("--dataset", type=click.Choice(["mnist", "cifar10"]), default="mnist", show_default=True)
+@click.option("--dataset", type=click.Choice(["mnist", "cifar10"]),
+              help="The graph set (default mnist); not with --config.")
+@click.option("--config", type=click.Path(dir_okay=False, exists=True), metavar="FILE.yaml",
+              help="A node configuration (GraphGPS's actor-GPS.yaml, webkb-*-GPS.yaml, wn-*-GPS.yaml): both sides "
+                   "train from it on our copy of its node set (in --data-dir, DGL's raw_dir).")
+@click.option("--split-index", type=click.IntRange(min=0), metavar="K",
+              help="With --config: the public split (geom-gcn's 0..9) both sides train on (default 0).")
 @click.option("--seeds", type=click.IntRange(min=0), multiple=True, metavar="K [K ...]",
               help="Seeds; each side trains once per seed (default 0 1 2).")
 @click.option("--epochs", type=click.IntRange(min=1), help="Epochs of both (default: the preset's).")
@@ -71,15 +77,43 @@ def export_reference_command(checkpoint: str, out: Optional[str]) -> None:
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
 @handle_errors
 @gather_data
-def compare(ref_dir: str, python: Optional[str], dataset: str, seeds: Tuple[int, ...], epochs: Optional[int],
-            batch_size: Optional[int], lr: Optional[float], warmup_epochs: Optional[int], data: Dict[str, Any],
-            out: str, device: str, threads: Optional[int], overwrite: bool, progress: bool) -> None:
+def compare(ref_dir: str, python: Optional[str], dataset: Optional[str], config: Optional[str],
+            seeds: Tuple[int, ...], epochs: Optional[int], batch_size: Optional[int], lr: Optional[float],
+            warmup_epochs: Optional[int], data: Dict[str, Any], out: str, device: str, threads: Optional[int],
+            overwrite: bool, progress: bool) -> None:
     """Train ours and the PyG reference on the same graphs with the same budget, per seed; compare the curves."""
     from geaet_dgl.interop.compare import COMPARE_MD, compare_against_reference
 
-    compare_against_reference(ref_dir, dataset, list(seeds) or [0, 1, 2], out, python=python or sys.executable,
-                              epochs=epochs, batch_size=batch_size, lr=lr, warmup_epochs=warmup_epochs, data=data,
-                              device=device, threads=threads, overwrite=overwrite, progress=progress,
-                              echo=click.echo)
+    data = dict(data)
+    split_index = data.pop("split_index", None)
+    if config is not None:
+        from geaet_dgl.interop.compare_nodes import compare_node_config
+
+        _check_node_options(dataset, batch_size, lr, data)
+        compare_node_config(ref_dir, config, list(seeds) or [0, 1, 2], out, python=python or sys.executable,
+                            data_dir=data.get("data_dir") or "data", split_index=split_index or 0, epochs=epochs,
+                            warmup_epochs=warmup_epochs, device=device, threads=threads, overwrite=overwrite,
+                            progress=progress, echo=click.echo)
+    else:
+        if split_index is not None:
+            raise click.UsageError("--split-index picks a node set's split: use it with --config FILE.yaml")
+        compare_against_reference(ref_dir, dataset or "mnist", list(seeds) or [0, 1, 2], out,
+                                  python=python or sys.executable, epochs=epochs, batch_size=batch_size, lr=lr,
+                                  warmup_epochs=warmup_epochs, data=data, device=device, threads=threads,
+                                  overwrite=overwrite, progress=progress, echo=click.echo)
     click.echo((Path(out) / COMPARE_MD).read_text(), nl=False)
     click.echo(f"table in {out}/{COMPARE_MD}, curves in {out}/compare.png, everything in {out}/compare.json")
+
+
+def _check_node_options(dataset: Optional[str], batch_size: Optional[int], lr: Optional[float],
+                        data: Dict[str, Any]) -> None:
+    """Refuse the graph-set options that a node configuration does not take (one line each)."""
+    if dataset is not None:
+        raise click.UsageError(f"--config names its own dataset; drop --dataset {dataset}")
+    for name, value in (("--batch-size", batch_size), ("--lr", lr)):
+        if value is not None:
+            raise click.UsageError(f"{name} with --config: both sides take it from the file; edit a copy of the file")
+    extra = sorted(k for k in data if k != "data_dir")
+    if extra:
+        raise click.UsageError(f"--{extra[0].replace('_', '-')} does not apply to a node configuration (one whole "
+                               "graph, the split's masks): drop it")

@@ -137,11 +137,15 @@ def check_exported_graphs(splits, out: Path, ref_dir: PathLike, python: PathLike
 
 
 def run_reference_seed(seed: int, budget: Budget, out: Path, ref_dir: PathLike, python: PathLike, config_file: str,
-                       dataset_dir: Path, device: str, threads: int, overwrite: bool) -> Path:
-    """Run (or skip, when finished with the same command) the reference for one seed; return its run dir."""
+                       dataset_dir: Path, device: str, threads: int, overwrite: bool, extra: Sequence[str] = ()
+                       ) -> Path:
+    """Run (or skip, when finished with the same command) the reference for one seed; return its run dir.
+
+    ``extra``: more ``KEY VALUE`` overrides, after the budget's (e.g. ``dataset.split_index 3``)."""
     workdir = out / "reference" / f"seed{seed}"
     results = workdir / "out"
     overrides = reference_run.reference_overrides(budget, seed, results, dataset_dir, device=device, threads=threads)
+    overrides += [str(item) for item in extra]
     command = reference_run.reference_command(python, ref_dir, config_file, overrides)
     run_dir = reference_run.reference_run_dir(results, config_file, seed)
     saved = reference_run.saved_command(workdir)
