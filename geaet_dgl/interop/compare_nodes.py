@@ -39,7 +39,7 @@ import torch
 import yaml
 
 from .. import __version__
-from ..data.nodes.node_sets import dgl_masks, node_set_graph, read_node_set
+from ..data.nodes.node_sets import dgl_masks, node_set_graph, node_set_shape, read_node_set
 from ..studies.seeds import run_seed
 from ..training import run_dir as files
 from . import compare_report, node_check, pyg_node_export, reference_run
@@ -84,12 +84,18 @@ def reference_config_file(tree: Dict[str, Any], config: PathLike, out: Path) -> 
     return path
 
 
-def our_node_run(config: PathLike, data_dir: PathLike, split_index: int, epochs: Optional[int],
+def our_node_run(config: PathLike, node_set: str, data_dir: PathLike, split_index: int, epochs: Optional[int],
                  warmup_epochs: Optional[int], device: str, threads: int):
-    """Our run of the file (as ``train --config FILE``), every epoch evaluated, the warm-up scaled to the epochs."""
+    """Our run of the file (as ``train --config FILE``), every epoch evaluated, the warm-up scaled to the epochs.
+
+    The input width and classes are the data's (as the reference's ``dim_in`` / ``dim_out``), which differ
+    from the published set's only for other files of the same format (test fixtures)."""
     base = reference_run_config(config, {}, {"data_dir": os.fspath(data_dir), "split_index": split_index},
                                 device=device, threads=threads)
+    width, classes = node_set_shape(node_set, data_dir, split_index)
     overrides: Dict[str, Any] = {"train.eval_every": 1}
+    if (base.model.node_in_feats, base.model.out_feats) != (width, classes):
+        overrides.update({"model.node_in_feats": width, "model.out_feats": classes})
     if epochs is not None:
         overrides["train.epochs"] = epochs
         if warmup_epochs is None:
@@ -165,7 +171,7 @@ def compare_node_config(ref_dir: PathLike, config: PathLike, seeds: Sequence[int
                            "torch-scatter)")
     tree, node_set = read_node_config(config)
     threads = threads or torch.get_num_threads()
-    run = our_node_run(config, data_dir, split_index, epochs, warmup_epochs, device, threads)
+    run = our_node_run(config, node_set, data_dir, split_index, epochs, warmup_epochs, device, threads)
     if run.data.dataset != node_set:
         raise CompareError(f"--config {config}: our reading trains on {run.data.dataset!r}, not {node_set!r}")
     budget = budget_of(run)

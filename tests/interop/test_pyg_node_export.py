@@ -5,6 +5,7 @@ no PyG), and compared with what the fixture wrote into DGL's raw folder: feature
 makes them bidirected; PyG coalesces) and the 10 split masks.
 """
 import json
+import os
 
 import numpy as np
 import pytest
@@ -148,3 +149,106 @@ def test_command_refuses_graph_set_options_with_a_node_config(tmp_path):
                                            str(tmp_path / "out")])
     assert result.exit_code == 2 and "use it with --config" in result.output
     assert not (tmp_path / "out").exists()
+
+
+REF_DIR = os.environ.get("GEAET_REF_DIR")
+REF_PYTHON = os.environ.get("GEAET_REF_PYTHON")
+
+#: GraphGPS's actor-GPS.yaml, smaller (one layer, 16 channels): the keys and values its node files use.
+TINY_ACTOR_CONFIG = """\
+out_dir: results
+metric_best: accuracy
+wandb:
+  use: True
+  project: Actor
+dataset:
+  format: PyG-Actor
+  name: none
+  task: node
+  task_type: classification
+  transductive: True
+  split_mode: standard
+  node_encoder: True
+  node_encoder_name: LapPE
+  node_encoder_bn: False
+  edge_encoder: False
+  edge_encoder_name: DummyEdge
+  edge_encoder_bn: False
+posenc_LapPE:
+  enable: True
+  eigen:
+    laplacian_norm: none
+    eigvec_norm: L2
+    max_freqs: 4
+  model: DeepSet
+  dim_pe: 4
+  layers: 2
+  raw_norm_type: none
+train:
+  mode: custom
+  sampler: full_batch
+  eval_period: 5
+  enable_ckpt: False
+model:
+  type: GPSModel
+  loss_fun: cross_entropy
+  edge_decoding: dot
+gt:
+  layer_type: GCN+Transformer
+  layers: 1
+  n_heads: 2
+  dim_hidden: 16
+  dropout: 0.2
+  attn_dropout: 0.0
+  layer_norm: False
+  batch_norm: False
+gnn:
+  head: node
+  layers_pre_mp: 0
+  layers_post_mp: 1
+  dim_inner: 16
+  batchnorm: True
+  act: gelu
+  dropout: 0.2
+  agg: mean
+  normalize_adj: False
+optim:
+  clip_grad_norm: True
+  optimizer: adamW
+  weight_decay: 1e-5
+  base_lr: 0.0005
+  max_epoch: 200
+  scheduler: cosine_with_warmup
+  num_warmup_epochs: 10
+"""
+
+
+@pytest.mark.skipif(not (REF_DIR and REF_PYTHON),
+                    reason="needs the reference: GEAET_REF_DIR (checkout) and GEAET_REF_PYTHON (its venv's python)")
+def test_end_to_end_node_config_against_the_reference(tmp_path):
+    """A fixture Actor, split 3, two epochs: PyG's loader reads our graph, the check passes, both sides train."""
+    write_geom_gcn_fixture("actor", tmp_path / "dgl")
+    config = tmp_path / "actor-tiny.yaml"
+    config.write_text(TINY_ACTOR_CONFIG)
+    out = tmp_path / "cmp"
+    args = ["compare", "--against-pyg", REF_DIR, "--python", REF_PYTHON, "--config", str(config), "--data-dir",
+            str(tmp_path / "dgl"), "--split-index", "3", "--seeds", "0", "--epochs", "2", "--out", str(out),
+            "--threads", "1", "--no-progress"]
+    first = CliRunner().invoke(cli.main, args)
+    assert first.exit_code == 0, first.output
+    check = json.loads((out / "graph_check.json").read_text())
+    assert check["equal"] and check["nodes"] == [30, 30] and check["edges"]["only_reference"] == 0
+    masks = dgl_masks(read_node_set("actor", tmp_path / "dgl")[0])
+    assert check["masks"]["train"]["nodes"] == [int(masks["train"][:, 3].sum())] * 2
+    result = json.loads((out / "compare.json").read_text())
+    assert result["dataset"] == "actor" and result["split_index"] == 3
+    assert result["budget"]["epochs"] == 2 and result["budget"]["warmup_epochs"] == 0
+    for side in ("ours", "reference"):
+        rows = result[side]["per_seed"]["0"]
+        assert [row["epoch"] for row in rows] == [1, 2]  # every epoch evaluated on both sides
+        assert all(0 <= row["test_metric"] <= 1 for row in rows)
+    command = json.loads((out / "reference" / "seed0" / "command.json").read_text())
+    assert command[command.index("dataset.split_index") + 1] == "3"
+    assert (out / "pyg" / "Actor" / "processed").is_dir()  # PyG processed our files
+    second = CliRunner().invoke(cli.main, args)
+    assert second.exit_code == 0 and "graph check (cached)" in second.output, second.output
