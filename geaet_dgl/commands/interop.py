@@ -7,7 +7,8 @@ from typing import Any, Dict, Optional, Tuple
 
 import click
 
-from .options import ListOptionCommand, data_source_options, gather_data, handle_errors, limit_options
+from .options import (ListOptionCommand, data_source_options, gather_data, handle_errors, limit_options,
+                      parse_settings)
 
 
 @click.command(name="import-reference")
@@ -57,6 +58,9 @@ def export_reference_command(checkpoint: str, out: Optional[str]) -> None:
 @click.option("--config", type=click.Path(dir_okay=False, exists=True), metavar="FILE.yaml",
               help="A node configuration (GraphGPS's actor-GPS.yaml, webkb-*-GPS.yaml, wn-*-GPS.yaml): both sides "
                    "train from it on our copy of its node set (in --data-dir, DGL's raw_dir).")
+@click.option("--file-set", "file_settings", multiple=True, metavar="KEY=VALUE",
+              help="With --config: change a key of the file for both sides, in the file's names (e.g. "
+                   "gt.layer_type=GCN+None); the changed file is OUT/config/<file>.")
 @click.option("--split-index", type=click.IntRange(min=0), metavar="K",
               help="With --config: the public split (geom-gcn's 0..9) both sides train on (default 0).")
 @click.option("--seeds", type=click.IntRange(min=0), multiple=True, metavar="K [K ...]",
@@ -78,7 +82,7 @@ def export_reference_command(checkpoint: str, out: Optional[str]) -> None:
 @handle_errors
 @gather_data
 def compare(ref_dir: str, python: Optional[str], dataset: Optional[str], config: Optional[str],
-            seeds: Tuple[int, ...], epochs: Optional[int], batch_size: Optional[int], lr: Optional[float],
+            file_settings: Tuple[str, ...], seeds: Tuple[int, ...], epochs: Optional[int], batch_size: Optional[int], lr: Optional[float],
             warmup_epochs: Optional[int], data: Dict[str, Any], out: str, device: str, threads: Optional[int],
             overwrite: bool, progress: bool) -> None:
     """Train ours and the PyG reference on the same graphs with the same budget, per seed; compare the curves."""
@@ -92,9 +96,12 @@ def compare(ref_dir: str, python: Optional[str], dataset: Optional[str], config:
         _check_node_options(dataset, batch_size, lr, data)
         compare_node_config(ref_dir, config, list(seeds) or [0, 1, 2], out, python=python or sys.executable,
                             data_dir=data.get("data_dir") or "data", split_index=split_index or 0, epochs=epochs,
-                            warmup_epochs=warmup_epochs, device=device, threads=threads, overwrite=overwrite,
+                            warmup_epochs=warmup_epochs, file_changes=parse_file_settings(file_settings),
+                            device=device, threads=threads, overwrite=overwrite,
                             progress=progress, echo=click.echo)
     else:
+        if file_settings:
+            raise click.UsageError("--file-set changes a node configuration: use it with --config FILE.yaml")
         if split_index is not None:
             raise click.UsageError("--split-index picks a node set's split: use it with --config FILE.yaml")
         compare_against_reference(ref_dir, dataset or "mnist", list(seeds) or [0, 1, 2], out,
@@ -117,3 +124,12 @@ def _check_node_options(dataset: Optional[str], batch_size: Optional[int], lr: O
     if extra:
         raise click.UsageError(f"--{extra[0].replace('_', '-')} does not apply to a node configuration (one whole "
                                "graph, the split's masks): drop it")
+
+
+def parse_file_settings(settings: Tuple[str, ...]) -> Dict[str, str]:
+    """``--file-set KEY=VALUE`` items as ``{KEY: VALUE}`` (as ``train --set``)."""
+    try:
+        return parse_settings(settings)
+    except click.BadParameter as exc:
+        raise click.BadParameter(exc.message.replace("model.hidden_dim=64", "gt.layer_type=GCN+None"),
+                                 param_hint="--file-set") from None

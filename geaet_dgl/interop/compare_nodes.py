@@ -28,12 +28,13 @@ For GraphGPS's node files (``actor-GPS.yaml``, ``webkb-*-GPS.yaml``,
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import logging
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 import yaml
@@ -70,6 +71,31 @@ def read_node_config(config: PathLike) -> Tuple[Dict[str, Any], str]:
         raise CompareError(f"--config {config}: dataset.split_mode {dataset.get('split_mode')} draws its own "
                            "split; compare needs split_mode: standard (geom-gcn's 10 splits, --split-index)")
     return tree, node_set
+
+
+def changed_config(tree: Dict[str, Any], changes: Mapping[str, str], config: PathLike, out: Path
+                   ) -> Tuple[Dict[str, Any], Path]:
+    """The file with ``changes`` (``{'gt.layer_type': 'GCN+None'}``, values read as YAML) applied, written to
+    ``OUT/config/<file name>`` for both sides; ``(tree, config)`` unchanged without changes. A key the file
+    does not have is added (graphgym's defaults hold every key the reference knows)."""
+    if not changes:
+        return tree, Path(config)
+    tree = copy.deepcopy(tree)
+    for key, raw in changes.items():
+        node = tree
+        *parents, last = key.split(".")
+        for part in parents:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise CompareError(f"--file-set {key}: {part} is a value in {config}, not a section")
+            node = child
+        node[last] = yaml.safe_load(raw) if raw.strip() else raw
+    path = out / "config" / Path(config).name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(tree, sort_keys=False)
+    if not path.is_file() or path.read_text() != text:
+        path.write_text(text)
+    return tree, path
 
 
 def reference_config_file(tree: Dict[str, Any], config: PathLike, out: Path) -> Path:
@@ -142,9 +168,9 @@ def check_exported_graph(graph, sha: str, out: Path, ref_dir: PathLike, python: 
 
 def compare_node_config(ref_dir: PathLike, config: PathLike, seeds: Sequence[int], out: PathLike, *,
                         python: PathLike, data_dir: PathLike, split_index: int = 0, epochs: Optional[int] = None,
-                        warmup_epochs: Optional[int] = None, device: str = "cpu", threads: Optional[int] = None,
-                        overwrite: bool = False, progress: bool = True,
-                        echo: Callable[[str], None] = print) -> Dict[str, Any]:
+                        warmup_epochs: Optional[int] = None, file_changes: Optional[Mapping[str, str]] = None,
+                        device: str = "cpu", threads: Optional[int] = None, overwrite: bool = False,
+                        progress: bool = True, echo: Callable[[str], None] = print) -> Dict[str, Any]:
     """Train ours and the reference from one node configuration, per seed, on our graph and split.
 
     Parameters
@@ -161,6 +187,8 @@ def compare_node_config(ref_dir: PathLike, config: PathLike, seeds: Sequence[int
         The public split (geom-gcn's 0..9) both sides train on.
     epochs, warmup_epochs : int, optional
         Budget of both (default: the file's; the warm-up scaled to ``epochs``).
+    file_changes : mapping, optional
+        ``{key: value}`` in the file's names, applied to the file both sides read (:func:`changed_config`).
     """
     if not (Path(ref_dir) / "main.py").is_file():
         raise CompareError(f"{ref_dir} is not a checkout of icm1018/GEAET (main.py missing); pass its folder to "
@@ -170,13 +198,15 @@ def compare_node_config(ref_dir: PathLike, config: PathLike, seeds: Sequence[int
                            "environment (torch_geometric 2.5.3, yacs, ogb, torchmetrics, performer-pytorch, "
                            "torch-scatter)")
     tree, node_set = read_node_config(config)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    original = config
+    tree, config = changed_config(tree, dict(file_changes or {}), config, out)
     threads = threads or torch.get_num_threads()
     run = our_node_run(config, node_set, data_dir, split_index, epochs, warmup_epochs, device, threads)
     if run.data.dataset != node_set:
         raise CompareError(f"--config {config}: our reading trains on {run.data.dataset!r}, not {node_set!r}")
     budget = budget_of(run)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
 
     graph, _, _, split = node_set_graph(node_set, data_dir, split_index)
     source, _, _ = read_node_set(node_set, data_dir)
@@ -217,7 +247,8 @@ def compare_node_config(ref_dir: PathLike, config: PathLike, seeds: Sequence[int
 
     result = compare_report.compare_runs(runs, run.train.metric)
     result.update({
-        "dataset": node_set, "config": os.path.abspath(config), "reference_config": str(ref_config),
+        "dataset": node_set, "config": os.path.abspath(original), "file_changes": dict(file_changes or {}),
+        "config_read": os.path.abspath(config), "reference_config": str(ref_config),
         "split_index": split_index, "split": split, "budget": budget.to_dict(), "params": params,
         "num_nodes": {s: m["nodes"][0] for s, m in check["masks"].items()},
         "graph_check": {"equal": check["equal"], "file": GRAPH_CHECK_JSON},
@@ -229,7 +260,8 @@ def compare_node_config(ref_dir: PathLike, config: PathLike, seeds: Sequence[int
     })
     files.write_json(out / COMPARE_JSON, result)
     compare_report.plot_comparison(result, out / COMPARE_PNG)
-    title = (f"{Path(config).name} ({node_set}, split {split_index}): ours against the PyG reference, "
+    changes = "".join(f", {k}={v}" for k, v in (file_changes or {}).items())
+    title = (f"{Path(config).name}{changes} ({node_set}, split {split_index}): ours against the PyG reference, "
              f"{budget.epochs} epoch{'s' if budget.epochs != 1 else ''}")
     (out / COMPARE_MD).write_text(compare_report.markdown_table(result, title))
     return result

@@ -10,6 +10,7 @@ import os
 import numpy as np
 import pytest
 import torch
+import yaml
 from click.testing import CliRunner
 
 import cli
@@ -134,6 +135,26 @@ def test_node_configs_map_onto_our_node_sets(tmp_path):
     assert compare_nodes.encodings_off(tree) == ["posenc_LapPE.enable", "False"]
 
 
+def test_file_changes_make_one_file_for_both_sides(tmp_path):
+    config = tmp_path / "actor-GPS.yaml"
+    config.write_text(TINY_ACTOR_CONFIG)
+    tree, _ = compare_nodes.read_node_config(config)
+    changed, path = compare_nodes.changed_config(tree, {"gt.layer_type": "GCN+None", "optim.base_lr": "0.001",
+                                                        "posenc_LapPE.eigen.max_freqs": "8"}, config, tmp_path)
+    assert path == tmp_path / "config" / "actor-GPS.yaml" and tree["gt"]["layer_type"] == "GCN+Transformer"
+    written = yaml.safe_load(path.read_text())
+    assert written == changed
+    assert (written["gt"]["layer_type"], written["optim"]["base_lr"], written["posenc_LapPE"]["eigen"]["max_freqs"]) \
+        == ("GCN+None", 0.001, 8)
+    assert {k: v for k, v in written.items() if k not in ("gt", "optim", "posenc_LapPE")} == \
+        {k: v for k, v in tree.items() if k not in ("gt", "optim", "posenc_LapPE")}
+    assert compare_nodes.changed_config(tree, {}, config, tmp_path) == (tree, config)
+    with pytest.raises(CompareError, match="gt.layers.x: layers is a value"):
+        compare_nodes.changed_config(tree, {"gt.layers.x": "1"}, config, tmp_path)
+    ours = compare_nodes.reference_config_file(written, path, tmp_path)  # the reference's vocabulary
+    assert yaml.safe_load(ours.read_text())["gt"]["layer_type"] == "GCN+None+None"
+
+
 def test_command_refuses_graph_set_options_with_a_node_config(tmp_path):
     config = tmp_path / "actor.yaml"
     config.write_text("dataset:\n  format: PyG-Actor\n  name: none\n  task: node\n")
@@ -148,6 +169,11 @@ def test_command_refuses_graph_set_options_with_a_node_config(tmp_path):
     result = CliRunner().invoke(cli.main, ["compare", "--against-pyg", str(ref), "--split-index", "1", "--out",
                                            str(tmp_path / "out")])
     assert result.exit_code == 2 and "use it with --config" in result.output
+    result = CliRunner().invoke(cli.main, ["compare", "--against-pyg", str(ref), "--file-set", "gt.layers=1",
+                                           "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "--file-set changes a node configuration" in result.output
+    result = CliRunner().invoke(cli.main, base + ["--file-set", "gt.layers"])
+    assert result.exit_code == 2 and "'gt.layers' is not KEY=VALUE (e.g. gt.layer_type=GCN+None)" in result.output
     assert not (tmp_path / "out").exists()
 
 
