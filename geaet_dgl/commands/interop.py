@@ -82,7 +82,8 @@ def export_reference_command(checkpoint: str, out: Optional[str]) -> None:
 @handle_errors
 @gather_data
 def compare(ref_dir: str, python: Optional[str], dataset: Optional[str], config: Optional[str],
-            file_settings: Tuple[str, ...], seeds: Tuple[int, ...], epochs: Optional[int], batch_size: Optional[int], lr: Optional[float],
+            file_settings: Tuple[str, ...], seeds: Tuple[int, ...], epochs: Optional[int],
+            batch_size: Optional[int], lr: Optional[float],
             warmup_epochs: Optional[int], data: Dict[str, Any], out: str, device: str, threads: Optional[int],
             overwrite: bool, progress: bool) -> None:
     """Train ours and the PyG reference on the same graphs with the same budget, per seed; compare the curves."""

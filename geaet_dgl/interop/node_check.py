@@ -84,8 +84,8 @@ def describe(report: Mapping[str, Any]) -> str:
              f"edges as sets of (src, dst) {'equal' if report['edge_sets_equal'] else 'DIFFER'}: ours {e['ours']} "
              f"({e['distinct_ours']} distinct), reference {e['reference']} ({e['distinct_reference']} distinct), "
              f"only ours {e['only_ours']}, only reference {e['only_reference']} (order not compared: PyG coalesces)",
-             "split masks: " + ", ".join(f"{s} {m['nodes'][0]}/{m['nodes'][1]} nodes {'equal' if m['equal'] else 'DIFFER'}"
-                                         for s, m in report["masks"].items())]
+             "split masks: " + ", ".join(f"{s} {m['nodes'][0]}/{m['nodes'][1]} nodes "
+                                         f"{'equal' if m['equal'] else 'DIFFER'}" for s, m in report["masks"].items())]
     if "eigvals_max_diff" in report:
         lines.append(f"Laplacian eigenvalues max |diff| {report['eigvals_max_diff']:.2g} (reported, not judged)")
     return "\n".join(lines)
