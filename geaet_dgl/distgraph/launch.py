@@ -28,7 +28,8 @@ from ..training.checkpoint import load_checkpoint
 from ..training.distributed import free_port
 from ..training.losses import get_loss
 from ..training.evaluation import evaluate_node_splits
-from ..training.run_config import RunConfig, data_pe_sizes, make_run_config
+from ..config import RunConfig, make_run_config
+from ..data.run_splits import data_pe_sizes
 from . import engine
 from .partition import check_matches_graph, load_single_graph, read_sidecar
 from .processes import LocalJob, run_job

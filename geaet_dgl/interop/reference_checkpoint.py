@@ -33,7 +33,7 @@ from ..models import build_model
 from ..training.checkpoint import CheckpointError, save_checkpoint
 from ..training.run_dir import BEST, prepare_new_run_dir, write_config, write_json
 from ..training.schedule import build_optimizer, build_scheduler
-from .reference_config import reference_run_config
+from ..config.reference_yaml import reference_run_config
 from .reference_names import ours_to_reference, reference_to_ours
 
 MODEL_STATE = "model_state"  # graphgym.checkpoint.MODEL_STATE

@@ -14,7 +14,7 @@ from typing import Any, Dict, Mapping, NamedTuple, Optional, Union
 from ..models import build_model
 from ..models.geaet import GEAET
 from ..training.checkpoint import load_checkpoint, load_own_weights
-from ..training.run_config import RunConfig
+from ..config import RunConfig
 
 PathLike = Union[str, os.PathLike]
 

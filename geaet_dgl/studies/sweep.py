@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from .. import training
 from ..config import ConfigError, ModelConfig, TrainConfig
 from ..models import build_model
-from ..presets import get_preset
+from ..config.presets import get_preset
 from ..training import run_dir as files
 from .aggregate import STD_NOTE, format_mean_std
 from .seeds import run_seeds

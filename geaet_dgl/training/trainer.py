@@ -61,7 +61,9 @@ from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
 from .graph_task import GraphTask
 from .node_task import NodeTask
-from .run_config import CONFIG_VERSION, RunConfig, load_splits, record_data
+from ..config import CONFIG_VERSION, RunConfig
+from ..data.run_splits import load_splits
+from ..data.identity import record_data
 from .schedule import build_optimizer, build_scheduler
 from .task import Task
 from .tensorboard_log import open_log

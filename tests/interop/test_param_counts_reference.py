@@ -16,7 +16,7 @@ import yaml
 sys.modules.setdefault("outdated", None)  # ogb's version check can hang the import
 pytest.importorskip("torch_geometric.graphgym")
 
-from geaet_dgl.interop.reference_config import DATASETS, config_from_values, flatten  # noqa: E402
+from geaet_dgl.config.reference_yaml import DATASETS, config_from_values, flatten  # noqa: E402
 from geaet_dgl.models import build_model  # noqa: E402
 
 REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/GEAET")

@@ -21,7 +21,7 @@ a seeded random split of the given fractions (:func:`split_indices`).
 
 Every problem raises :class:`DataError` in one line naming the file, the graph
 index and the fix. The model-side settings these facts imply (widths,
-encoders, head, loss) are made by :mod:`geaet_dgl.training.graph_file_run`.
+encoders, head, loss) are made by :mod:`geaet_dgl.config.graph_file`.
 
 Example
 -------

@@ -8,9 +8,26 @@ what produced the paper's numbers; the layer's own default is ``graph``.
 from __future__ import annotations
 
 import copy
-from typing import Dict, List
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
 
-from .config import ConfigError, GEANetConfig, ModelConfig, Preset, TrainConfig
+from ..errors import ConfigError
+from .model import GEANetConfig, ModelConfig
+from .train import TrainConfig
+
+
+@dataclass
+class Preset:
+    """A named configuration: one column of the paper's hyper-parameter table."""
+
+    name: str
+    dataset: str
+    model: ModelConfig
+    train: TrainConfig
+    paper_params: Optional[int] = None
+    note: str = ""
+    #: Data options the preset sets unless the command line does (``{"feature_norm": "row"}``).
+    data: Dict[str, Any] = field(default_factory=dict)
 
 
 def _superpixel_graph(node_in_feats: int, dropout: float, attn_dropout: float) -> ModelConfig:
@@ -339,7 +356,7 @@ _PRESETS["malnet-tiny"] = _graphgps(
 
 
 # The general preset for the user's own graphs (``train --dataset PATH.bin``): input and output widths, encoders,
-# head and loss come from the file (see geaet_dgl/training/graph_file_run.py); the values below are placeholders.
+# head and loss come from the file (see geaet_dgl/config/graph_file.py); the values below are placeholders.
 _PRESETS["geaet"] = Preset(
     name="geaet",
     dataset="file",
