@@ -176,10 +176,9 @@ def _resume(ctx: click.Context, opts: TrainOptions) -> bool:
 
 def _new_run(opts: TrainOptions) -> Any:
     """The run configuration of a new run: a preset (or a reference config) with the options applied."""
-    from geaet_dgl import training
+    from geaet_dgl.config import check_run_source, make_run_config
 
-    training.run_config.check_run_source(opts.dataset, opts.data.get("data_file"), opts.config, opts.preset,
-                                         opts.allow_changed_data)
+    check_run_source(opts.dataset, opts.data.get("data_file"), opts.config, opts.preset, opts.allow_changed_data)
     data = dict(opts.data, **given(task=opts.task, split_file=opts.split_file, sampler=opts.sampler,
                                    split=list(opts.split_fractions) if opts.split_fractions else None))
     run_settings = dict(device=opts.device or "cpu", workers=opts.workers or 0,
@@ -190,7 +189,7 @@ def _new_run(opts: TrainOptions) -> Any:
 
         return reference_run_config(opts.config, opts.overrides(), {**data, **given(dataset=opts.dataset)},
                                     **run_settings)
-    return training.make_run_config(opts.dataset, opts.preset, opts.overrides(), data, **run_settings)
+    return make_run_config(opts.dataset, opts.preset, opts.overrides(), data, **run_settings)
 
 
 def _dry_run(ctx: click.Context, opts: TrainOptions) -> bool:

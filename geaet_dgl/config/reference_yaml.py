@@ -238,7 +238,7 @@ class ReferenceConfig:
     """A reference YAML read into our configuration.
 
     ``preset`` holds the model and training settings; ``data`` the
-    :class:`~geaet_dgl.training.DataOptions` fields it fixes (``dataset`` and,
+    :class:`~geaet_dgl.config.DataOptions` fields it fixes (``dataset`` and,
     with a Laplacian PE, ``laplacian_norm``); ``ignored`` every key of
     the file we do not use, with the reason.
     """

@@ -139,7 +139,7 @@ def import_reference(checkpoint: "os.PathLike | str", config: "os.PathLike | str
                      data: Optional[Mapping[str, Any]] = None, overwrite: bool = False) -> Dict[str, Any]:
     """Turn the reference's ``ckpt/<epoch>.ckpt`` trained with ``config`` into our run directory ``out``.
 
-    ``data`` gives :class:`~geaet_dgl.training.DataOptions` fields (``data_dir``,
+    ``data`` gives :class:`~geaet_dgl.config.DataOptions` fields (``data_dir``,
     ``limit_*``) that ``geaet-dgl eval`` on the new run will use by default.
     Returns ``{"run_dir", "checkpoint", "epoch", "params"}``.
     """

@@ -34,10 +34,10 @@ def open_trained_run(path: PathLike, data: Optional[Mapping[str, Any]] = None, *
     ----------
     path : path-like
     data : mapping, optional
-        :class:`~geaet_dgl.training.DataOptions` fields replacing the run's
+        :class:`~geaet_dgl.config.DataOptions` fields replacing the run's
         (``data_dir``, ``limit_test``, ...).
     **settings
-        :class:`~geaet_dgl.training.RunConfig` fields replacing the run's
+        :class:`~geaet_dgl.config.RunConfig` fields replacing the run's
         (``device``, ``workers``, ``threads``); with ``data``, checked again.
 
     Raises

@@ -30,10 +30,8 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .. import training
-from ..config import ConfigError, ModelConfig, TrainConfig
+from ..config import ConfigError, ModelConfig, TrainConfig, default_preset, get_preset, make_run_config
 from ..models import build_model
-from ..config.presets import get_preset
 from ..training import run_dir as files
 from .aggregate import STD_NOTE, format_mean_std
 from .seeds import run_seeds
@@ -143,12 +141,12 @@ def run_sweep(dataset: str, preset: Optional[str], settings: Mapping[str, str], 
         "seconds_per_epoch"}`` (the last three as ``{"mean", "std", "values"}``).
     """
     fixed, axes = parse_sweep_settings(settings)
-    preset_name = preset or training.run_config.default_preset(dataset)
+    preset_name = preset or default_preset(dataset)
     points = expand_sweep(preset_name, fixed, axes)
     runs = []
     for point in points:
         try:
-            run = training.make_run_config(dataset, preset_name, point.overrides, data, device=device,
+            run = make_run_config(dataset, preset_name, point.overrides, data, device=device,
                                            workers=workers)
         except ConfigError as exc:
             raise ConfigError(f"sweep point {point.name}: {exc}") from exc
