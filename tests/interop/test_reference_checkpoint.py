@@ -16,7 +16,7 @@ from geaet_dgl.config import DataOptions, RunConfig
 from geaet_dgl.training.checkpoint import save_checkpoint
 from geaet_dgl.training.schedule import build_optimizer, build_scheduler
 from tests.conftest import random_graph, with_features
-from tests.interop.test_reference_config import REFERENCE_YAML
+from tests.config.test_reference_yaml import REFERENCE_YAML
 
 REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/ref/GEAET")
 

@@ -72,7 +72,7 @@ def test_values_inside_the_ranges_are_accepted():
 
 def test_a_reference_yaml_with_a_nan_learning_rate(tmp_path):
     from geaet_dgl.config.reference_yaml import reference_run_config
-    from tests.interop.test_reference_config import REFERENCE_YAML
+    from tests.config.test_reference_yaml import REFERENCE_YAML
 
     text = REFERENCE_YAML["mnist"]
     path = tmp_path / "mnist.yaml"
