@@ -1,4 +1,8 @@
-"""The paper's configurations (its Table 10, one preset per column).
+"""The paper's configurations (its Table 10, one preset per column), as :class:`Preset` values.
+
+A :class:`Preset` names a dataset, a :class:`~.model.ModelConfig` and a
+:class:`~.train.TrainConfig` (plus data options it sets unless told);
+:func:`get_preset` returns a copy, :func:`preset_names` lists them.
 
 Each preset copies the values of the reference's ``configs/GEAET/*.yaml``
 (which carry the paper's table) into our dataclasses. GEANet's softmax scope is
