@@ -123,10 +123,11 @@ def _check(opts: TrainOptions) -> None:
     check_seeds_options(opts.seeds, nproc=opts.nproc, seed=opts.seed, resume=opts.resume_dir is not None)
     check_splits_options(opts.split_list, nproc=opts.nproc, split_index_given="split_index" in opts.data,
                          resume=opts.resume_dir is not None, partitions=opts.partitions is not None)
-    dist_launch.check_partition_options(opts.partitions, opts.ip_config, opts.machine, dataset=opts.dataset,
-                                        config=opts.config, data_file=opts.data.get("data_file"), seeds=opts.seeds,
-                                        sampler=opts.sampler, task=opts.task, split_file=opts.split_file,
-                                        split=opts.split_fractions, settings=parse_settings(opts.settings))
+    given = {"--dataset": opts.dataset, "--config": opts.config, "--data-file": opts.data.get("data_file"),
+             "--seeds": opts.seeds, "--sampler": opts.sampler, "--task": opts.task, "--split": opts.split_fractions,
+             "--split-file": opts.split_file}
+    dist_launch.check_partition_options(opts.partitions, opts.ip_config, opts.machine, given,
+                                        parse_settings(opts.settings))
 
 
 def _resume_partitioned(ctx: click.Context, opts: TrainOptions) -> bool:
