@@ -130,7 +130,8 @@ def compare_with_baselines(files: Sequence[PathLike], out: PathLike, seeds: Sequ
     """Each file x seed: GEAET (into ``out/<file stem>/seed<k>``), the GCN and the MLP; -> ``{model: row}`` with
     ``test`` / ``val`` as ``{"mean", "std", "n"}`` and ``seconds`` (all its runs), and ``runs`` (per run).
     ``skip_geaet`` / ``skip_baselines`` leave out GEAET / the GCN and the MLP."""
-    from ..training import make_run_config, train
+    from ..config import make_run_config
+    from ..training import train
 
     results: Dict[str, List[Dict[str, float]]] = {"geaet": [], "gcn": [], "mlp": []}
     seconds = {name: 0.0 for name in results}

@@ -33,7 +33,7 @@ from ..models import build_model
 from ..training.checkpoint import CheckpointError, save_checkpoint
 from ..training.run_dir import BEST, prepare_new_run_dir, write_config, write_json
 from ..training.schedule import build_optimizer, build_scheduler
-from .reference_config import reference_run_config
+from ..config.reference_yaml import reference_run_config
 from .reference_names import ours_to_reference, reference_to_ours
 
 MODEL_STATE = "model_state"  # graphgym.checkpoint.MODEL_STATE
@@ -139,7 +139,7 @@ def import_reference(checkpoint: "os.PathLike | str", config: "os.PathLike | str
                      data: Optional[Mapping[str, Any]] = None, overwrite: bool = False) -> Dict[str, Any]:
     """Turn the reference's ``ckpt/<epoch>.ckpt`` trained with ``config`` into our run directory ``out``.
 
-    ``data`` gives :class:`~geaet_dgl.training.DataOptions` fields (``data_dir``,
+    ``data`` gives :class:`~geaet_dgl.config.DataOptions` fields (``data_dir``,
     ``limit_*``) that ``geaet-dgl eval`` on the new run will use by default.
     Returns ``{"run_dir", "checkpoint", "epoch", "params"}``.
     """
