@@ -51,6 +51,9 @@ from ..nn.gcn import DEGREE_KEY, GCNLayer, gcn_degrees
 from ..nn.norm import BranchNorm
 from ..nn.self_attention import MAX_DENSE_NODES, GraphSelfAttention
 
+#: Queries per chunk of the dense Transformer on a graph too large for one pass: (chunk x N) scores per head.
+DENSE_QUERY_CHUNK = 4096
+
 #: Floats per node and per edge (times the width d) alive in one inference pass of one layer
 #: (inputs, branch outputs, norms, FFN; GatedGCN's edge gates and messages), and per attention score.
 NODE_FLOATS, EDGE_FLOATS = 12, 8
@@ -98,7 +101,8 @@ def full_graph_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes:
     destination nodes; by default one pass when :func:`inference_bytes` fits
     ``budget`` (default: half of :func:`available_bytes`, at most
     :data:`ONE_PASS_BYTES`), else chunks of at most :data:`CHUNK_BYTES` of temporaries. The dense Transformer takes at most
-    :data:`~geaet_dgl.nn.self_attention.MAX_DENSE_NODES` queries per chunk.
+    :data:`DENSE_QUERY_CHUNK` queries per chunk on a graph above
+    :data:`~geaet_dgl.nn.self_attention.MAX_DENSE_NODES` nodes.
     A heterograph (:class:`~geaet_dgl.models.hetero_geaet.HeteroGEAET`) runs in one pass:
     (N_target, out_feats).
     """
@@ -109,7 +113,7 @@ def full_graph_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes:
         budget = budget if budget is not None else min(available_bytes(graph.device) // 2, ONE_PASS_BYTES)
         chunk_nodes = chunk_size(model.config, graph.num_nodes(), graph.num_edges(), budget)
         if model.config.attention == "transformer" and graph.num_nodes() > MAX_DENSE_NODES:
-            chunk_nodes = min(chunk_nodes or MAX_DENSE_NODES, MAX_DENSE_NODES)
+            chunk_nodes = min(chunk_nodes or DENSE_QUERY_CHUNK, DENSE_QUERY_CHUNK)
     if chunk_nodes is None or chunk_nodes >= graph.num_nodes():
         return model(graph)
     return layerwise_forward(model, graph, chunk_nodes)

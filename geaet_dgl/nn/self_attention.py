@@ -29,8 +29,10 @@ from .batch_layout import BatchLayout, layout_of
 from .norm import Affine, scale_rows
 
 #: The most nodes one graph of a batch may have: the dense (W x W) scores per head grow with its square
-#: (4 heads at 4,096 nodes: 268 MB per layer, three such buffers in training).
-MAX_DENSE_NODES = 4096
+#: (4 heads at 8,192 nodes: 1.07 GB per layer, three such buffers in training). GraphGPS's node files
+#: (Actor: 7,600 nodes, squirrel: 5,201) attend over their whole graph; the training step's memory is
+#: checked against what the machine has before the run (``training.node_task.check_batches_fit``).
+MAX_DENSE_NODES = 8192
 
 
 class GraphSelfAttention(nn.Module):
