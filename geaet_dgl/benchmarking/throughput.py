@@ -63,8 +63,14 @@ def make_clipper(preset, reference: bool = False) -> Callable[[torch.nn.Module],
 
 
 def ours_forward(model: torch.nn.Module, batch: Batch) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Our model's forward on a ``(graph, labels)`` batch -> ``(logits, labels)``."""
-    return model(batch[0]), batch[1]
+    """Our model's forward on a ``(graph, labels)`` batch -> ``(logits, labels)``; on one graph with node
+    masks (a node set) the rows of its ``train_mask`` nodes, as the trainer's full-graph step reads them."""
+    graph, labels = batch
+    output = model(graph)
+    if "train_mask" in graph.ndata and output.shape[0] == graph.num_nodes():
+        mask = graph.ndata["train_mask"]
+        return output[mask], labels[mask]
+    return output, labels
 
 
 def train_step_fn(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn,
