@@ -171,8 +171,10 @@ def random_float_edge_graphs(rng: np.random.Generator, num_graphs: int, nodes: T
 
 
 def ast_graphs(rng: np.random.Generator, num_graphs: int, nodes: Tuple[int, int], node_vocab: Sequence[int],
-               vocab: int, seq_len: int, name_len: int = 5, max_nodes: Optional[int] = None) -> GraphDataset:
-    """Random ASTs as the ogbg-code2 loader gives them: (N, 3) int64 (type, attribute, depth), (E, 2) int64
+               vocab: int, seq_len: int, name_len: int = 5, max_depth: int = 20,
+               max_nodes: Optional[int] = None) -> GraphDataset:
+    """Random ASTs as the ogbg-code2 loader gives them: (N, 3) int64 (type, attribute, depth <= ``max_depth``,
+    the depth GraphGPS's AST encoder caps at), (E, 2) int64
     edge features from :func:`~geaet_dgl.data.ogbg.code2.clip_and_augment`, and (G, seq_len + name_len)
     float32 label rows (``seq_len`` training ids in ``0 .. vocab - 1``, then the name's ids, NaN-padded)."""
     from ..data.ogbg.code2 import clip_and_augment
@@ -184,11 +186,15 @@ def ast_graphs(rng: np.random.Generator, num_graphs: int, nodes: Tuple[int, int]
     graphs = []
     for _ in range(num_graphs):
         n = int(rng.integers(lo, hi + 1))
-        # each node's parent is one of the last few nodes before it: a tree in DFS preorder with some depth
-        parent = np.array([int(rng.integers(max(0, i - 4), i)) for i in range(1, n)], dtype=np.int64)
+        # each node's parent is one of the last few nodes before it (a tree in DFS preorder), moved up to an
+        # ancestor where the depth would pass max_depth: depths 0..max_depth, all inside the encoder's vocabulary
+        parent = np.zeros(n - 1, dtype=np.int64)
         depth = np.zeros(n, dtype=np.int64)
         for i in range(1, n):
-            depth[i] = depth[parent[i - 1]] + 1
+            p = int(rng.integers(max(0, i - 4), i))
+            while depth[p] >= max_depth:
+                p = int(parent[p - 1])
+            parent[i - 1], depth[i] = p, depth[p] + 1
         tree = dgl.graph((torch.from_numpy(parent), torch.arange(1, n)), num_nodes=n)
         tree.ndata["feat"] = torch.from_numpy(np.stack([rng.integers(0, node_vocab[0], n),
                                                         rng.integers(0, node_vocab[1], n)], axis=1))

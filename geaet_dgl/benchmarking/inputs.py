@@ -40,7 +40,7 @@ from ..data import GraphDataset, collate_for, synthetic_mnist_like
 from ..interop.reference_config import REFERENCE_PRESETS
 from ..presets import get_preset
 from . import generators
-from .shapes import DATASET_SHAPES
+from .shapes import DATASET_SHAPES, distinct_graphs, repeat_graphs
 
 
 @dataclass(frozen=True)
@@ -103,8 +103,8 @@ def synthetic_graphs(preset: str, num_graphs: int, seed: int = 0, max_nodes: Opt
     if key in NODE_LEVEL_PRESETS:
         return _synthetic_pattern(num_graphs, get_preset(key).model.pe_k, seed)
     if key in PLAIN_GENERATORS:
-        return _with_encodings(plain_synthetic_graphs(key, num_graphs, seed, max_nodes=max_nodes),
-                               get_preset(key).model, key)
+        data = plain_synthetic_graphs(key, distinct_graphs(key, num_graphs), seed, max_nodes=max_nodes)
+        return repeat_graphs(_with_encodings(data, get_preset(key).model, key), num_graphs)
     shape = SYNTHETIC_SHAPES[key]
     cfg = get_preset(key).model
     data = synthetic_mnist_like(num_graphs, num_nodes=shape.max_nodes, min_nodes=shape.min_nodes,

@@ -34,7 +34,9 @@ class DatasetShape:
     """One dataset's synthetic graphs: ``family`` (a function of :mod:`.generators`) called with ``params``.
 
     ``level``: ``graph``, ``node`` (labels on the nodes of many graphs), ``link`` or ``transductive`` (one
-    graph with masks). ``note``: the sizes, as the docs state them.
+    graph with masks). ``note``: the sizes, as the docs state them. ``distinct``: at most this many different
+    graphs, repeated to fill the batches (graphs whose encodings take seconds each: MalNet-Tiny's 1,400-node
+    Laplacian eigenvectors); None: every graph is new.
     """
 
     name: str
@@ -42,6 +44,7 @@ class DatasetShape:
     params: Dict[str, object] = field(default_factory=dict, hash=False, compare=False)
     level: str = "graph"
     note: str = ""
+    distinct: Optional[int] = None
 
     def generate(self, num_graphs: int, seed: int = 0, max_nodes: Optional[int] = None) -> GraphDataset:
         """``num_graphs`` graphs (one for a one-graph set), no larger than ``max_nodes`` nodes each if given."""
@@ -144,7 +147,7 @@ DATASET_SHAPES: Dict[str, DatasetShape] = {shape.name: shape for shape in (
                       "edges, (G, 5 + 5) label rows"),
     DatasetShape("malnet-tiny", "call_graphs", dict(nodes=(300, 2500), calls_per_function=2.03, num_classes=5),
                  note="call graphs of 300-2,500 functions (MalNet-Tiny: mean 1,410 nodes, 2,860 edges), "
-                      "LocalDegreeProfile (N, 5), 5 classes"),
+                      "LocalDegreeProfile (N, 5), 5 classes; 8 different graphs, repeated", distinct=8),
     DatasetShape("tree", "tree_graphs", dict(depth=3),
                  note="TreeNeighbourMatch of radius 3 (15 nodes), the loader's own trees, 8 classes"),
     DatasetShape("geaet", "random_float_edge_graphs",
@@ -173,3 +176,17 @@ def one_graph_size(name: str) -> Tuple[int, int]:
     if nodes > NODE_GRAPH_MAX_NODES:
         edges, nodes = int(edges * NODE_GRAPH_MAX_NODES / nodes), NODE_GRAPH_MAX_NODES
     return nodes, edges
+
+
+def distinct_graphs(name: str, num_graphs: int) -> int:
+    """How many different graphs to generate for ``num_graphs`` of dataset ``name`` (see ``DatasetShape.distinct``)."""
+    shape = DATASET_SHAPES.get(name.lower())
+    return num_graphs if shape is None or shape.distinct is None else min(num_graphs, shape.distinct)
+
+
+def repeat_graphs(data: GraphDataset, num_graphs: int) -> GraphDataset:
+    """``data``'s graphs and labels cycled to ``num_graphs`` items (graph level; the graphs are shared, not copied)."""
+    if len(data) >= num_graphs or data.level != "graph":
+        return data
+    order = [i % len(data) for i in range(num_graphs)]
+    return GraphDataset([data.graphs[i] for i in order], data.labels[order])
