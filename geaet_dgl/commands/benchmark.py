@@ -13,9 +13,10 @@ from typing import Any, Dict, Union
 
 import click
 
-from ..benchmarking.api import (JOBS, REFERENCE_NODE_METHODS, EpochJob, ModelJob,
+from ..benchmarking.api import (CONFIG_FILE_ALONE, JOBS, REFERENCE_NODE_METHODS, EpochJob, ModelJob,
                                 NodeScalingJob, Reference, ScalingJob, Timing, check_epoch_graphs,
                                 default_batch_sizes, run_benchmark)
+from ..config import ConfigError
 from .options import ListOptionCommand, handle_errors, threads_option
 
 
@@ -134,6 +135,8 @@ def _model_job(options: Dict[str, Any], timing: Timing) -> ModelJob:
                      data_dir=options["data_dir"], limit_train=options["limit_train"],
                      limit_val=options["limit_val"], rounds=options["epoch_repeats"])
     check_epoch_graphs(epoch, "epoch" in parts and against_pyg is not None)
+    if options["config_file"] and ({"epoch", "scaling"} & parts or not {"throughput", "breakdown"} & parts):
+        raise ConfigError(CONFIG_FILE_ALONE)
     reference = (Reference(against_pyg, force=options["force"], config_file=options["config_file"])
                  if against_pyg else None)
     return ModelJob(preset=options["preset"],
