@@ -42,7 +42,6 @@ import torch
 from scipy.sparse import csgraph
 from scipy.sparse.linalg import LinearOperator, eigsh, lobpcg
 
-from ..errors import DataError
 
 #: Lanczos residual tolerance (relative to the eigenvalue's magnitude, ARPACK's criterion).
 EIGSH_TOL = 1e-6
