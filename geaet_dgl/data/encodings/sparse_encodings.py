@@ -312,10 +312,13 @@ def sparse_random_walk_se(src: np.ndarray, dst: np.ndarray, num_nodes: int, k: i
 
 
 def _torch_csr(matrix: sp.csr_matrix) -> torch.Tensor:
+    """``matrix`` as a float32 torch CSR tensor (its product with a dense block uses torch's threads)."""
     matrix = matrix.tocsr().astype(np.float32)
-    return torch.sparse_csr_tensor(torch.from_numpy(matrix.indptr.astype(np.int64)),
-                                   torch.from_numpy(matrix.indices.astype(np.int64)),
-                                   torch.from_numpy(matrix.data), size=matrix.shape)
+    with warnings.catch_warnings():  # "sparse CSR tensor support is in beta state"
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.sparse_csr_tensor(torch.from_numpy(matrix.indptr.astype(np.int64)),
+                                       torch.from_numpy(matrix.indices.astype(np.int64)),
+                                       torch.from_numpy(matrix.data), size=matrix.shape)
 
 
 def _is_symmetric(adj: sp.csr_matrix) -> bool:
