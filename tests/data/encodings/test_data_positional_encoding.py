@@ -206,6 +206,7 @@ def test_sparse_rwse_blocks_shrink_to_their_budget(monkeypatch):
     src, dst, n = _awkward_edges(seed=2)
     dense = random_walk_se_from_edges(src, dst, n, 6, method="dense")
     monkeypatch.setattr(sparse_encodings, "RWSE_BLOCK_NNZ", 40)  # a handful of rows per block
+    monkeypatch.setattr(sparse_encodings, "RWSE_ROW_COST", 0.0)  # the row blocks, whatever the estimate
     np.testing.assert_allclose(random_walk_se_from_edges(src, dst, n, 6, method="sparse"), dense, atol=1e-7)
 
 
@@ -248,6 +249,17 @@ def test_rwse_that_would_fill_the_graph_takes_column_chunks(monkeypatch):
         dense = random_walk_se_from_edges(*edges, n, 7, method="dense")
         np.testing.assert_allclose(sparse_encodings.sparse_random_walk_se(*edges, n, 7), dense, atol=1e-6)
     assert used == [n, n]
+    # by cost, without the cap: a grid's 3-step neighbourhoods stay small (row blocks), a random graph's do not
+    monkeypatch.setattr(sparse_encodings, "RWSE_MAX_WORK", 1e30)
+    ids = np.arange(400).reshape(20, 20)
+    right = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    left = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    grid = np.concatenate([right, left]), np.concatenate([left, right])
+    for edges, size, columns in ((grid, 400, False), (both, n, True)):
+        used.clear()
+        np.testing.assert_allclose(sparse_encodings.sparse_random_walk_se(*edges, size, 3),
+                                   random_walk_se_from_edges(*edges, size, 3, method="dense"), atol=1e-6)
+        assert used == ([size] if columns else [])
 
 
 @pytest.mark.parametrize("k", [1, 2, 5, 8])
