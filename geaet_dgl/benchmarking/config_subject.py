@@ -7,6 +7,7 @@ HKdiagSE, ElstaticSE, Graphormer's spatial types and degrees), the same tensors 
 """
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
@@ -20,12 +21,18 @@ from ..data.encodings.pe_cache import attach_pe, compute_split_pe
 from ..data.registry import laplacian_norm_of
 from ..data.encodings.se_cache import attach_structural
 from ..interop.reference_config import DATASETS, read_reference_config
+from ..nn.self_attention import MAX_DENSE_NODES
 from .inputs import (PLAIN_GENERATORS, SUPPORTED_PRESETS, UnsupportedPreset, batches_of, is_transductive,
                      plain_synthetic_graphs, synthetic_graphs)
 from .shapes import distinct_graphs, repeat_graphs
 
 #: ndata fields of the encodings, recomputed for each configuration
 _ENCODINGS = ("lap_pe", "lap_eigval", "rwse")
+#: attention kinds that attend over a whole graph (at most MAX_DENSE_NODES nodes): a one-graph node set is
+#: generated at that size for them (GraphGPS's actor, squirrel files), as ``train`` would need cluster batches
+DENSE_ATTENTION = ("transformer", "biased_transformer")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -50,6 +57,11 @@ class ConfigSubject:
         from ..training.run_config import data_pe_sizes, structural_spec
 
         count = 1 if is_transductive(self.dataset) else distinct_graphs(self.dataset, num_graphs)
+        if is_transductive(self.dataset) and self.model.attention in DENSE_ATTENTION:
+            max_nodes = min(max_nodes or MAX_DENSE_NODES, MAX_DENSE_NODES)
+            log.info("%s: attention=%s attends over the whole graph, at most %d nodes: the %s graph is generated "
+                     "with %d nodes at its average degree", self.name, self.model.attention, MAX_DENSE_NODES,
+                     self.dataset, max_nodes)
         generate = plain_synthetic_graphs if self.dataset in PLAIN_GENERATORS else synthetic_graphs
         data = generate(self.dataset, count, seed=seed, max_nodes=max_nodes)
         for g in data.graphs:

@@ -136,3 +136,18 @@ def test_parity_against_the_reference(name, tmp_path):
         if model.attention == "biased_transformer" and not model.graphormer.num_edge_types else 0
     assert out["parity"]["params_ours"] + unread == out["parity"]["params_reference"]  # its unread edge-path table
     assert out["results"][0]["ratio_train"] > 0
+
+
+def test_a_node_set_under_dense_attention_is_generated_at_the_attentions_limit(tmp_path, monkeypatch):
+    """GraphGPS's actor-GPS.yaml attends over the whole graph (Transformer): its synthetic Actor graph has at most
+    MAX_DENSE_NODES nodes (7,600 otherwise), so the step runs instead of the attention's refusal."""
+    from geaet_dgl.benchmarking import config_subject as module
+
+    path = tmp_path / "actor-GPS.yaml"
+    path.write_text(yaml.safe_dump(GRAPHGPS["actor-GPS.yaml"]))
+    subject = config_subject(path)
+    assert subject.model.attention == "transformer"
+    monkeypatch.setattr(module, "MAX_DENSE_NODES", 50)
+    (graph, labels), = subject.batches(16, 1)
+    assert graph.num_nodes() == 50 and graph.batch_size == 1 and labels.shape == (50,)
+    assert graph.ndata["feat"].shape[1] == 932
