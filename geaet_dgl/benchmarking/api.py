@@ -41,8 +41,8 @@ REFERENCE_NODE_METHODS = ("ref-none", "ref-transformer", "ref-performer")
 Echo = Optional[Callable[[str], None]]
 
 #: what a reference YAML is for, when asked of something else
-CONFIG_FILE_ALONE = ("--config FILE.yaml chooses the model of the throughput comparison (or breakdown) with the "
-                     "reference: use it with --against-pyg REF_DIR and no other job")
+CONFIG_FILE_ALONE = ("--config FILE.yaml chooses the model of the step table (throughput) and breakdown, alone or "
+                     "with --against-pyg REF_DIR: use it with no other job (not --epoch, --scaling)")
 
 
 def default_batch_sizes(epoch: bool, against_pyg: Optional[str]) -> Tuple[int, ...]:
@@ -97,7 +97,7 @@ def check_epoch_graphs(epoch: EpochJob, against_reference: bool) -> None:
 def _checked_preset(job: ModelJob) -> str:
     """The name the report carries for ``job``'s model, after checking that its parts go together."""
     reference, epoch = job.reference, job.epoch
-    config_file = reference.config_file if reference else None
+    config_file = job.model_file
     if config_file is not None:
         if epoch is not None or job.scaling is not None or not (job.throughput or job.breakdown):
             raise ConfigError(CONFIG_FILE_ALONE)
@@ -118,6 +118,7 @@ def _checked_preset(job: ModelJob) -> str:
 def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str], echo: Echo) -> Dict[str, object]:
     """A :class:`ModelJob`: its parts in turn, into one report."""
     preset = _checked_preset(job)
+    job = _one_graph_batches(job, preset, echo)
     timing = job.timing.resolved()
     set_threads(timing.threads)
     requested = requested_mode(timing.allocator)
@@ -129,6 +130,8 @@ def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str]
                   preset=preset, batch_sizes=[int(b) for b in job.batch_sizes], repeats=timing.repeats,
                   warmup=timing.warmup, num_batches=timing.num_batches, seed=timing.seed, isolated=timing.isolate,
                   inference="folded" if job.fold else "unfolded")
+    if job.config_file is not None:
+        config["config_file"] = str(job.config_file)
     report: Dict[str, object] = {"config": config, "results": []}
     with _child_environment(environment_for(requested)):  # measuring processes start in the chosen mode
         if job.epochs_against_reference:
@@ -137,13 +140,15 @@ def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str]
             if job.reference is not None:
                 _throughput_against_reference(job, preset, timing, report, echo)
             else:
-                report["results"] = run_throughput(preset, job.batch_sizes, timing, fold=job.fold)
+                report["results"] = run_throughput(preset, job.batch_sizes, timing, fold=job.fold,
+                                                   config_file=job.config_file)
                 config["throughput_source"] = "one fresh process per batch size" if timing.isolate else "this process"
         if job.breakdown and job.batch_sizes:
             from .breakdown import measure_breakdown
 
             steps = _breakdown_timing(timing)
-            report["breakdown"] = [measure_breakdown(preset, int(b), steps, job.reference) for b in job.batch_sizes]
+            report["breakdown"] = [measure_breakdown(preset, int(b), steps, job.reference, config_file=job.config_file)
+                                   for b in job.batch_sizes]
         if job.epoch is not None and not job.epochs_against_reference:
             report["epoch"] = run_epoch(preset, job.epoch, timing)
         if job.scaling is not None:
@@ -154,6 +159,25 @@ def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str]
         if echo is not None:
             echo(f"wrote {plot_path}")
     return report
+
+
+def _one_graph_batches(job: ModelJob, preset: str, echo: Echo) -> ModelJob:
+    """A one-graph node set's step is its whole graph: one batch size (1) instead of several alike."""
+    from .inputs import is_transductive
+
+    config_file = job.model_file
+    if config_file is not None:
+        from .config_subject import config_subject
+
+        dataset = config_subject(config_file).dataset
+    else:
+        dataset = preset
+    if not is_transductive(dataset) or tuple(job.batch_sizes) in ((), (1,)):
+        return job
+    if echo is not None:
+        echo(f"{dataset}: one graph with node masks; every step runs on the whole graph (batch size 1), "
+             f"not {', '.join(map(str, job.batch_sizes))}")
+    return dataclasses.replace(job, batch_sizes=(1,))
 
 
 def _breakdown_timing(timing: Timing) -> Timing:

@@ -98,12 +98,12 @@ def timed_train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, l
 
 
 def measure_breakdown(preset: str = "mnist", batch_size: int = 16, timing: Optional[Timing] = None,
-                      reference: Optional[Reference] = None) -> Dict[str, object]:
+                      reference: Optional[Reference] = None, config_file: Optional[str] = None) -> Dict[str, object]:
     """Median milliseconds per training step, by part, for our model (and the reference's with ``reference``).
 
     ``timing`` (default 10 timed steps after 3 untimed ones, 2 threads) gives the device, threads,
-    steps, batches and seed. ``reference.config_file``: a reference (GEAET or GraphGPS) YAML whose model
-    is split instead of ``preset``'s (:mod:`.config_subject`).
+    steps, batches and seed. ``reference.config_file`` (or ``config_file`` without a reference): a reference
+    (GEAET or GraphGPS) YAML whose model is split instead of ``preset``'s (:mod:`.config_subject`).
 
     Returns ``{'batch_size', 'repeats', 'ours': {part: ms}, ['ref': {part: ms}]}``
     with the parts of :data:`PARTS`; ``forward`` includes the loss, ``step`` is
@@ -112,7 +112,7 @@ def measure_breakdown(preset: str = "mnist", batch_size: int = 16, timing: Optio
     timing = timing or Timing(repeats=10, warmup=3, threads=2)
     repeats, warmup, num_batches, seed = timing.repeats, timing.warmup, timing.num_batches, timing.seed
     ref_dir = reference.ref_dir if reference else None
-    config = reference.config_file if reference else None
+    config = reference.config_file if reference else config_file
     dev = check_device(timing.device)
     set_threads(timing.threads)
     if config is not None:
@@ -145,7 +145,7 @@ def measure_breakdown(preset: str = "mnist", batch_size: int = 16, timing: Optio
                       make_clipper(key, reference=True), ref_batches))
     else:
         torch.manual_seed(seed)
-        ours = build_model(get_preset(key).model).to(dev)
+        ours = build_model(subject.model if config is not None else get_preset(key).model).to(dev)
     sides.insert(0, ("ours", ours, make_optimizer(ours, key), ours_forward, make_clipper(key), batches))
 
     timers = {name: BranchTimer(model, dev) for name, model, *_ in sides}

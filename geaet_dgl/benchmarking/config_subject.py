@@ -7,23 +7,32 @@ HKdiagSE, ElstaticSE, Graphormer's spatial types and degrees), the same tensors 
 """
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
-from typing import Callable, List, Tuple
+from typing import Callable, List, Optional, Tuple
 
 import dgl
 import torch
 
 from ..config import ModelConfig, TrainConfig
-from ..data import GraphDataset, collate_for
+from ..data import GraphDataset
 from ..data.encodings.pe_cache import attach_pe, compute_split_pe
 from ..data.registry import laplacian_norm_of
 from ..data.encodings.se_cache import attach_structural
 from ..config.reference_yaml import DATASETS, read_reference_config
-from .inputs import PLAIN_GENERATORS, SUPPORTED_PRESETS, UnsupportedPreset, plain_synthetic_graphs, synthetic_graphs
+from ..nn.self_attention import MAX_DENSE_NODES
+from .inputs import (PLAIN_GENERATORS, SUPPORTED_PRESETS, UnsupportedPreset, batches_of, is_transductive,
+                     plain_synthetic_graphs, synthetic_graphs)
+from .shapes import distinct_graphs, repeat_graphs
 
 #: ndata fields of the encodings, recomputed for each configuration
 _ENCODINGS = ("lap_pe", "lap_eigval", "rwse")
+#: attention kinds that attend over a whole graph (at most MAX_DENSE_NODES nodes): a one-graph node set is
+#: generated at that size for them (GraphGPS's actor, squirrel files), as ``train`` would need cluster batches
+DENSE_ATTENTION = ("transformer", "biased_transformer")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -42,24 +51,31 @@ class ConfigSubject:
     def name(self) -> str:
         return os.path.basename(self.path)
 
-    def graphs(self, num_graphs: int, seed: int = 0) -> GraphDataset:
-        """``num_graphs`` synthetic graphs shaped like the dataset, with the encodings the model reads."""
+    def graphs(self, num_graphs: int, seed: int = 0, max_nodes: Optional[int] = None) -> GraphDataset:
+        """``num_graphs`` synthetic graphs shaped like the dataset, with the encodings the model reads (a one-graph
+        node set: its one graph; ``max_nodes``: see :func:`.inputs.synthetic_graphs`)."""
         from ..data.run_splits import data_pe_sizes, structural_spec
 
+        count = 1 if is_transductive(self.dataset) else distinct_graphs(self.dataset, num_graphs)
+        if is_transductive(self.dataset) and self.model.attention in DENSE_ATTENTION:
+            max_nodes = min(max_nodes or MAX_DENSE_NODES, MAX_DENSE_NODES)
+            log.info("%s: attention=%s attends over the whole graph, at most %d nodes: the %s graph is generated "
+                     "with %d nodes at its average degree", self.name, self.model.attention, MAX_DENSE_NODES,
+                     self.dataset, max_nodes)
         generate = plain_synthetic_graphs if self.dataset in PLAIN_GENERATORS else synthetic_graphs
-        data = generate(self.dataset, num_graphs, seed=seed)
+        data = generate(self.dataset, count, seed=seed, max_nodes=max_nodes)
         for g in data.graphs:
             for key in _ENCODINGS:
                 g.ndata.pop(key, None)
         pe_k, rwse_k = data_pe_sizes(self.model)
         attach_pe(data.graphs, compute_split_pe(data.graphs, pe_k, self.laplacian_norm, rwse_k, progress=False))
         attach_structural(data.graphs, structural_spec(self.model))
-        return data
+        return repeat_graphs(data, num_graphs)
 
-    def batches(self, batch_size: int, num_batches: int, seed: int = 0) -> List[Tuple[dgl.DGLGraph, torch.Tensor]]:
-        data = self.graphs(batch_size * num_batches, seed)
-        batch_of = collate_for(data)
-        return [batch_of([data[j] for j in range(i * batch_size, (i + 1) * batch_size)]) for i in range(num_batches)]
+    def batches(self, batch_size: int, num_batches: int, seed: int = 0, max_nodes: Optional[int] = None
+                ) -> List[Tuple[dgl.DGLGraph, torch.Tensor]]:
+        """``num_batches`` batches of ``batch_size`` graphs (a one-graph node set: its whole graph each time)."""
+        return batches_of(self.graphs(batch_size * num_batches, seed, max_nodes), batch_size, num_batches)
 
     def pyg_batch(self, graph: dgl.DGLGraph, labels: torch.Tensor):
         """``graph`` as the reference's loader gives it (:func:`~geaet_dgl.interop.pyg_export.to_pyg_batch`;

@@ -1,4 +1,5 @@
-"""Synthetic input graphs shaped like a preset's dataset, and pre-built batches.
+"""Synthetic input graphs shaped like a preset's dataset (every dataset a preset or a ``--config`` file can name),
+and pre-built batches.
 
 ``mnist`` (3 node features: intensity, x, y; 66-75 nodes, mean ~70.5 like the
 real MNIST superpixel graphs) and ``cifar10`` (5 node features: r, g, b, x, y;
@@ -6,29 +7,30 @@ real MNIST superpixel graphs) and ``cifar10`` (5 node features: r, g, b, x, y;
 feature and an 8-frequency Laplacian PE. ``pattern`` graphs come from our
 generator of the benchmark's SBM (:func:`geaet_dgl.data.generated.sbm.generate_pattern_graph`:
 44-180 nodes, about 50 edges per node), with one-hot node features, per-node
-labels and 16-step RWSE, as the PATTERN loader gives them. ``peptides-struct``
-graphs are peptide-sized random molecules (100-200 atoms: a backbone chain with
-side branches and a few ring closures, both edge directions), with integer OGB
-atom (9) and bond (3) features inside the preset's vocabularies, 11 regression
-targets per graph and 10 Laplacian eigenvectors of the unnormalised Laplacian, as
-the Peptides loader gives them; ``peptides-func`` the same molecules with 10 targets
-in {0, 1} per graph. ``zinc`` graphs are ZINC-sized random molecules (9-37 atoms,
-about 2.15 directed bonds per atom, a few rings) with one integer atom type (28) and
-bond type (4) per atom and bond, (G,) float targets and 20-step RWSE, as the ZINC
-loader gives them. ``cluster`` graphs come from our CLUSTER SBM generator (40-190
-nodes, one-hot (N, 7) inputs, six classes per node). ``voc`` and ``coco`` graphs are
-region-boundary superpixel graphs (350-500 superpixels at random positions, each
-linked to its 5 nearest both ways: about 6 edges per node, VOC has 5.65) with standardised
-(N, 14) node and (E, 2) edge float features and per-node labels in 0..20 / 0..80,
-as the LRGB superpixel loaders give them. Each carries the encodings its preset's
-model reads; ``benchmark --config`` recomputes them for the file's model. ``ogbg-molhiv`` graphs (``benchmark --config``
-only) are random molecules of molhiv's shape (6-60 atoms, OGB's 9 atom and 3 bond
-columns, (G,) {0, 1} labels).
+labels and 16-step RWSE, as the PATTERN loader gives them. ``cluster`` graphs come
+from our CLUSTER SBM generator (40-190 nodes, one-hot (N, 7) inputs, six classes per node).
+``voc`` and ``coco`` graphs are region-boundary superpixel graphs (350-500 superpixels
+at random positions, each linked to its 5 nearest both ways: about 6 edges per node,
+VOC has 5.65) with standardised (N, 14) node and (E, 2) edge float features and
+per-node labels in 0..20 / 0..80, as the LRGB superpixel loaders give them.
+
+Every other dataset has a row in :data:`.shapes.DATASET_SHAPES` (a family of
+:mod:`.generators` and its sizes): the molecules (Peptides: 100-200 atoms with OGB's 9
+atom and 3 bond columns; ZINC: 9-37 atoms, one atom and bond type; ogbg-molhiv,
+ogbg-molpcba, PCQM4Mv2 and PCQM-Contact's contact pairs), ogbg-ppa, ogbg-code2's ASTs,
+MalNet-Tiny's call graphs, TreeNeighbourMatch, the user's own graph files, and the
+one-graph node sets (Planetoid, geom-gcn, Platonov et al.'s, Amazon / Coauthor,
+Wiki-CS, ogbn-arxiv / -products: one graph with train / val / test masks; a batch is
+that whole graph, whatever the batch size, and a training step's loss reads the
+``train_mask`` nodes, as the trainer's full-graph step does).
+
+Each carries the encodings its preset's model reads; ``benchmark --config`` recomputes
+them for the file's model.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import dgl
 import numpy as np
@@ -37,6 +39,8 @@ import torch
 from ..data import GraphDataset, collate_for, synthetic_mnist_like
 from ..config.reference_yaml import REFERENCE_PRESETS
 from ..config.presets import get_preset
+from . import generators
+from .shapes import DATASET_SHAPES, distinct_graphs, repeat_graphs
 
 
 @dataclass(frozen=True)
@@ -53,11 +57,9 @@ SYNTHETIC_SHAPES: Dict[str, SyntheticShape] = {
 }
 #: presets whose inputs are node-level SBM graphs
 NODE_LEVEL_PRESETS = ("pattern",)
-#: presets whose inputs are molecules with OGB features
-MOLECULE_PRESETS = ("peptides-struct",)
 #: presets whose graphs are generated without encodings, then given those the preset's model reads
-PLAIN_GENERATORS = ("peptides-func", "zinc", "ogbg-molhiv", "cluster", "voc", "coco")
-SUPPORTED_PRESETS = tuple(SYNTHETIC_SHAPES) + NODE_LEVEL_PRESETS + MOLECULE_PRESETS + PLAIN_GENERATORS
+PLAIN_GENERATORS = ("cluster", "voc", "coco") + tuple(DATASET_SHAPES)
+SUPPORTED_PRESETS = tuple(SYNTHETIC_SHAPES) + NODE_LEVEL_PRESETS + PLAIN_GENERATORS
 
 
 class UnsupportedPreset(ValueError):
@@ -84,15 +86,25 @@ def check_reference_preset(preset: str) -> str:
     return key
 
 
-def synthetic_graphs(preset: str, num_graphs: int, seed: int = 0) -> GraphDataset:
-    """``num_graphs`` random graphs with the node/edge features and PE the preset's model reads."""
+def is_transductive(dataset: str) -> bool:
+    """Whether ``dataset``'s synthetic data is one graph with node masks (a batch is the whole graph)."""
+    shape = DATASET_SHAPES.get(dataset.lower())
+    return shape is not None and shape.level == "transductive"
+
+
+def synthetic_graphs(preset: str, num_graphs: int, seed: int = 0, max_nodes: Optional[int] = None) -> GraphDataset:
+    """``num_graphs`` random graphs with the node/edge features and PE the preset's model reads.
+
+    ``max_nodes`` caps the nodes of each graph of the families that take it (:mod:`.generators`; the
+    one-graph node sets are scaled to it at their average degree): small inputs for tests.
+    A one-graph node set gives one graph whatever ``num_graphs``.
+    """
     key = check_supported(preset)
     if key in NODE_LEVEL_PRESETS:
         return _synthetic_pattern(num_graphs, get_preset(key).model.pe_k, seed)
-    if key in MOLECULE_PRESETS:
-        return _synthetic_molecules(num_graphs, get_preset(key).model, seed)
     if key in PLAIN_GENERATORS:
-        return _with_encodings(plain_synthetic_graphs(key, num_graphs, seed), get_preset(key).model, key)
+        data = plain_synthetic_graphs(key, distinct_graphs(key, num_graphs), seed, max_nodes=max_nodes)
+        return repeat_graphs(_with_encodings(data, get_preset(key).model, key), num_graphs)
     shape = SYNTHETIC_SHAPES[key]
     cfg = get_preset(key).model
     data = synthetic_mnist_like(num_graphs, num_nodes=shape.max_nodes, min_nodes=shape.min_nodes,
@@ -121,41 +133,6 @@ def _synthetic_pattern(num_graphs: int, rwse_k: int, seed: int) -> GraphDataset:
     return GraphDataset(graphs, labels, level="node")
 
 
-def _random_molecule(rng: np.random.Generator, min_atoms: int = 100, max_atoms: int = 200,
-                     rings_per_atom: float = 1 / 30) -> np.ndarray:
-    """(2, B) bonds of a random molecule: a chain, side branches, ``n * rings_per_atom`` ring closures."""
-    n = int(rng.integers(min_atoms, max_atoms + 1))
-    backbone = max(2, n * 2 // 3)
-    bonds = [(i, i + 1) for i in range(backbone - 1)]
-    bonds += [(int(rng.integers(0, i)), i) for i in range(backbone, n)]  # side chains hang off earlier atoms
-    for _ in range(int(n * rings_per_atom)):  # ring closures
-        i = int(rng.integers(0, n - 6))
-        bonds.append((i, i + 5))
-    return np.unique(np.array(bonds, dtype=np.int64).T, axis=1)
-
-
-def _synthetic_molecules(num_graphs: int, config, seed: int) -> GraphDataset:
-    """Peptide-sized random molecules with OGB-style integer features, LapPE and (G, T) float targets."""
-    from ..data.encodings.positional_encoding import laplacian_pe
-
-    rng = np.random.default_rng(seed)
-    graphs = []
-    for _ in range(num_graphs):
-        bonds = _random_molecule(rng)
-        n = int(bonds.max()) + 1
-        src = torch.from_numpy(np.concatenate([bonds[0], bonds[1]]))
-        dst = torch.from_numpy(np.concatenate([bonds[1], bonds[0]]))
-        g = dgl.graph((src, dst), num_nodes=n)
-        atoms = np.stack([rng.integers(0, size, n) for size in config.node_vocab_sizes], axis=1)
-        bond_feat = np.stack([rng.integers(0, size, bonds.shape[1]) for size in config.edge_vocab_sizes], axis=1)
-        g.ndata["feat"] = torch.from_numpy(atoms)
-        g.edata["feat"] = torch.from_numpy(np.concatenate([bond_feat, bond_feat]))
-        g.ndata["lap_pe"], g.ndata["lap_eigval"] = laplacian_pe(g, config.pe_k, norm="none")
-        graphs.append(g)
-    targets = torch.from_numpy(rng.normal(size=(num_graphs, config.out_feats)).astype(np.float32))
-    return GraphDataset(graphs, targets)
-
-
 def _with_encodings(data: GraphDataset, model, dataset: str) -> GraphDataset:
     """``data`` with the Laplacian PE / RWSE / structural encodings ``model`` reads, as the loaders attach them."""
     from ..data.encodings.pe_cache import attach_pe, compute_split_pe
@@ -169,47 +146,19 @@ def _with_encodings(data: GraphDataset, model, dataset: str) -> GraphDataset:
     return data
 
 
-def plain_synthetic_graphs(dataset: str, num_graphs: int, seed: int = 0) -> GraphDataset:
-    """``num_graphs`` graphs shaped like ``dataset``'s (one of :data:`PLAIN_GENERATORS`), features and labels only."""
+def plain_synthetic_graphs(dataset: str, num_graphs: int, seed: int = 0, max_nodes: Optional[int] = None
+                           ) -> GraphDataset:
+    """``num_graphs`` graphs shaped like ``dataset``'s (one of :data:`PLAIN_GENERATORS`), features and labels only
+    (``max_nodes``: see :func:`synthetic_graphs`)."""
     rng = np.random.default_rng(seed)
-    if dataset in ("peptides-func", "zinc", "ogbg-molhiv"):
-        return _plain_molecules(rng, num_graphs, dataset)
     if dataset == "cluster":
         return _plain_cluster(rng, num_graphs)
     if dataset in ("voc", "coco"):
-        return _plain_superpixels(rng, num_graphs, num_classes=21 if dataset == "voc" else 81)
+        return generators.region_superpixels(rng, num_graphs, num_classes=21 if dataset == "voc" else 81,
+                                             max_nodes=max_nodes)
+    if dataset in DATASET_SHAPES:
+        return DATASET_SHAPES[dataset].generate(num_graphs, seed, max_nodes=max_nodes)
     raise UnsupportedPreset(f"no plain generator for {dataset!r}; choose one of {', '.join(PLAIN_GENERATORS)}")
-
-
-#: dataset -> (atoms min, max, ring closures per atom, atom vocabularies, bond vocabularies)
-_MOLECULE_SHAPES = {
-    "peptides-func": (100, 200, 1 / 30, [119, 5, 12, 12, 10, 6, 6, 2, 2], [5, 6, 2]),
-    "zinc": (9, 37, 1 / 8, [28], [4]),
-    "ogbg-molhiv": (6, 60, 1 / 10, [119, 5, 12, 12, 10, 6, 6, 2, 2], [5, 6, 2]),
-}
-
-
-def _plain_molecules(rng: np.random.Generator, num_graphs: int, dataset: str) -> GraphDataset:
-    """Random molecules with integer atom and bond features in the dataset's vocabularies; Peptides-Func's
-    (G, 10) targets in {0, 1}, ZINC's (G,) float targets, molhiv's (G,) int64 labels in {0, 1}."""
-    lo, hi, rings, atom_vocab, bond_vocab = _MOLECULE_SHAPES[dataset]
-    graphs = []
-    for _ in range(num_graphs):
-        bonds = _random_molecule(rng, lo, hi, rings)
-        n = int(bonds.max()) + 1
-        g = dgl.graph((torch.from_numpy(np.concatenate([bonds[0], bonds[1]])),
-                       torch.from_numpy(np.concatenate([bonds[1], bonds[0]]))), num_nodes=n)
-        bond_feat = np.stack([rng.integers(0, size, bonds.shape[1]) for size in bond_vocab], axis=1)
-        g.ndata["feat"] = torch.from_numpy(np.stack([rng.integers(0, size, n) for size in atom_vocab], axis=1))
-        g.edata["feat"] = torch.from_numpy(np.concatenate([bond_feat, bond_feat]))
-        graphs.append(g)
-    if dataset == "zinc":
-        targets = torch.from_numpy(rng.normal(size=num_graphs).astype(np.float32))
-    elif dataset == "ogbg-molhiv":
-        targets = torch.from_numpy(rng.integers(0, 2, num_graphs))
-    else:
-        targets = torch.from_numpy((rng.random((num_graphs, 10)) < 0.2).astype(np.float32))
-    return GraphDataset(graphs, targets)
 
 
 def _plain_cluster(rng: np.random.Generator, num_graphs: int) -> GraphDataset:
@@ -221,48 +170,39 @@ def _plain_cluster(rng: np.random.Generator, num_graphs: int) -> GraphDataset:
     return GraphDataset(graphs, labels, level="node")
 
 
-def _plain_superpixels(rng: np.random.Generator, num_graphs: int, num_classes: int, neighbours: int = 5,
-                       min_nodes: int = 350, max_nodes: int = 500) -> GraphDataset:
-    """Region-boundary-like superpixel graphs: each node linked to its ``neighbours`` nearest, both ways."""
-    graphs, labels = [], []
-    for _ in range(num_graphs):
-        n = int(rng.integers(min_nodes, max_nodes + 1))
-        pos = rng.random((n, 2))
-        dist = ((pos[:, None, :] - pos[None, :, :]) ** 2).sum(-1)
-        np.fill_diagonal(dist, np.inf)
-        near = np.argsort(dist, axis=1)[:, :neighbours]
-        pairs = np.unique(np.sort(np.stack([np.repeat(np.arange(n), neighbours), near.reshape(-1)], 1), 1), axis=0)
-        src = np.concatenate([pairs[:, 0], pairs[:, 1]])
-        dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
-        g = dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=n)
-        g.ndata["feat"] = torch.from_numpy(rng.normal(size=(n, 14)).astype(np.float32))
-        g.edata["feat"] = torch.from_numpy(rng.normal(size=(g.num_edges(), 2)).astype(np.float32))
-        graphs.append(g)
-        labels.append(torch.from_numpy(rng.integers(0, num_classes, n)))
-    return GraphDataset(graphs, torch.cat(labels), level="node")
+def batches_of(data: GraphDataset, batch_size: int, num_batches: int) -> List[Tuple[dgl.DGLGraph, torch.Tensor]]:
+    """``num_batches`` batches of ``batch_size`` consecutive items of ``data``; a one-graph set's batch is its one
+    graph (the same batch ``num_batches`` times)."""
+    batch_of = collate_for(data)
+    if len(data) == 1:
+        return [batch_of([data[0]])] * num_batches
+    return [batch_of([data[j] for j in range(i * batch_size, (i + 1) * batch_size)]) for i in range(num_batches)]
 
 
-def prebuilt_batches(preset: str, batch_size: int, num_batches: int, device: torch.device, seed: int = 0
-                     ) -> List[Tuple[dgl.DGLGraph, torch.Tensor]]:
-    """``num_batches`` batches of ``batch_size`` synthetic graphs, batched and moved to ``device`` once."""
+def prebuilt_batches(preset: str, batch_size: int, num_batches: int, device: torch.device, seed: int = 0,
+                     max_nodes: Optional[int] = None) -> List[Tuple[dgl.DGLGraph, torch.Tensor]]:
+    """``num_batches`` batches of ``batch_size`` synthetic graphs, batched and moved to ``device`` once
+    (a one-graph node set: its whole graph, whatever ``batch_size``)."""
     if batch_size < 1 or num_batches < 1:
         raise ValueError(f"batch_size and num_batches must be >= 1, got {batch_size}, {num_batches}")
-    data = synthetic_graphs(preset, batch_size * num_batches, seed=seed)
-    batch_of = collate_for(data)
-    batches = []
-    for i in range(num_batches):
-        graph, labels = batch_of([data[j] for j in range(i * batch_size, (i + 1) * batch_size)])
-        batches.append((graph.to(device), labels.to(device)))
-    return batches
+    count = 1 if is_transductive(preset) else batch_size * num_batches
+    data = synthetic_graphs(preset, count, seed=seed, max_nodes=max_nodes)
+    built = batches_of(data, batch_size, num_batches)
+    moved = {}
+    for graph, labels in built:
+        if id(graph) not in moved:  # a one-graph set's one batch is moved once
+            moved[id(graph)] = (graph.to(device), labels.to(device))
+    return [moved[id(graph)] for graph, _ in built]
 
 
 def loss_function(preset: str):
     """The preset's training loss as ``f(output, labels)``: cross-entropy, weighted cross-entropy (PATTERN,
-    CLUSTER, VOC, COCO), L1 (Peptides-Struct, ZINC) or BCE (Peptides-Func)."""
-    from ..training.losses import get_loss
+    CLUSTER, VOC, COCO), L1 (Peptides-Struct, ZINC, PCQM4Mv2), BCE (Peptides-Func, molpcba), the link
+    cross-entropy (PCQM-Contact) or the subtoken cross-entropy (ogbg-code2)."""
+    from ..training.losses import LOSSES, get_loss
 
     key = check_supported(preset)
     name = get_preset(key).train.loss
-    if name not in ("cross_entropy", "weighted_cross_entropy", "l1", "bce"):
+    if name not in LOSSES:
         raise UnsupportedPreset(f"preset {preset!r} uses loss {name!r}, not benchmarked")
     return get_loss(name)

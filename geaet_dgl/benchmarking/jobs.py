@@ -143,6 +143,8 @@ class ModelJob:
         batch size.
     fold : time inference on the folded model (what evaluation runs); False: the model as trained.
     timing : how every measurement is taken.
+    config_file : a reference (GEAET or GraphGPS) YAML whose model is timed instead of ``preset``'s, alone
+        (step table and breakdown; beside the reference it is ``reference.config_file``).
     """
 
     preset: str = "mnist"
@@ -154,6 +156,12 @@ class ModelJob:
     reference: Optional[Reference] = None
     fold: bool = True
     timing: Timing = Timing()
+    config_file: Optional[str] = None
+
+    @property
+    def model_file(self) -> Optional[str]:
+        """The YAML whose model is timed (beside the reference or alone), or None: the preset's."""
+        return self.reference.config_file if self.reference is not None else self.config_file
 
     @property
     def epochs_against_reference(self) -> bool:

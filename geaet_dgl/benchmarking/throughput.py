@@ -10,7 +10,7 @@ pre-built batches, and reports the median (min, max) of the per-step graphs/s.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -63,8 +63,14 @@ def make_clipper(preset, reference: bool = False) -> Callable[[torch.nn.Module],
 
 
 def ours_forward(model: torch.nn.Module, batch: Batch) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Our model's forward on a ``(graph, labels)`` batch -> ``(logits, labels)``."""
-    return model(batch[0]), batch[1]
+    """Our model's forward on a ``(graph, labels)`` batch -> ``(logits, labels)``; on one graph with node
+    masks (a node set) the rows of its ``train_mask`` nodes, as the trainer's full-graph step reads them."""
+    graph, labels = batch
+    output = model(graph)
+    if "train_mask" in graph.ndata and output.shape[0] == graph.num_nodes():
+        mask = graph.ndata["train_mask"]
+        return output[mask], labels[mask]
+    return output, labels
 
 
 def train_step_fn(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn,
@@ -113,9 +119,12 @@ def time_steps(step: Callable[[Batch], None], batches: Sequence[Batch], sizes: S
 
 
 def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str = "cpu", threads: int = 2,
-                       repeats: int = 5, warmup: int = 2, num_batches: int = 2, seed: int = 0, fold: bool = True
-                       ) -> Dict[str, object]:
+                       repeats: int = 5, warmup: int = 2, num_batches: int = 2, seed: int = 0, fold: bool = True,
+                       config_file: Optional[str] = None) -> Dict[str, object]:
     """Throughput and memory of one batch size, measured in the calling process.
+
+    ``config_file``: a reference (GEAET or GraphGPS) YAML whose model is timed instead of ``preset``'s, on
+    synthetic graphs shaped like its dataset carrying the encodings it reads (:mod:`.config_subject`).
 
     Inference runs the folded model (:func:`~geaet_dgl.inference.fold_for_inference`, as
     evaluation does) unless ``fold`` is False.
@@ -126,14 +135,22 @@ def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str 
     ``base_rss_mib`` (after setup, before any step), ``peak_gpu_mib`` on CUDA,
     ``nodes_per_batch`` / ``edges_per_batch`` and ``num_parameters``.
     """
-    key = check_supported(preset)
     set_threads(threads)
     dev = check_device(device)
-    batches = prebuilt_batches(key, batch_size, num_batches, dev, seed=seed)
+    if config_file is not None:
+        from .config_subject import config_subject
+
+        subject = config_subject(config_file)
+        model_config, settings, loss_fn = subject.model, subject.train, subject.loss()
+        batches = [(g.to(dev), y.to(dev)) for g, y in subject.batches(batch_size, num_batches, seed)]
+    else:
+        key = check_supported(preset)
+        model_config, settings, loss_fn = get_preset(key).model, key, loss_function(key)
+        batches = prebuilt_batches(key, batch_size, num_batches, dev, seed=seed)
     sizes = [g.batch_size for g, _ in batches]
     torch.manual_seed(seed)
-    model = build_model(get_preset(key).model).to(dev)
-    optimizer = make_optimizer(model, key)
+    model = build_model(model_config).to(dev)
+    optimizer = make_optimizer(model, settings)
     base_rss = current_rss_mib()
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
@@ -144,7 +161,7 @@ def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str 
     peak_infer = peak_rss_mib()
     gpu_infer = peak_gpu_mib(dev) if dev.type == "cuda" else None
     model.train()
-    step = train_step_fn(model, optimizer, loss_function(key), clip=make_clipper(key))
+    step = train_step_fn(model, optimizer, loss_fn, clip=make_clipper(settings))
     train = summarize(time_steps(step, batches, sizes, warmup, repeats, dev))
     result: Dict[str, object] = {
         "batch_size": int(batch_size),
@@ -168,18 +185,20 @@ def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str 
     return result
 
 
-def run_throughput(preset: str, batch_sizes: Sequence[int], timing: "Timing", fold: bool = True
-                   ) -> List[Dict[str, object]]:
+def run_throughput(preset: str, batch_sizes: Sequence[int], timing: "Timing", fold: bool = True,
+                   config_file: Optional[str] = None) -> List[Dict[str, object]]:
     """:func:`measure_throughput` for every batch size, each in a fresh process when ``timing.isolate``
-    (``timing.threads`` resolved: see :meth:`~.jobs.Timing.resolved`)."""
+    (``timing.threads`` resolved: see :meth:`~.jobs.Timing.resolved`); ``config_file``: the YAML whose model
+    is timed instead of ``preset``'s."""
     from .worker import run_isolated
 
-    check_supported(preset)
+    if config_file is None:
+        check_supported(preset)
     check_device(timing.device)
     results = []
     for batch_size in batch_sizes:
         kwargs = dict(preset=preset, batch_size=int(batch_size), device=timing.device, threads=timing.threads,
                       repeats=timing.repeats, warmup=timing.warmup, num_batches=timing.num_batches,
-                      seed=timing.seed, fold=fold)
+                      seed=timing.seed, fold=fold, config_file=None if config_file is None else str(config_file))
         results.append(run_isolated("throughput", kwargs) if timing.isolate else measure_throughput(**kwargs))
     return results

@@ -28,8 +28,8 @@ from .options import ListOptionCommand, handle_errors, threads_option
                    "on 1k..--max-nodes node graphs). With --against-pyg each beside the reference (epoch: whole "
                    "epochs of both sides, alternated, instead of the step table).")
 @click.option("--preset", default="mnist", show_default=True,
-              help="Preset whose model is timed (synthetic graphs shaped like its dataset: mnist, cifar10, pattern, "
-                   "cluster, zinc, peptides-func, peptides-struct, voc, coco).")
+              help="Preset whose model is timed, on synthetic graphs shaped like its dataset (every preset; a "
+                   "node set's step is its whole graph).")
 @click.option("--batch-sizes", "--batch-size", "batch_sizes", type=click.IntRange(min=1), multiple=True,
               metavar="B [B ...]", help="Batch sizes for the throughput table (default 16 64 128).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
@@ -85,10 +85,10 @@ from .options import ListOptionCommand, handle_errors, threads_option
               help="A checkout of icm1018/GEAET (its dependencies installed here): check parity on the same "
                    "weights, then time both models interleaved on the same batches and report the ratios.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), metavar="FILE.yaml",
-              help="With --against-pyg: compare the model this reference (GEAET) or GraphGPS YAML describes "
-                   "instead of --preset's (throughput and breakdown), on synthetic graphs shaped like its dataset "
-                   "(any a file can name: MNIST, CIFAR10, PATTERN, CLUSTER, ZINC, Peptides, VOC, COCO) carrying "
-                   "the encodings it reads.")
+              help="Time the model this reference (GEAET) or GraphGPS YAML describes instead of --preset's "
+                   "(throughput and breakdown; with --against-pyg beside the reference's), on synthetic graphs "
+                   "shaped like its dataset (any a file can name: superpixels, SBMs, molecules, OGB, PCQM, "
+                   "MalNet, the node sets) carrying the encodings it reads.")
 @click.option("--force", is_flag=True, help="Time against the reference even if parity fails.")
 @click.option("--allocator", type=click.Choice(["hugetlb", "system", "keep"]), default=None,
               help="How glibc serves large tensors in the measuring processes: transparent huge pages (512x "
@@ -135,7 +135,7 @@ def _model_job(options: Dict[str, Any], timing: Timing) -> ModelJob:
                      data_dir=options["data_dir"], limit_train=options["limit_train"],
                      limit_val=options["limit_val"], rounds=options["epoch_repeats"])
     check_epoch_graphs(epoch, "epoch" in parts and against_pyg is not None)
-    if options["config_file"] and not against_pyg:
+    if options["config_file"] and ({"epoch", "scaling"} & parts or not {"throughput", "breakdown"} & parts):
         raise ConfigError(CONFIG_FILE_ALONE)
     reference = (Reference(against_pyg, force=options["force"], config_file=options["config_file"])
                  if against_pyg else None)
@@ -144,4 +144,5 @@ def _model_job(options: Dict[str, Any], timing: Timing) -> ModelJob:
                     throughput="throughput" in parts, breakdown="breakdown" in parts,
                     epoch=epoch if "epoch" in parts else None,
                     scaling=ScalingJob(max_nodes=options["max_nodes"]) if "scaling" in parts else None,
-                    reference=reference, fold=not options["no_fold"], timing=timing)
+                    reference=reference, fold=not options["no_fold"], timing=timing,
+                    config_file=None if against_pyg else options["config_file"])

@@ -12,6 +12,8 @@ from geaet_dgl.benchmarking import run_benchmark
 from geaet_dgl.benchmarking.jobs import ModelJob, Reference, ScalingJob, Timing
 from geaet_dgl.benchmarking.config_subject import config_subject
 from geaet_dgl.benchmarking.inputs import UnsupportedPreset
+from geaet_dgl.benchmarking.throughput import ours_forward
+from geaet_dgl.models import build_model
 from geaet_dgl.interop.reference_model import as_reference_geaet
 from geaet_dgl.config import ConfigError
 
@@ -39,19 +41,56 @@ def test_graphgps_file_becomes_the_reference_geaet_network_without_external_bran
     assert GRAPHGPS["zinc-GPS+RWSE.yaml"]["model"]["type"] == "GPSModel"  # the input is left as it was
 
 
-def test_config_needs_against_pyg_and_a_generated_dataset(tmp_path, monkeypatch):
-    with pytest.raises(ConfigError, match="use it with --against-pyg REF_DIR"):
+def test_config_times_alone_and_needs_a_generated_dataset(tmp_path, monkeypatch):
+    with pytest.raises(ConfigError, match="use it with no other job"):
         run_benchmark(ModelJob(batch_sizes=(2,), scaling=ScalingJob(),
                                reference=Reference(str(REF_DIR), config_file=str(CONFIGS / "mnist-GPS-GAT.yaml"))),
                       echo=None)
     path = tmp_path / "zinc-GPS.yaml"
     path.write_text(yaml.safe_dump(GRAPHGPS["zinc-GPS.yaml"]))
+    # without the reference: our model of the file, on ZINC-shaped graphs, in the step table
+    report = run_benchmark(ModelJob(batch_sizes=(2,), config_file=str(path),
+                                    timing=Timing(repeats=1, warmup=0, num_batches=1, threads=1, isolate=False)),
+                           echo=None)
+    (row,) = report["results"]
+    assert report["config"]["preset"] == "zinc-GPS.yaml" and report["config"]["config_file"] == str(path)
+    assert row["num_parameters"] == sum(p.numel() for p in build_model(config_subject(path).model).parameters())
+    assert 9 * 2 <= row["nodes_per_batch"] <= 37 * 2 and row["train_graphs_per_s"] > 0
     assert config_subject(path).dataset == "zinc"
     from geaet_dgl.benchmarking import config_subject as module
 
     monkeypatch.setattr(module, "BENCHMARK_DATASETS", ("mnist",))
     with pytest.raises(UnsupportedPreset, match="dataset 'zinc' has no synthetic graph generator"):
         config_subject(path)
+
+
+def _first_file_of_each_dataset():
+    """One GraphGPS file per dataset it names (the two that need a pretrained run folder left out)."""
+    chosen = {}
+    for name in sorted(GRAPHGPS):
+        if "pretrained" not in GRAPHGPS[name]:
+            dataset = GRAPHGPS[name]["dataset"]
+            chosen.setdefault((dataset.get("format"), dataset.get("name")), name)
+    return sorted(chosen.values())
+
+
+@pytest.mark.parametrize("name", _first_file_of_each_dataset())
+def test_every_graphgps_dataset_gets_graphs_and_trains_a_step(name, tmp_path):
+    """GraphGPS's files of every dataset: graphs shaped like it, with the encodings its model reads, on which one
+    training step of the file's model runs (a node set: its one graph, the loss on the train_mask nodes)."""
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(GRAPHGPS[name]))
+    subject = config_subject(path)
+    (graph, labels), = subject.batches(2, 1, max_nodes=40)
+    model = build_model(subject.model)
+    if subject.model.pe in ("lappe", "eslappe", "signnet"):
+        assert graph.ndata["lap_pe"].shape[1] == subject.model.pe_k
+    if subject.model.pe == "rwse" or subject.model.se == "rwse":
+        assert graph.ndata["rwse"].shape[1] >= 1
+    output, target = ours_forward(model, (graph, labels))
+    loss = subject.loss()(output, target)
+    loss.backward()
+    assert torch.isfinite(loss) and all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
 
 
 def test_molecule_files_get_molecules_in_their_vocabularies(tmp_path):
@@ -97,3 +136,18 @@ def test_parity_against_the_reference(name, tmp_path):
         if model.attention == "biased_transformer" and not model.graphormer.num_edge_types else 0
     assert out["parity"]["params_ours"] + unread == out["parity"]["params_reference"]  # its unread edge-path table
     assert out["results"][0]["ratio_train"] > 0
+
+
+def test_a_node_set_under_dense_attention_is_generated_at_the_attentions_limit(tmp_path, monkeypatch):
+    """GraphGPS's actor-GPS.yaml attends over the whole graph (Transformer): its synthetic Actor graph has at most
+    MAX_DENSE_NODES nodes (7,600 otherwise), so the step runs instead of the attention's refusal."""
+    from geaet_dgl.benchmarking import config_subject as module
+
+    path = tmp_path / "actor-GPS.yaml"
+    path.write_text(yaml.safe_dump(GRAPHGPS["actor-GPS.yaml"]))
+    subject = config_subject(path)
+    assert subject.model.attention == "transformer"
+    monkeypatch.setattr(module, "MAX_DENSE_NODES", 50)
+    (graph, labels), = subject.batches(16, 1)
+    assert graph.num_nodes() == 50 and graph.batch_size == 1 and labels.shape == (50,)
+    assert graph.ndata["feat"].shape[1] == 932

@@ -91,8 +91,16 @@ def test_node_scaling_options_and_the_reference_methods(calls):
     assert job.methods is None  # all methods: ours and the reference's
 
 
+def test_config_alone_times_the_files_model(calls, tmp_path):
+    config = tmp_path / "model.yaml"
+    config.write_text("{}")
+    job, _ = _job(calls, ["--config", str(config), "--batch-sizes", "4"])
+    assert job == ModelJob(batch_sizes=(4,), config_file=str(config)) and job.model_file == str(config)
+
+
 @pytest.mark.parametrize("args, message", [
-    (["--config", "cli.py"], "use it with --against-pyg REF_DIR"),
+    (["--config", "cli.py", "--epoch"], "use it with no other job"),
+    (["--config", "cli.py", "--what", "scaling"], "use it with no other job"),
     (["--dataset", "mnist"], "--epoch --against-pyg"),
 ])
 def test_options_without_their_job_are_one_line_errors(calls, args, message):

@@ -7,6 +7,7 @@ import torch
 from scipy.sparse import csgraph
 
 from geaet_dgl.data import DataError, laplacian_pe, random_walk_se
+from geaet_dgl.data.encodings.positional_encoding import random_walk_se_from_edges
 from geaet_dgl.data.generated.synthetic import synthetic_mnist_like
 
 
@@ -205,6 +206,7 @@ def test_sparse_rwse_blocks_shrink_to_their_budget(monkeypatch):
     src, dst, n = _awkward_edges(seed=2)
     dense = random_walk_se_from_edges(src, dst, n, 6, method="dense")
     monkeypatch.setattr(sparse_encodings, "RWSE_BLOCK_NNZ", 40)  # a handful of rows per block
+    monkeypatch.setattr(sparse_encodings, "RWSE_ROW_COST", 0.0)  # the row blocks, whatever the estimate
     np.testing.assert_allclose(random_walk_se_from_edges(src, dst, n, 6, method="sparse"), dense, atol=1e-7)
 
 
@@ -229,15 +231,52 @@ def test_large_graphs_never_build_dense_matrices(monkeypatch):
                                atol=1e-7)
 
 
-def test_rwse_that_would_fill_the_graph_is_refused(monkeypatch):
+def test_rwse_that_would_fill_the_graph_takes_column_chunks(monkeypatch):
+    """Where the walks' neighbourhoods cover the graph, the exact diagonals come from chunks of columns (no
+    refusal), equal to the dense powers."""
     from geaet_dgl.data.encodings import sparse_encodings
 
-    monkeypatch.setattr(sparse_encodings, "RWSE_MAX_WORK", 1e5)
     rng = np.random.default_rng(0)
-    n = 2000
-    src, dst = rng.integers(0, n, 10 * n), rng.integers(0, n, 10 * n)
-    with pytest.raises(DataError, match=r"RWSE with k=16 .* neighbourhoods cover most of the graph; use a smaller"):
-        sparse_encodings.sparse_random_walk_se(src, dst, n, 16)
+    n = 300
+    src, dst = rng.integers(0, n, 6 * n), rng.integers(0, n, 6 * n)
+    both = np.concatenate([src, dst]), np.concatenate([dst, src])
+    monkeypatch.setattr(sparse_encodings, "RWSE_MAX_WORK", 1e3)
+    used = []
+    original = sparse_encodings.column_chunk_random_walk_se
+    monkeypatch.setattr(sparse_encodings, "column_chunk_random_walk_se",
+                        lambda *args, **kwargs: used.append(args[2]) or original(*args, **kwargs))
+    for edges in ((src, dst), both):  # directed; symmetric
+        dense = random_walk_se_from_edges(*edges, n, 7, method="dense")
+        np.testing.assert_allclose(sparse_encodings.sparse_random_walk_se(*edges, n, 7), dense, atol=1e-6)
+    assert used == [n, n]
+    # by cost, without the cap: a grid's 3-step neighbourhoods stay small (row blocks), a random graph's do not
+    monkeypatch.setattr(sparse_encodings, "RWSE_MAX_WORK", 1e30)
+    ids = np.arange(400).reshape(20, 20)
+    right = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    left = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    grid = np.concatenate([right, left]), np.concatenate([left, right])
+    for edges, size, columns in ((grid, 400, False), (both, n, True)):
+        used.clear()
+        np.testing.assert_allclose(sparse_encodings.sparse_random_walk_se(*edges, size, 3),
+                                   random_walk_se_from_edges(*edges, size, 3, method="dense"), atol=1e-6)
+        assert used == ([size] if columns else [])
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 8])
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_column_chunk_rwse_equals_dense_powers(k, symmetric):
+    """Chunks of 7 columns (several chunks, a short last one), repeated edges, a self-loop, sinks and isolated
+    nodes: diag(P^t) equal to the dense matrix powers for every t, the symmetric case through S = D^-1/2 A D^-1/2."""
+    from geaet_dgl.data.encodings.sparse_encodings import column_chunk_random_walk_se
+
+    src, dst, n = _awkward_edges(seed=5)
+    if symmetric:
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+    dense = random_walk_se_from_edges(src, dst, n, k, method="dense")
+    chunked = column_chunk_random_walk_se(src, dst, n, k, chunk=7)
+    assert chunked.shape == (n, k) and chunked.dtype == np.float32
+    np.testing.assert_allclose(chunked, dense, atol=1e-6)
+    np.testing.assert_allclose(column_chunk_random_walk_se(src, dst, n, k), dense, atol=1e-6)  # one chunk
 
 
 def test_pe_method_is_checked():
