@@ -1,6 +1,6 @@
 """Side-by-side speed of our model and the PyG reference, on the same weights and batches.
 
-1. :func:`~.parity.check_parity` on one batch; timing is refused when the
+1. :func:`~.parity.compare_models` on one batch, both models in float64; timing is refused when the
    largest output/gradient difference exceeds ``parity_tolerance`` (unless
    ``force``), since a faster model that computes something else means nothing.
 2. :func:`~.parity.paired_models` gives both models the same weights; each
@@ -35,6 +35,22 @@ PARITY_TOLERANCE = 1e-5
 
 class ParityError(RuntimeError):
     """The two models disagree beyond the tolerance: their timings are not comparable."""
+
+
+def parity_line(parity, batch_size: int) -> str:
+    """One progress line of a :class:`~.parity.ParityReport`."""
+    return (f"parity on a batch of {batch_size} graphs ({parity.dtype}): max |diff| = {parity.checked_diff:.3g} "
+            f"(outputs eval {parity.eval_output_max_abs_diff:.3g}, train {parity.train_output_max_abs_diff:.3g}; "
+            f"gradients {parity.grad_max_abs_diff:.3g}, relative to their norm {parity.grad_max_rel_diff:.3g})")
+
+
+def check_parity_tolerance(parity, tolerance: float = PARITY_TOLERANCE, force: bool = False) -> None:
+    """Raise :class:`ParityError` when ``parity`` (a :class:`~.parity.ParityReport`) exceeds ``tolerance``,
+    unless ``force``."""
+    if parity.checked_diff > tolerance and not force:
+        raise ParityError(f"ours and the reference differ by {parity.checked_diff:.3g} > {tolerance:g} in "
+                          f"{parity.dtype} ({parity.worst}); the two models compute different things: fix parity "
+                          f"first or pass force=True (--force)")
 
 
 def reference_forward(model: torch.nn.Module, batch) -> tuple:
@@ -121,13 +137,8 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
     graph, labels = batches_of(min(batch_sizes), 1, seed)[0]
     parity = compare_models(*pair(), graph, labels, pyg_batch(graph, labels), loss_fn)
     if progress:
-        progress(f"parity on a batch of {min(batch_sizes)} graphs: max |diff| = {parity.max_abs_diff:.3g} "
-                 f"(outputs eval {parity.eval_output_max_abs_diff:.3g}, train {parity.train_output_max_abs_diff:.3g},"
-                 f" gradients {parity.grad_max_abs_diff:.3g}, relative to their scale {parity.grad_max_rel_diff:.3g})")
-    if parity.checked_diff > parity_tolerance and not force:
-        raise ParityError(f"ours and the reference differ by {parity.checked_diff:.3g} > {parity_tolerance:g} "
-                          f"(outputs absolute, gradients relative to their scale) "
-                          f"(worst gradient: {parity.worst_grad_param}); fix parity first or pass force=True")
+        progress(parity_line(parity, min(batch_sizes)))
+    check_parity_tolerance(parity, parity_tolerance, force)
 
     ref_model, ours = pair()
     fold_diff = None
