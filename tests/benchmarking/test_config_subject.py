@@ -78,7 +78,8 @@ def test_molecule_files_get_molecules_in_their_vocabularies(tmp_path):
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("*.yaml")) + [
-    "mnist-GPS.yaml", "pattern-GPS-ESLapPE.yaml", "ogbg-molhiv-GPS.yaml", "zinc-GPS-LapPE+RWSE.yaml"])
+    "mnist-GPS.yaml", "pattern-GPS-ESLapPE.yaml", "ogbg-molhiv-GPS.yaml", "zinc-GPS-LapPE+RWSE.yaml",
+    "zinc-GPSwGraphormer+VN.yaml"])
 def test_parity_against_the_reference(name, tmp_path):
     pytest.importorskip("torch_geometric")
     if not os.path.isdir(REF_DIR):
