@@ -21,10 +21,12 @@ import copy
 import statistics
 from typing import Callable, Dict, List, Optional, Sequence
 
+import dgl
 import torch
 
 from ..inference import fold_for_inference
 from ..models import build_model
+from ..models.geaet import set_degree_statistics
 from .inputs import check_reference_preset, loss_function, prebuilt_batches
 from .jobs import Reference, Timing
 from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
@@ -116,9 +118,10 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
         key, train_settings, loss_fn = subject.name, subject.train, subject.loss()
         batches_of, pyg_batch = subject.batches, subject.pyg_batch
 
-        def pair():
-            theirs = subject.reference_model(ref_dir, seed=seed)
+        def pair():  # PNA's degree histogram from the parity batch's graphs, standing for the training split
+            theirs = subject.reference_model(ref_dir, seed=seed, degree_graphs=dgl.unbatch(graph))
             ours = build_model(subject.model)
+            set_degree_statistics(ours, dgl.unbatch(graph))
             ours.load_state_dict(reference_to_ours(theirs.state_dict()), strict=True)
             return theirs, ours
     else:
