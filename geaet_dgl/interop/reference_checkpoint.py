@@ -5,7 +5,8 @@ The reference's ``main.py`` saves, through graphgym's ``save_ckpt``, a
 to ``<run>/ckpt/<epoch>.ckpt``; ``model_state`` is the state dict of
 graphgym's ``GraphGymModule``, whose network sits under ``model.``.
 
-- :func:`import_reference`: such a file plus the YAML it was trained with ->
+- :func:`import_reference`: such a file plus the YAML it was trained with (or a YAML naming GraphGPS's
+  ``pretrained.dir`` folder: ``config.yaml`` and ``<seed>/ckpt/<epoch>.ckpt``) ->
   our run directory (``config.json``/``config.yaml``, ``best.pt``,
   ``imported.json``), which ``geaet-dgl eval --checkpoint RUN/best.pt`` scores.
   ``best.pt`` carries the reference's weights (and BatchNorm statistics) only:
@@ -135,20 +136,62 @@ def _epoch_of(path: "os.PathLike | str") -> Optional[int]:
     return int(match.group(1)) if match else None
 
 
-def import_reference(checkpoint: "os.PathLike | str", config: "os.PathLike | str", out: "os.PathLike | str",
-                     data: Optional[Mapping[str, Any]] = None, overwrite: bool = False) -> Dict[str, Any]:
+def pretrained_checkpoint(folder: "os.PathLike | str", seed: int = 0) -> Path:
+    """The checkpoint GraphGPS's ``init_model_from_pretrained`` loads from a ``pretrained.dir`` folder: the
+    highest ``<epoch>.ckpt`` in ``folder/<seed>/ckpt/`` (its layout), else in ``folder/ckpt/`` (a graphgym run
+    folder)."""
+    for ckpt_dir in (Path(folder) / str(seed) / "ckpt", Path(folder) / "ckpt"):
+        found = [(_epoch_of(path), path) for path in ckpt_dir.glob("*.ckpt")] if ckpt_dir.is_dir() else []
+        found = [(epoch, path) for epoch, path in found if epoch is not None]
+        if found:
+            return max(found)[1]
+    raise CheckpointError(f"pretrained.dir {os.fspath(folder)} holds no <epoch>.ckpt in {seed}/ckpt/ or ckpt/; "
+                          "put the pretrained run's checkpoint there (GraphGPS: <dir>/<seed>/ckpt/<epoch>.ckpt)")
+
+
+def _pretrained_settings(config: "os.PathLike | str") -> Dict[str, Any]:
+    """The file's ``pretrained.*`` settings, with GraphGPS's defaults (reset_prediction_head True)."""
+    import yaml
+
+    with open(config) as handle:
+        section = (yaml.safe_load(handle) or {}).get("pretrained") or {}
+    return {"reset_prediction_head": bool(section.get("reset_prediction_head", True)),
+            "freeze_main": bool(section.get("freeze_main", False))}
+
+
+def import_reference(checkpoint: "Optional[os.PathLike | str]", config: "os.PathLike | str",
+                     out: "os.PathLike | str", data: Optional[Mapping[str, Any]] = None,
+                     overwrite: bool = False) -> Dict[str, Any]:
     """Turn the reference's ``ckpt/<epoch>.ckpt`` trained with ``config`` into our run directory ``out``.
 
+    ``checkpoint`` None: ``config`` names a ``pretrained.dir`` (GraphGPS's pretrained folder, whose
+    ``config.yaml`` model settings :func:`~.reference_config.read_reference_config` merges in), and its
+    checkpoint is the one GraphGPS loads (:func:`pretrained_checkpoint`, with the file's seed); with
+    ``pretrained.reset_prediction_head`` (GraphGPS's default) the head keeps a fresh initialisation
+    (seeded with the file's seed) instead of the checkpoint's.
     ``data`` gives :class:`~geaet_dgl.training.DataOptions` fields (``data_dir``,
     ``limit_*``) that ``geaet-dgl eval`` on the new run will use by default.
-    Returns ``{"run_dir", "checkpoint", "epoch", "params"}``.
+    Returns ``{"run_dir", "checkpoint", "epoch", "params", "reset_head"}``.
     """
+    from .reference_config import read_reference_config
+
     run = reference_run_config(config, data=data)
+    pretrained = read_reference_config(config).pretrained
+    reset_head = False
+    if checkpoint is None:
+        if pretrained is None:
+            raise CheckpointError(f"{os.fspath(config)} names no pretrained.dir: pass the reference's checkpoint "
+                                  "(--checkpoint <run>/ckpt/<epoch>.ckpt)")
+        checkpoint = pretrained_checkpoint(pretrained, run.train.seed)
+        reset_head = _pretrained_settings(config)["reset_prediction_head"]
     state = _drop_input_statistics(read_reference_checkpoint(checkpoint), run.data.dataset,
                                    f"reference checkpoint {os.fspath(checkpoint)}")
+    torch.manual_seed(run.train.seed)
     model = build_model(run.model)
     weights = reference_to_ours(state)
     ours_to_theirs = {ours: theirs for theirs, ours in zip(state, weights)}
+    if reset_head:  # GraphGPS leaves out the checkpoint's post_mp: the fresh head stays
+        weights.update({name: value for name, value in model.state_dict().items() if name.startswith("head.")})
     check_weights_fit(model, weights, f"reference checkpoint {os.fspath(checkpoint)}", ours_to_theirs)
     model.load_state_dict(weights)
     run_dir = prepare_new_run_dir(out, overwrite)
@@ -160,10 +203,13 @@ def import_reference(checkpoint: "os.PathLike | str", config: "os.PathLike | str
                     epoch=epoch + 1 if epoch is not None else 0, step=0, global_step=0, best=None, history=[],
                     progress=None)  # ours counts finished epochs: <N>.ckpt has N + 1
     params = sum(p.numel() for p in model.parameters())
-    write_json(run_dir / IMPORT_NOTE, {"reference_checkpoint": os.path.abspath(checkpoint),
-                                       "reference_config": os.path.abspath(config), "reference_epoch": epoch,
-                                       "params": params})
-    return {"run_dir": str(run_dir), "checkpoint": str(run_dir / BEST), "epoch": epoch, "params": params}
+    note = {"reference_checkpoint": os.path.abspath(checkpoint), "reference_config": os.path.abspath(config),
+            "reference_epoch": epoch, "params": params}
+    if pretrained is not None:
+        note.update(pretrained_dir=pretrained, reset_prediction_head=reset_head)
+    write_json(run_dir / IMPORT_NOTE, note)
+    return {"run_dir": str(run_dir), "checkpoint": str(run_dir / BEST), "epoch": epoch, "params": params,
+            "reset_head": reset_head}
 
 
 def exportable(config: ModelConfig) -> None:

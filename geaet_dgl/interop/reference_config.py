@@ -370,11 +370,19 @@ def pretrained_folder(values: Mapping[str, Any], where: str, base_dir: str = "")
         raise ConfigError(f"{where}: pretrained.dir={name!r} must be text (a folder)")
     candidates = [name] if os.path.isabs(name) else [name, os.path.join(base_dir, name)]
     for folder in candidates:
-        if os.path.isfile(os.path.join(folder, "config.yaml")) and os.path.isdir(os.path.join(folder, "ckpt")):
+        if os.path.isfile(os.path.join(folder, "config.yaml")) and _has_checkpoint_folder(folder):
             return os.path.abspath(folder)
     raise ConfigError(f"{where}: pretrained.dir={name!r} is not a reference run folder here (it needs config.yaml "
-                      f"and ckpt/<epoch>.ckpt; looked in {', '.join(os.path.abspath(c) for c in candidates)}); "
+                      f"and <seed>/ckpt/<epoch>.ckpt or ckpt/<epoch>.ckpt; looked in {', '.join(os.path.abspath(c) for c in candidates)}); "
                       "download GraphGPS's pretrained model into it or fix the path")
+
+
+def _has_checkpoint_folder(folder: str) -> bool:
+    """``folder/ckpt/`` (a graphgym run) or ``folder/<seed>/ckpt/`` (GraphGPS's pretrained layout) exists."""
+    if os.path.isdir(os.path.join(folder, "ckpt")):
+        return True
+    return os.path.isdir(folder) and any(entry.isdigit() and os.path.isdir(os.path.join(folder, entry, "ckpt"))
+                                         for entry in os.listdir(folder))
 
 
 def _with_pretrained(values: Dict[str, Any], where: str, folder: str) -> Dict[str, Any]:

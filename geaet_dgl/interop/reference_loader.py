@@ -81,9 +81,9 @@ def with_reference_statistics(items: Iterable, cfg) -> list:
 def reference_degree_histogram(ref_dir: str, items: Iterable) -> List[int]:
     """The in-degree histogram the reference's loader gives PNA (``compute_indegree_histogram``) of PyG items,
     with the reference imported from ``ref_dir``."""
-    from .reference_model import import_reference
+    from .reference_model import import_reference_modules
 
-    import_reference(ref_dir)
+    import_reference_modules(ref_dir)
     loader = importlib.import_module("GEAET.loader.master_loader")
     return [int(count) for count in loader.compute_indegree_histogram(list(items))]
 

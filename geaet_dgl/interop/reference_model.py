@@ -24,7 +24,7 @@ class ReferenceUnavailable(RuntimeError):
     """The reference checkout or its dependencies cannot be imported."""
 
 
-def import_reference(ref_dir: str):
+def import_reference_modules(ref_dir: str):
     """(graphgym's config module, its model builder) with the reference's modules registered."""
     sys.modules.setdefault("outdated", None)  # ogb's update check can hang the import
     if ref_dir not in sys.path:
@@ -44,7 +44,7 @@ def import_reference(ref_dir: str):
 
 def _build_reference(ref_dir: str, load, dim_in: int, dim_out: int, seed: int) -> torch.nn.Module:
     """graphgym's ``set_cfg``, ``load(cfg)`` (merges the configuration), ``assert_cfg``, then ``create_model``."""
-    graphgym_config, model_builder = import_reference(ref_dir)
+    graphgym_config, model_builder = import_reference_modules(ref_dir)
     cfg = graphgym_config.cfg
     graphgym_config.set_cfg(cfg)
     load(cfg)

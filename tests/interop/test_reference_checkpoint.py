@@ -181,3 +181,61 @@ def test_real_reference_checkpoint_imports_with_equal_outputs(tmp_path):
     with torch.no_grad():
         diff = (ours.eval()(graph) - reference(copy.copy(to_pyg_batch(graph, labels)))[0]).abs().max().item()
     assert diff < 1e-5
+
+
+def _pretrained_folder(tmp_path, layout="0/ckpt", reset_head=False, epochs=(3, 41)):
+    """GraphGPS's zinc-GPS+RWSE-inference.yaml and the pretrained folder it names (config.yaml, LAYOUT/<epoch>.ckpt),
+    written from our model with random weights through the reference's names: (inference yaml, model)."""
+    import yaml
+
+    from geaet_dgl.interop.reference_config import read_reference_config
+    from geaet_dgl.interop.reference_names import ours_to_reference
+    from tests.commands.test_train_dry_run import CONFIGS
+
+    folder = tmp_path / "pretrained" / "zinc-GPS+RWSE-ckptbest"
+    (folder / layout).mkdir(parents=True)
+    (folder / "config.yaml").write_text(yaml.safe_dump(CONFIGS["zinc-GPS+RWSE-ckptbest.yaml"]))
+    tree = dict(CONFIGS["zinc-GPS+RWSE-inference.yaml"], pretrained={"dir": "pretrained/zinc-GPS+RWSE-ckptbest",
+                                                                      "reset_prediction_head": reset_head})
+    path = tmp_path / "zinc-GPS+RWSE-inference.yaml"
+    path.write_text(yaml.safe_dump(tree))
+    config, model = read_reference_config(path).preset.model, None
+    for i, epoch in enumerate(epochs):  # GraphGPS loads the highest epoch
+        torch.manual_seed(i)
+        model = build_model(config)
+        theirs = ours_to_reference(model.state_dict(), config)
+        torch.save({MODEL_STATE: {"model." + k: v for k, v in theirs.items()}}, folder / layout / f"{epoch}.ckpt")
+    return path, model
+
+
+@pytest.mark.parametrize("layout", ["0/ckpt", "ckpt"])
+def test_pretrained_folder_imports_its_last_checkpoint(tmp_path, layout):
+    """GraphGPS's layout (<dir>/<seed>/ckpt/<epoch>.ckpt, loaded by init_model_from_pretrained) or a graphgym run
+    folder (<dir>/ckpt/): the highest epoch, every tensor as saved (reset_prediction_head: false)."""
+    path, model = _pretrained_folder(tmp_path, layout)
+    result = import_reference(None, path, tmp_path / "run")
+    assert result["epoch"] == 41 and not result["reset_head"]
+    state = load_checkpoint(result["checkpoint"])["model"]
+    for key, tensor in model.state_dict().items():
+        assert torch.equal(state[key], tensor), key
+
+
+def test_pretrained_folder_resets_the_prediction_head_as_graphgps_documents(tmp_path):
+    path, model = _pretrained_folder(tmp_path, reset_head=True)
+    result = import_reference(None, path, tmp_path / "run")
+    state = load_checkpoint(result["checkpoint"])["model"]
+    head = [key for key in state if key.startswith("head.")]
+    assert head and result["reset_head"]
+    for key, tensor in model.state_dict().items():
+        if key.startswith("head.") and key.endswith("weight"):
+            assert not torch.equal(state[key], tensor), key  # a fresh head ...
+        elif not key.startswith("head."):
+            assert torch.equal(state[key], tensor), key  # ... on the pretrained body
+
+
+def test_pretrained_folder_without_a_checkpoint_is_refused_in_one_line(tmp_path):
+    path, _ = _pretrained_folder(tmp_path, epochs=())
+    with pytest.raises(CheckpointError, match=r"holds no <epoch>\.ckpt in 0/ckpt/ or ckpt/"):
+        import_reference(None, path, tmp_path / "run")
+    with pytest.raises(CheckpointError, match="names no pretrained.dir"):
+        import_reference(None, _yaml(tmp_path, "mnist"), tmp_path / "run2")
