@@ -1,6 +1,8 @@
 """``geaet-dgl train``: one run, one run per seed, or a resumed run."""
 from __future__ import annotations
 
+import os
+
 from typing import Any, Dict, Optional
 
 import click
@@ -107,8 +109,8 @@ def train(ctx: click.Context, **options: Any) -> None:
     """
     opts = TrainOptions(**options)
     _check(opts)
-    for mode in (_resume_partitioned, _train_partitions, _resume, _dry_run, _train_splits, _train_seeds,
-                 _train_one):
+    for mode in (_resume_partitioned, _train_partitions, _resume, _dry_run, _evaluate_pretrained, _train_splits,
+                 _train_seeds, _train_one):
         if mode(ctx, opts):
             return
 
@@ -200,6 +202,32 @@ def _dry_run(ctx: click.Context, opts: TrainOptions) -> bool:
     from .dry_run import print_dry_run
 
     print_dry_run(_new_run(opts), opts.config)
+    return True
+
+
+def _evaluate_pretrained(ctx: click.Context, opts: TrainOptions) -> bool:
+    """A reference file with ``pretrained.dir`` and ``train.mode: inference-only`` (GraphGPS's *-inference.yaml):
+    as GraphGPS's main, nothing is trained; the folder's checkpoint becomes OUT/best.pt (``import-reference``)
+    and the validation and test splits are scored (``eval``)."""
+    if opts.config is None:
+        return False
+    from geaet_dgl.interop.reference_config import read_reference_config
+
+    if read_reference_config(opts.config).mode != "inference-only":
+        return False
+    from geaet_dgl.interop.reference_checkpoint import import_reference
+    from geaet_dgl.scoring import evaluate_checkpoint
+
+    stem = os.path.splitext(os.path.basename(opts.config))[0]
+    run_dir = opts.out or os.path.join("runs", stem)
+    result = import_reference(None, opts.config, run_dir, opts.data, overwrite=opts.overwrite,
+                              overrides=opts.overrides())
+    print(f"train.mode=inference-only: imported the pretrained model ({result['params']:,} parameters, reference "
+          f"epoch {result['epoch']}) into {result['checkpoint']}; scoring it")
+    for split in ("val", "test"):
+        scored = evaluate_checkpoint(result["checkpoint"], split, progress=opts.progress, device=opts.device or "cpu",
+                                     threads=opts.threads)
+        print(f"{split}: {scored['metric_name']} {scored['metric']:.4f} (loss {scored['loss']:.4f})")
     return True
 
 

@@ -161,7 +161,7 @@ def _pretrained_settings(config: "os.PathLike | str") -> Dict[str, Any]:
 
 def import_reference(checkpoint: "Optional[os.PathLike | str]", config: "os.PathLike | str",
                      out: "os.PathLike | str", data: Optional[Mapping[str, Any]] = None,
-                     overwrite: bool = False) -> Dict[str, Any]:
+                     overwrite: bool = False, overrides: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """Turn the reference's ``ckpt/<epoch>.ckpt`` trained with ``config`` into our run directory ``out``.
 
     ``checkpoint`` None: ``config`` names a ``pretrained.dir`` (GraphGPS's pretrained folder, whose
@@ -170,12 +170,13 @@ def import_reference(checkpoint: "Optional[os.PathLike | str]", config: "os.Path
     ``pretrained.reset_prediction_head`` (GraphGPS's default) the head keeps a fresh initialisation
     (seeded with the file's seed) instead of the checkpoint's.
     ``data`` gives :class:`~geaet_dgl.training.DataOptions` fields (``data_dir``,
-    ``limit_*``) that ``geaet-dgl eval`` on the new run will use by default.
+    ``limit_*``) that ``geaet-dgl eval`` on the new run will use by default; ``overrides``: ``--set``-style
+    settings of the run (``data.*`` among them).
     Returns ``{"run_dir", "checkpoint", "epoch", "params", "reset_head"}``.
     """
     from .reference_config import read_reference_config
 
-    run = reference_run_config(config, data=data)
+    run = reference_run_config(config, overrides, data=data)
     pretrained = read_reference_config(config).pretrained
     reset_head = False
     if checkpoint is None:

@@ -207,7 +207,7 @@ NO_EFFECT_KEYS = {
     "optim.momentum", "optim.steps", "optim.lr_decay", "optim.reduce_factor", "optim.schedule_patience",
     "optim.min_lr",  # read by the reduce-on-plateau scheduler only
     "bn.eps", "bn.mom",  # read by graphgym's encoder BatchNorm only (node/edge_encoder_bn, unsupported when on)
-    "pretrained.freeze_main", "pretrained.reset_prediction_head",
+    "pretrained.freeze_main", "pretrained.reset_prediction_head",  # the network: import-reference reads the latter
     "posenc_LapPE.n_heads",  # the Transformer PE model only
     "posenc_EquivStableLapPE.eigen.laplacian_norm",  # never read: the reference reads posenc_LapPE's
     "example_arg", "example_group.example_arg",

@@ -239,3 +239,76 @@ def test_pretrained_folder_without_a_checkpoint_is_refused_in_one_line(tmp_path)
         import_reference(None, path, tmp_path / "run")
     with pytest.raises(CheckpointError, match="names no pretrained.dir"):
         import_reference(None, _yaml(tmp_path, "mnist"), tmp_path / "run2")
+
+
+def test_pretrained_folder_saved_by_the_reference_imports_with_equal_outputs(tmp_path):
+    """GraphGPS's pretrained folder written by the reference itself: its network built from the folder's
+    config.yaml, saved by graphgym's save_ckpt into <dir>/0/ckpt/; imported through the *-inference.yaml: the
+    same eval outputs (float64) on ZINC-shaped molecules (both reading our RWSE: the weights are under test)."""
+    pytest.importorskip("torch_geometric")
+    if not os.path.isdir(REF_DIR):
+        pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
+    import copy
+
+    from geaet_dgl.benchmarking.config_subject import config_subject
+    from geaet_dgl.benchmarking.parity import in_precision
+
+    path, _ = _pretrained_folder(tmp_path, epochs=())
+    folder = tmp_path / "pretrained" / "zinc-GPS+RWSE-ckptbest"
+    subject = config_subject(folder / "config.yaml")
+    reference = subject.reference_model(REF_DIR, seed=5)
+    with torch.no_grad():  # BatchNorm statistics as after training
+        for module in reference.modules():
+            if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+                module.running_mean.uniform_(-1, 1)
+                module.running_var.uniform_(0.5, 2)
+    from torch_geometric.graphgym import checkpoint as graphgym_checkpoint
+    from torch_geometric.graphgym.config import cfg
+
+    wrapper = torch.nn.Module()
+    wrapper.model = reference  # graphgym's GraphGymModule holds the network as .model
+    cfg.run_dir = str(folder / "0")
+    graphgym_checkpoint.save_ckpt(wrapper, epoch=12)
+    result = import_reference(None, path, tmp_path / "run")
+    assert result["epoch"] == 12
+    ours = build_model(subject.model)
+    ours.load_state_dict(load_checkpoint(result["checkpoint"])["model"])
+    graph, labels = subject.batches(4, 1)[0]
+    subject.reference_cfg = None  # the batch carries our statistics, not the reference's recomputed ones
+    batch = in_precision(subject.pyg_batch(graph, labels), torch.float64)
+    ours, reference = ours.double().eval(), reference.double().eval()
+    with torch.no_grad():
+        diff = (ours(in_precision(graph, torch.float64)) - reference(copy.copy(batch))[0]).abs().max().item()
+    assert diff < 1e-10
+
+
+def test_train_inference_only_file_imports_the_pretrained_folder_and_scores_it(tmp_path):
+    """train --config FILE with pretrained.dir and train.mode inference-only: nothing trained, the folder's
+    checkpoint is the run's best.pt and the validation and test splits are scored (synthetic MNIST-shaped)."""
+    import shutil
+
+    import yaml
+    from click.testing import CliRunner
+
+    import cli
+
+    ours, model = _our_run(tmp_path, "mnist")
+    folder = tmp_path / "pretrained-mnist"
+    (folder / "0" / "ckpt").mkdir(parents=True)
+    shutil.copy(export_reference(ours)["path"], folder / "0" / "ckpt" / "3.ckpt")
+    (folder / "config.yaml").write_text(REFERENCE_YAML["mnist"])
+    tree = yaml.safe_load(REFERENCE_YAML["mnist"])
+    tree["pretrained"] = {"dir": str(folder), "reset_prediction_head": False}
+    tree.setdefault("train", {})["mode"] = "inference-only"
+    path = tmp_path / "mnist-inference.yaml"
+    path.write_text(yaml.safe_dump(tree))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli.main, ["train", "--config", str(path), "--set", "data.dataset=synthetic",
+                                           "--limit-val", "6", "--limit-test", "6", "--out", str(out),
+                                           "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "imported the pretrained model" in result.output and "test: accuracy" in result.output
+    state = load_checkpoint(out / "best.pt")
+    assert state["epoch"] == 4 and not (out / "last.pt").exists()  # nothing trained
+    for key, tensor in model.state_dict().items():
+        assert torch.equal(state["model"][key], tensor), key
