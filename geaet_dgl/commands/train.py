@@ -231,6 +231,26 @@ def _evaluate_pretrained(ctx: click.Context, opts: TrainOptions) -> bool:
     return True
 
 
+def _fine_tune_from_pretrained_folder(opts: TrainOptions, run: Any, run_dir: str) -> None:
+    """A reference file with ``pretrained.dir`` (``train.mode: custom``): GraphGPS fine-tunes the folder's model.
+    Its checkpoint is imported to ``RUN_DIR-pretrained/best.pt`` (head reset as the file says), which starts the
+    run (``train.pretrained``; ``pretrained.freeze_main`` trains the head only)."""
+    if opts.config is None or run.train.pretrained:
+        return
+    from geaet_dgl.interop.reference_config import read_reference_config
+
+    if read_reference_config(opts.config).pretrained is None:
+        return
+    from geaet_dgl.interop.reference_checkpoint import import_reference
+
+    result = import_reference(None, opts.config, f"{run_dir.rstrip(os.sep)}-pretrained", opts.data,
+                              overwrite=opts.overwrite, overrides=opts.overrides())
+    run.train.pretrained = os.path.abspath(result["checkpoint"])
+    head = "a fresh prediction head" if result["reset_head"] else "its prediction head"
+    print(f"fine-tuning the pretrained model (reference epoch {result['epoch']}, {head}"
+          f"{', the rest frozen' if run.train.freeze_main else ''}): {run.train.pretrained}")
+
+
 def _train_splits(ctx: click.Context, opts: TrainOptions) -> bool:
     """``--splits all|K...`` (a named node set): one run per public split, and their mean ± std."""
     from geaet_dgl import training
@@ -287,6 +307,7 @@ def _train_one(ctx: click.Context, opts: TrainOptions) -> bool:
 
     run = _new_run(opts)
     run_dir = opts.out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
+    _fine_tune_from_pretrained_folder(opts, run, run_dir)
     summary = launcher.train_job(run, run_dir, nproc=opts.nproc or 1, overwrite=opts.overwrite,
                                  progress=opts.progress)
     if summary is not None:  # None on the ranks other than 0 under torchrun

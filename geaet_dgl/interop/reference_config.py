@@ -207,7 +207,7 @@ NO_EFFECT_KEYS = {
     "optim.momentum", "optim.steps", "optim.lr_decay", "optim.reduce_factor", "optim.schedule_patience",
     "optim.min_lr",  # read by the reduce-on-plateau scheduler only
     "bn.eps", "bn.mom",  # read by graphgym's encoder BatchNorm only (node/edge_encoder_bn, unsupported when on)
-    "pretrained.freeze_main", "pretrained.reset_prediction_head",  # the network: import-reference reads the latter
+    "pretrained.freeze_main", "pretrained.reset_prediction_head",  # read only with a pretrained.dir
     "posenc_LapPE.n_heads",  # the Transformer PE model only
     "posenc_EquivStableLapPE.eigen.laplacian_norm",  # never read: the reference reads posenc_LapPE's
     "example_arg", "example_group.example_arg",
@@ -418,11 +418,12 @@ def config_from_values(values: Dict[str, Any], where: str = "config", base_dir: 
         values = _with_pretrained(values, where, folder)
     get = _Reader(values, where)
     if folder is not None:
-        get.used.update({"pretrained.dir"})
+        get.used.update({"pretrained.dir", "pretrained.reset_prediction_head", "pretrained.freeze_main"})
     try:
         ref = _config_from_values(values, where, get)
         if folder is not None:
             ref.pretrained = folder
+            ref.preset.train.freeze_main = bool(values.get("pretrained.freeze_main", False))
         return ref
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ConfigError):

@@ -312,3 +312,41 @@ def test_train_inference_only_file_imports_the_pretrained_folder_and_scores_it(t
     assert state["epoch"] == 4 and not (out / "last.pt").exists()  # nothing trained
     for key, tensor in model.state_dict().items():
         assert torch.equal(state["model"][key], tensor), key
+
+
+def test_train_on_a_pretrained_folder_fine_tunes_its_model(tmp_path):
+    """train --config FILE with pretrained.dir and train.mode custom: the run starts from the folder's checkpoint
+    (imported to OUT-pretrained/best.pt); freeze_main trains the fresh head only (reset_prediction_head)."""
+    import shutil
+
+    import yaml
+    from click.testing import CliRunner
+
+    import cli
+
+    ours, model = _our_run(tmp_path, "mnist", seed=7)  # not the file's seed 0: a fresh head differs
+    folder = tmp_path / "pretrained-mnist"
+    (folder / "0" / "ckpt").mkdir(parents=True)
+    shutil.copy(export_reference(ours)["path"], folder / "0" / "ckpt" / "3.ckpt")
+    (folder / "config.yaml").write_text(REFERENCE_YAML["mnist"])
+    tree = yaml.safe_load(REFERENCE_YAML["mnist"])
+    tree["pretrained"] = {"dir": str(folder), "reset_prediction_head": True, "freeze_main": True}
+    path = tmp_path / "mnist-finetune.yaml"
+    path.write_text(yaml.safe_dump(tree))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli.main, ["train", "--config", str(path), "--set", "data.dataset=synthetic",
+                                           "--limit-train", "8", "--limit-val", "4", "--limit-test", "4",
+                                           "--epochs", "1", "--batch-size", "4", "--set", "train.warmup_epochs=0",
+                                           "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "fine-tuning the pretrained model (reference epoch 3, a fresh prediction head, the rest frozen)" \
+        in result.output
+    start = load_checkpoint(tmp_path / "run-pretrained" / "best.pt")["model"]
+    trained = load_checkpoint(out / "last.pt")
+    assert trained["run_config"]["train"]["pretrained"] == str(tmp_path / "run-pretrained" / "best.pt")
+    params = dict(model.named_parameters())
+    for name in params:
+        if name.startswith("head."):  # the fresh head, then trained
+            assert not torch.equal(start[name], params[name]) and not torch.equal(trained["model"][name], start[name])
+        else:  # the pretrained body, frozen
+            assert torch.equal(trained["model"][name], params[name]), name
