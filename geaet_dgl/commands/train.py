@@ -209,12 +209,9 @@ def _evaluate_pretrained(ctx: click.Context, opts: TrainOptions) -> bool:
     """A reference file with ``pretrained.dir`` and ``train.mode: inference-only`` (GraphGPS's *-inference.yaml):
     as GraphGPS's main, nothing is trained; the folder's checkpoint becomes OUT/best.pt (``import-reference``)
     and the validation and test splits are scored (``eval``)."""
-    if opts.config is None:
+    if opts.config is None or not _inference_only_file(opts.config):
         return False
-    from geaet_dgl.interop.reference_config import read_reference_config
-
-    if read_reference_config(opts.config).mode != "inference-only":
-        return False
+    _new_run(opts)  # the file and the options checked as for training (--config with --preset, ...)
     from geaet_dgl.interop.reference_checkpoint import import_reference
     from geaet_dgl.scoring import evaluate_checkpoint
 
@@ -229,6 +226,19 @@ def _evaluate_pretrained(ctx: click.Context, opts: TrainOptions) -> bool:
                                      threads=opts.threads)
         print(f"{split}: {scored['metric_name']} {scored['metric']:.4f} (loss {scored['loss']:.4f})")
     return True
+
+
+def _inference_only_file(path: str) -> bool:
+    """Whether the YAML at ``path`` says ``train.mode: inference-only`` (read as text; checked by ``_new_run``)."""
+    import yaml
+
+    try:
+        with open(path) as handle:
+            tree = yaml.safe_load(handle)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False  # reported by the normal path
+    train = tree.get("train") if isinstance(tree, dict) else None
+    return isinstance(train, dict) and train.get("mode") == "inference-only"
 
 
 def _fine_tune_from_pretrained_folder(opts: TrainOptions, run: Any, run_dir: str) -> None:
