@@ -239,22 +239,26 @@ def _run_hetero(job: HeteroJob, json_path: Optional[str], echo: Echo) -> Dict[st
 def _run_node_baselines(job: NodeBaselinesJob, echo: Echo) -> Dict[str, object]:
     """A :class:`NodeBaselinesJob`: the table, also written to ``job.out``/node_baselines.md and .json."""
     from ..threads import apply_threads
-    from .node_baselines import compare_with_baselines, format_table
+    from .node_baselines import compare_with_baselines, format_table, node_set_files
 
     apply_threads(job.threads)
     os.makedirs(job.out, exist_ok=True)
     overrides = dict(job.overrides)
-    table = compare_with_baselines(job.files, job.out, seeds=job.seeds, preset=job.preset, overrides=overrides,
+    files, preset = tuple(job.files), job.preset
+    if job.dataset:
+        files = tuple(node_set_files(job.dataset, job.data_dir, job.splits, os.path.join(job.out, "graphs")))
+        preset = preset or job.dataset
+    table = compare_with_baselines(files, job.out, seeds=job.seeds, preset=preset, overrides=overrides,
                                    hidden=job.hidden, threads=job.threads, skip_geaet=job.skip_geaet)
-    title = (f"{', '.join(os.path.basename(f) for f in job.files)}; seeds {list(job.seeds)}; GEAET preset "
-             f"{job.preset or 'geaet-node'} {overrides or ''}")
+    title = (f"{', '.join(os.path.basename(f) for f in files)}; seeds {list(job.seeds)}; GEAET preset "
+             f"{preset or 'geaet-node'} {overrides or ''}")
     text = f"{title}\n\n{format_table(table)}"
     if echo is not None:
         echo(text)
     with open(os.path.join(job.out, "node_baselines.md"), "w") as handle:
         handle.write(text + "\n")
     with open(os.path.join(job.out, "node_baselines.json"), "w") as handle:
-        json.dump({"files": list(job.files), "seeds": list(job.seeds), "preset": job.preset,
+        json.dump({"files": list(files), "seeds": list(job.seeds), "preset": preset,
                    "overrides": overrides, "table": table}, handle, indent=1)
     return {"table": table}
 

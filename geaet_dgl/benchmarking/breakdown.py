@@ -20,7 +20,7 @@ from typing import Callable, Dict, List, Optional
 import torch
 
 from ..models import build_model
-from ..presets import get_preset
+from ..config.presets import get_preset
 from .inputs import check_supported, loss_function, prebuilt_batches
 from .jobs import Reference, Timing
 from .throughput import make_clipper, make_optimizer, ours_forward

@@ -22,7 +22,7 @@ from ..data import GraphDataset, collate_for
 from ..data.encodings.pe_cache import attach_pe, compute_split_pe
 from ..data.registry import laplacian_norm_of
 from ..data.encodings.se_cache import attach_structural
-from ..interop.reference_config import DATASETS, read_reference_config
+from ..config.reference_yaml import DATASETS, read_reference_config
 from .inputs import PLAIN_GENERATORS, SUPPORTED_PRESETS, UnsupportedPreset, plain_synthetic_graphs, synthetic_graphs
 
 #: ndata fields of the encodings, recomputed for each configuration
@@ -49,7 +49,7 @@ class ConfigSubject:
 
     def graphs(self, num_graphs: int, seed: int = 0) -> GraphDataset:
         """``num_graphs`` synthetic graphs shaped like the dataset, with the encodings the model reads."""
-        from ..training.run_config import data_pe_sizes, structural_spec
+        from ..data.run_splits import data_pe_sizes, structural_spec
 
         generate = plain_synthetic_graphs if self.dataset in PLAIN_GENERATORS else synthetic_graphs
         data = generate(self.dataset, num_graphs, seed=seed)
@@ -125,7 +125,7 @@ BENCHMARK_DATASETS = SUPPORTED_PRESETS
 
 
 def config_subject(path: "os.PathLike | str") -> ConfigSubject:
-    """Read ``path`` (see :func:`~geaet_dgl.interop.reference_config.read_reference_config`); a one-line
+    """Read ``path`` (see :func:`~geaet_dgl.config.reference_yaml.read_reference_config`); a one-line
     error if its dataset has no synthetic generator here."""
     ref = read_reference_config(path)
     dataset = ref.preset.dataset

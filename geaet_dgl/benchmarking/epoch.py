@@ -18,7 +18,7 @@ import torch
 
 from ..data.dataset import collate, make_loader
 from ..models import build_model
-from ..presets import get_preset
+from ..config.presets import get_preset
 from .inputs import check_supported, loss_function, synthetic_graphs
 from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
 from .timing import check_device, peak_rss_mib, set_threads, synchronize

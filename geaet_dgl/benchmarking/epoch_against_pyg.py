@@ -33,7 +33,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from ..data import GraphDataset, collate_for
-from ..presets import get_preset
+from ..config.presets import get_preset
 from .inputs import UnsupportedPreset, check_reference_preset, check_supported, synthetic_graphs
 from .jobs import EpochJob, Reference, Timing
 from .throughput import make_clipper, make_optimizer, train_step_fn
@@ -75,7 +75,8 @@ def epoch_inputs(preset: str, dataset: str = "synthetic", data_dir: Optional[str
         return EpochInputs(synthetic_graphs(key, n_train, seed=seed), synthetic_graphs(key, n_val, seed=seed + 1),
                            f"synthetic {key}-shaped graphs (seeds {seed}, {seed + 1})")
     from ..data import DataError
-    from ..training.run_config import DataOptions, check_data_fits, load_splits
+    from ..config import DataOptions, check_data_fits
+    from ..data.run_splits import load_splits
 
     if dataset != key:
         raise UnsupportedPreset(f"dataset {dataset!r} needs its own preset, --preset {dataset} (got {preset!r})")
@@ -107,7 +108,7 @@ class OurEpochs:
                  workers: int = 0, step_repeats: Optional[int] = None,
                  overrides: Optional[Dict[str, object]] = None):
         from ..data import DatasetSplits
-        from ..training.run_config import make_run_config
+        from ..config import make_run_config
         from ..training.trainer import Trainer
 
         key = check_supported(preset)

@@ -35,8 +35,8 @@ import numpy as np
 import torch
 
 from ..data import GraphDataset, collate_for, synthetic_mnist_like
-from ..interop.reference_config import REFERENCE_PRESETS
-from ..presets import get_preset
+from ..config.reference_yaml import REFERENCE_PRESETS
+from ..config.presets import get_preset
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ def _with_encodings(data: GraphDataset, model, dataset: str) -> GraphDataset:
     from ..data.encodings.pe_cache import attach_pe, compute_split_pe
     from ..data.registry import laplacian_norm_of
     from ..data.encodings.se_cache import attach_structural
-    from ..training.run_config import data_pe_sizes, structural_spec
+    from ..data.run_splits import data_pe_sizes, structural_spec
 
     pe_k, rwse_k = data_pe_sizes(model)
     attach_pe(data.graphs, compute_split_pe(data.graphs, pe_k, laplacian_norm_of(dataset), rwse_k, progress=False))

@@ -209,12 +209,17 @@ class NodeBaselinesJob:
     """GEAET with a dataset's defaults beside a 2-layer GCN and a 2-layer MLP, on node files.
 
     files : graph files with node masks; out : folder of the GEAET runs and of node_baselines.md / .json.
+    dataset, data_dir, splits : instead of files, the named node set ``dataset`` read from DGL's ``raw_dir``
+    ``data_dir``, its public splits ``splits`` (all when empty) written to ``out``/graphs; preset: the set's.
     seeds, preset, overrides : the GEAET runs (preset None: the file default); hidden : the baselines' width.
     skip_geaet : the baselines only. threads : CPU threads. See :mod:`.node_baselines`.
     """
 
     files: Tuple[str, ...]
     out: str
+    dataset: Optional[str] = None
+    data_dir: Optional[str] = None
+    splits: Tuple[int, ...] = ()
     seeds: Tuple[int, ...] = (0, 1, 2)
     preset: Optional[str] = None
     overrides: Dict[str, str] = field(default_factory=dict)

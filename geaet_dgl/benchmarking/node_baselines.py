@@ -15,6 +15,10 @@ each baseline picked at its best validation epoch, its features row-normalised
 when the GEAET run's preset row-normalises them. Rows hold the mean ± sample
 std of the test metric over files x seeds.
 
+:func:`node_set_files` writes the splits of a named node set (``cora``, ``actor``,
+...) as such files, read by DGL's own loader as ``train --dataset NAME`` reads them,
+so a geom-gcn set's ten splits are compared in one run.
+
 Example
 -------
 >>> from geaet_dgl.data.generated.node_graphs import planted_partition
@@ -92,6 +96,28 @@ def train_baseline(graph: dgl.DGLGraph, kind: str, seed: int = 0, hidden: int = 
     return best
 
 
+def node_set_files(name: str, data_dir: PathLike, splits: Sequence[int], folder: PathLike) -> List[str]:
+    """Write split ``k`` of the named node set ``name`` (read from DGL's ``raw_dir`` ``data_dir``) as
+    ``folder/<name>_split<k>.bin`` for each ``k`` of ``splits`` (all public splits when empty); -> the paths.
+
+    Each file holds the graph ``train --dataset NAME --split-index k`` trains on (features, labels, the
+    split's three ``(N,)`` masks), so ``make_run_config(FILE, preset=NAME)`` builds the same run.
+    """
+    from ..data.nodes.node_sets import node_set_graph, node_set_splits
+
+    indices = list(splits) or list(range(node_set_splits(name, data_dir)))
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for index in indices:
+        graph, _, _, _ = node_set_graph(name, data_dir, split_index=index)
+        path = os.path.join(os.fspath(folder), f"{name}_split{index}.bin")
+        partial = path + ".partial"
+        dgl.save_graphs(partial, [graph])
+        os.replace(partial, path)
+        paths.append(path)
+    return paths
+
+
 def _mean_std(values: Sequence[float]) -> Dict[str, float]:
     return {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0,
             "n": len(values)}
@@ -104,7 +130,8 @@ def compare_with_baselines(files: Sequence[PathLike], out: PathLike, seeds: Sequ
     """Each file x seed: GEAET (into ``out/<file stem>/seed<k>``), the GCN and the MLP; -> ``{model: row}`` with
     ``test`` / ``val`` as ``{"mean", "std", "n"}`` and ``seconds`` (all its runs), and ``runs`` (per run).
     ``skip_geaet`` / ``skip_baselines`` leave out GEAET / the GCN and the MLP."""
-    from ..training import make_run_config, train
+    from ..config import make_run_config
+    from ..training import train
 
     results: Dict[str, List[Dict[str, float]]] = {"geaet": [], "gcn": [], "mlp": []}
     seconds = {name: 0.0 for name in results}

@@ -9,7 +9,7 @@ import dgl
 import torch
 
 from ..models import build_model
-from ..presets import get_preset
+from ..config.presets import get_preset
 from ..interop.pyg_export import to_pyg_batch
 from ..interop.reference_model import load_reference_model, zero_dropout
 from ..interop.reference_names import reference_to_ours

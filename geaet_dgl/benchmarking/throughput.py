@@ -17,7 +17,7 @@ import torch
 from ..inference import fold_for_inference
 from ..models import build_model
 from ..config import TrainConfig
-from ..presets import get_preset
+from ..config.presets import get_preset
 from .inputs import check_supported, loss_function, prebuilt_batches
 from .timing import (check_device, current_rss_mib, peak_gpu_mib, peak_rss_mib, rates, set_threads, summarize,
                      time_call)

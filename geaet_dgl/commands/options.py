@@ -17,7 +17,7 @@ import click
 
 USAGE_EXIT = 2
 
-#: Options gathered into one ``data`` dict (the :class:`~geaet_dgl.training.DataOptions` fields they set),
+#: Options gathered into one ``data`` dict (the :class:`~geaet_dgl.config.DataOptions` fields they set),
 #: in this order.
 DATA_KEYS = ("data_dir", "mnist_images", "cifar_images", "limit_train", "limit_val", "limit_test", "data_file",
              "split_index")

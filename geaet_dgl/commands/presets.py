@@ -14,7 +14,7 @@ from .options import handle_errors
 def presets(as_json: bool) -> None:
     """List the presets with their parameter count (built from the config) and the paper's."""
     from geaet_dgl.models import build_model
-    from geaet_dgl.presets import get_preset, preset_names
+    from geaet_dgl.config.presets import get_preset, preset_names
 
     rows = []
     for name in preset_names():

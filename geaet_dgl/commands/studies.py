@@ -41,14 +41,14 @@ def sweep(dataset: str, preset: Optional[str], settings: Tuple[str, ...], seeds:
           out: Optional[str], data: Dict[str, Any], overwrite: bool, progress: bool) -> None:
     """Sweep settings (heads, PE, GEANet unit ablation) over seeds; print one table with parameter counts."""
     from geaet_dgl.config import settings_with_options
-    from geaet_dgl.studies import run_sweep
+    from geaet_dgl.studies import SweepJob, run_sweep
     from geaet_dgl.studies.sweep import SWEEP_MD
     from geaet_dgl.training.run_dir import default_sweep_dir
 
     pairs = settings_with_options(parse_settings(settings), epochs=epochs, batch_size=batch_size, lr=lr)
     out = out or str(default_sweep_dir(dataset, preset))
-    run_sweep(dataset, preset, pairs, list(seeds) or [0], out, data, device=device, workers=workers,
-              overwrite=overwrite, progress=progress)
+    run_sweep(SweepJob(dataset, preset, pairs, list(seeds) or [0], out, data, device=device, workers=workers,
+                       overwrite=overwrite, progress=progress))
     click.echo((Path(out) / SWEEP_MD).read_text(), nl=False)
     click.echo(f"table in {out}/{SWEEP_MD} (and sweep.json)")
 

@@ -125,10 +125,11 @@ def _check(opts: TrainOptions) -> None:
     check_seeds_options(opts.seeds, nproc=opts.nproc, seed=opts.seed, resume=opts.resume_dir is not None)
     check_splits_options(opts.split_list, nproc=opts.nproc, split_index_given="split_index" in opts.data,
                          resume=opts.resume_dir is not None, partitions=opts.partitions is not None)
-    dist_launch.check_partition_options(opts.partitions, opts.ip_config, opts.machine, dataset=opts.dataset,
-                                        config=opts.config, data_file=opts.data.get("data_file"), seeds=opts.seeds,
-                                        sampler=opts.sampler, task=opts.task, split_file=opts.split_file,
-                                        split=opts.split_fractions, settings=parse_settings(opts.settings))
+    given = {"--dataset": opts.dataset, "--config": opts.config, "--data-file": opts.data.get("data_file"),
+             "--seeds": opts.seeds, "--sampler": opts.sampler, "--task": opts.task, "--split": opts.split_fractions,
+             "--split-file": opts.split_file}
+    dist_launch.check_partition_options(opts.partitions, opts.ip_config, opts.machine, given,
+                                        parse_settings(opts.settings))
 
 
 def _resume_partitioned(ctx: click.Context, opts: TrainOptions) -> bool:
@@ -178,21 +179,20 @@ def _resume(ctx: click.Context, opts: TrainOptions) -> bool:
 
 def _new_run(opts: TrainOptions) -> Any:
     """The run configuration of a new run: a preset (or a reference config) with the options applied."""
-    from geaet_dgl import training
+    from geaet_dgl.config import check_run_source, make_run_config
 
-    training.run_config.check_run_source(opts.dataset, opts.data.get("data_file"), opts.config, opts.preset,
-                                         opts.allow_changed_data)
+    check_run_source(opts.dataset, opts.data.get("data_file"), opts.config, opts.preset, opts.allow_changed_data)
     data = dict(opts.data, **given(task=opts.task, split_file=opts.split_file, sampler=opts.sampler,
                                    split=list(opts.split_fractions) if opts.split_fractions else None))
     run_settings = dict(device=opts.device or "cpu", workers=opts.workers or 0,
                         checkpoint_every=opts.checkpoint_every or 0, threads=opts.threads, sync_bn=opts.sync_bn,
                         tensorboard=opts.tensorboard)
     if opts.config is not None:
-        from geaet_dgl.interop import reference_run_config
+        from geaet_dgl.config import reference_run_config
 
         return reference_run_config(opts.config, opts.overrides(), {**data, **given(dataset=opts.dataset)},
                                     **run_settings)
-    return training.make_run_config(opts.dataset, opts.preset, opts.overrides(), data, **run_settings)
+    return make_run_config(opts.dataset, opts.preset, opts.overrides(), data, **run_settings)
 
 
 def _dry_run(ctx: click.Context, opts: TrainOptions) -> bool:
@@ -247,7 +247,7 @@ def _fine_tune_from_pretrained_folder(opts: TrainOptions, run: Any, run_dir: str
     run (``train.pretrained``; ``pretrained.freeze_main`` trains the head only)."""
     if opts.config is None or run.train.pretrained:
         return
-    from geaet_dgl.interop.reference_config import read_reference_config
+    from geaet_dgl.config.reference_yaml import read_reference_config
 
     if read_reference_config(opts.config).pretrained is None:
         return

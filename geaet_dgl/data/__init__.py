@@ -14,7 +14,10 @@ The core, shared by every loader:
 ``registry``             :func:`load_dataset` (name -> loader) and the table ``geaet-dgl datasets`` prints
 ``schema``               one :class:`DatasetSchema` row per dataset: widths, classes, metric, files (``--dry-run``)
 ``validation``           load-time checks (empty graphs, non-finite features, labels out of range)
+``run_splits``           :func:`~.run_splits.load_splits`: the splits a run's data options name, with the
+                         encodings its model reads and its feature transforms, checked against what it recorded
 ``identity``             what a run's data was: a graph file's identity and a fingerprint of its splits
+                         (:func:`~.identity.record_data`)
 ``input_transform``      feature transforms a loader applies (standardise, row-normalise), recorded by a run
 ``errors``               :class:`DataError`, raised for every problem a user can fix
 ``fresh_process``        a data build run in a forked child, so this process's heap stays clean

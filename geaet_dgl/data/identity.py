@@ -1,7 +1,7 @@
 """What a run's data was: a graph file's identity and a fingerprint of the loaded splits, checked on reuse.
 
 A run records both (in ``config.json`` and its checkpoints, see
-:class:`geaet_dgl.training.run_config.DataOptions`); ``eval``, ``--resume`` and
+:class:`geaet_dgl.config.DataOptions`); ``eval``, ``--resume`` and
 a rerun of ``--seeds`` compare them with the data found now and refuse data
 that changed in one line, or, with ``allow_changed`` (``--allow-changed-data``),
 log what changed and go on with the run's own split.
@@ -99,3 +99,16 @@ def fingerprint_changes(recorded: Mapping[str, Any], current: Mapping[str, Any])
         elif old.get("sha256") != new.get("sha256"):
             changes.append(f"{name}: other graphs or labels")
     return changes
+
+
+def data_limits(options: Any) -> Dict[str, Optional[int]]:
+    """``{'train': limit_train, 'val': limit_val, 'test': limit_test}`` of a run's
+    :class:`~geaet_dgl.config.DataOptions`."""
+    return {"train": options.limit_train, "val": options.limit_val, "test": options.limit_test}
+
+
+def record_data(options: Any, splits: DatasetSplits) -> None:
+    """Store the fingerprint of the loaded ``splits`` and their loader's input transform in ``options`` (a
+    :class:`~geaet_dgl.config.DataOptions`; a new run, before its config is written)."""
+    options.fingerprint = splits_fingerprint(splits, data_limits(options))
+    options.input_transform = splits.input_transform

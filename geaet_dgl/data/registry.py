@@ -22,7 +22,7 @@ from .nodes.ogbn import OGBN, load_ogbn, ogbn_present
 from .ogbg.code2 import load_code2
 from .ogbg.graphprop import OGBG, load_ogbg, ogbg_present
 from .ogbg.pcqm4mv2 import SIZES as PCQM4MV2_SIZES, VARIANTS as PCQM4MV2_VARIANTS, load_pcqm4mv2, pcqm4mv2_present
-from .own_files.graph_files import GRAPH_FILE
+from .own_files.graph_files import GRAPH_FILE, FileSplit
 from .own_files.hetero_files import load_file
 from .superpixels.cifar10 import load_cifar10
 from .superpixels.dgl_files import CIFAR10_SPEC, superpixels_present
@@ -139,9 +139,10 @@ def _graph_file(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
     data_file = kwargs.pop("data_file", None)
     if not data_file:
         raise DataError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
+    file_split = FileSplit.pop_from(kwargs)
     if is_node_graph_file(data_file):  # one graph (or heterograph) with train/val/test node masks
-        return load_node_graph(data_file, **kwargs)
-    return load_file(data_file, **kwargs)
+        return load_node_graph(data_file, file_split=file_split, **kwargs)
+    return load_file(data_file, file_split=file_split, **kwargs)
 
 
 LOADERS: Dict[str, Callable[..., DatasetSplits]] = {

@@ -16,7 +16,7 @@ import os
 import secrets
 import shutil
 import tempfile
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional
 
 import torch
 
@@ -28,7 +28,8 @@ from ..training.checkpoint import load_checkpoint
 from ..training.distributed import free_port
 from ..training.losses import get_loss
 from ..training.evaluation import evaluate_node_splits
-from ..training.run_config import RunConfig, data_pe_sizes, make_run_config
+from ..config import RunConfig, make_run_config
+from ..data.run_splits import data_pe_sizes
 from . import engine
 from .partition import check_matches_graph, load_single_graph, read_sidecar
 from .processes import LocalJob, run_job
@@ -41,25 +42,26 @@ LOG_DIR = "dist-logs"
 RUN_MARKER = "partitions.json"
 
 
-def check_partition_options(partitions: Optional[str], ip_config: Optional[str], machine: Optional[int], *,
-                            dataset: Optional[str] = None, config: Optional[str] = None,
-                            data_file: Optional[str] = None, seeds: Any = (), sampler: Optional[str] = None,
-                            task: Optional[str] = None, split_file: Optional[str] = None, split: Any = None,
-                            settings: Any = ()) -> None:
+#: The options of ``train`` that name or split the data: a run on partitions takes its data from them.
+DATA_OPTIONS = ("--dataset", "--config", "--data-file", "--seeds", "--sampler", "--task", "--split", "--split-file")
+
+
+def check_partition_options(partitions: Optional[str], ip_config: Optional[str], machine: Optional[int],
+                            given: Optional[Mapping[str, Any]] = None, settings: Any = ()) -> None:
     """Refuse option combinations ``train --partitions`` cannot take (:class:`OptionConflict`).
 
     The task, split and batches of a run on partitions are fixed when the graph is partitioned (its node
     masks, the task recorded in the folder; random node batches of ``--batch-size`` nodes per trainer), so
-    ``--task``, ``--split``, ``--split-file``, ``--sampler`` and ``--set data.*`` would be dropped.
+    the :data:`DATA_OPTIONS` in ``given`` (``{"--task": value, ...}``, a value that is None or empty: not
+    given) and ``--set data.*`` among ``settings`` would be dropped.
     """
+    given = dict(given or {})
     if partitions is None:
         if ip_config is not None or machine is not None:
             raise OptionConflict("--ip-config and --machine go with --partitions DIR/NAME.json")
         return
     data_settings = sorted(f"--set {key}" for key in settings if str(key).startswith("data."))
-    clash = [flag for flag, value in (("--dataset", dataset), ("--config", config), ("--data-file", data_file),
-                                      ("--seeds", seeds), ("--sampler", sampler), ("--task", task),
-                                      ("--split", split), ("--split-file", split_file)) if value] + data_settings
+    clash = [flag for flag in DATA_OPTIONS if given.get(flag)] + data_settings
     if clash:
         raise OptionConflict(f"--partitions trains on the graph the partitions were cut from, with its node masks "
                              f"and the task recorded when it was partitioned; drop {', '.join(clash)}")

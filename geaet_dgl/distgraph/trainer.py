@@ -70,7 +70,7 @@ from ..training.batching import epoch_seed
 from ..training.checkpoint import load_checkpoint
 from ..training.distributed import SINGLE_PROCESS, DistContext
 from ..training.metrics import MetricAccumulator
-from ..training.run_config import RunConfig
+from ..config import RunConfig
 from ..training.task import Step, Steps, Task
 from ..training.node_batches import default_num_parts
 from ..training.trainer import Trainer

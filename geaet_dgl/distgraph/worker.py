@@ -64,7 +64,7 @@ def run_trainer(job: dict) -> None:
     from dgl.distributed import role
 
     from ..training.distributed import DistContext
-    from ..training.run_config import RunConfig
+    from ..config import RunConfig
     from .trainer import DistSource, train_on_source
 
     dgl.distributed.initialize(job["ip_config"])

@@ -78,7 +78,7 @@ def fold_for_inference(model: nn.Module) -> nn.Module:
     Example
     -------
     >>> from geaet_dgl.models import build_model
-    >>> from geaet_dgl.presets import get_preset
+    >>> from geaet_dgl.config.presets import get_preset
     >>> model = build_model(get_preset('mnist').model)
     >>> folded = fold_for_inference(model)  # then folded(graph) == model.eval()(graph)
     """

@@ -1,7 +1,5 @@
 """Interoperability with the PyG reference (icm1018/GEAET, on GraphGPS / graphgym): everything that talks to it.
 
-- :mod:`.reference_config`: read the reference's YAML configuration files into our dataclasses; its
-  ``REFERENCE_PRESETS`` is the one table of our presets -> the reference's configuration files.
 - :mod:`.reference_checkpoint`: turn the reference's ``ckpt/<epoch>.ckpt`` into our run directory and back
   (parameter names in :mod:`.reference_names`).
 - :mod:`.compare`: ``geaet-dgl compare``, accuracy side by side: :mod:`.pyg_export` writes our graphs as the
@@ -16,7 +14,8 @@
 Only :mod:`.reference_model` imports the reference (and PyG with it, as do the ``to_pyg_*`` functions when
 called); everything else reads its files as plain YAML and plain ``torch.save`` data, and runs its code
 only as a subprocess from the user's checkout and Python.
-"""
-from .reference_config import ReferenceConfig, read_reference_config, reference_run_config
 
-__all__ = ["ReferenceConfig", "read_reference_config", "reference_run_config"]
+Reading the reference's YAML configuration files into our dataclasses (``train --config``) is configuration:
+:mod:`geaet_dgl.config.reference_yaml`, whose ``REFERENCE_PRESETS`` is the one table of our presets -> the
+reference's configuration files.
+"""

@@ -35,11 +35,12 @@ import torch
 from .. import __version__
 from ..config import settings_with_options
 from ..studies.seeds import run_seed
-from ..training import RunConfig, load_splits, make_run_config
+from ..config import RunConfig, make_run_config
+from ..data.run_splits import load_splits
 from ..training import run_dir as files
-from ..presets import get_preset
+from ..config.presets import get_preset
 from . import compare_report, graph_check, pyg_export, reference_run
-from .reference_config import REFERENCE_PRESETS
+from ..config.reference_yaml import REFERENCE_PRESETS
 from .reference_run import Budget, CompareError
 
 log = logging.getLogger(__name__)

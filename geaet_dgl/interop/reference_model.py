@@ -16,7 +16,7 @@ from typing import Dict, Optional, Tuple
 
 import torch
 
-from .reference_config import REFERENCE_PRESETS
+from ..config.reference_yaml import REFERENCE_PRESETS
 
 
 

@@ -97,7 +97,7 @@ class GEAET(nn.Module):
 
     Example
     -------
-    >>> from geaet_dgl.presets import get_preset
+    >>> from geaet_dgl.config.presets import get_preset
     >>> model = GEAET(get_preset('mnist').model)
     >>> sum(p.numel() for p in model.parameters())
     113155

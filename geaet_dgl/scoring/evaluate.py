@@ -10,7 +10,8 @@ from ..data.nodes.node_graph import NodeGraph
 from ..threads import apply_threads
 from ..training.evaluation import evaluate, evaluate_node_splits
 from ..training.losses import get_loss
-from ..training.run_config import check_data_fits, load_splits
+from ..config import check_data_fits
+from ..data.run_splits import load_splits
 from .trained_run import open_trained_run
 
 SPLITS = ("train", "val", "test")

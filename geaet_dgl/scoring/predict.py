@@ -48,7 +48,8 @@ from ..data.encodings.pe_cache import attach_pe, compute_split_pe
 from ..data.input_transform import apply_input_transform
 from ..data.registry import input_transform_of, laplacian_norm_of
 from ..data.encodings.se_cache import attach_structural
-from ..training.run_config import RunConfig, data_pe_sizes, structural_spec
+from ..config import RunConfig
+from ..data.run_splits import data_pe_sizes, structural_spec
 from ..inference.geaet import fold_for_inference
 from ..inference.layerwise import full_graph_forward
 from .trained_run import open_trained_run

@@ -14,7 +14,7 @@ from typing import Any, Dict, Mapping, NamedTuple, Optional, Union
 from ..models import build_model
 from ..models.geaet import GEAET
 from ..training.checkpoint import load_checkpoint, load_own_weights
-from ..training.run_config import RunConfig
+from ..config import RunConfig
 
 PathLike = Union[str, os.PathLike]
 
@@ -34,10 +34,10 @@ def open_trained_run(path: PathLike, data: Optional[Mapping[str, Any]] = None, *
     ----------
     path : path-like
     data : mapping, optional
-        :class:`~geaet_dgl.training.DataOptions` fields replacing the run's
+        :class:`~geaet_dgl.config.DataOptions` fields replacing the run's
         (``data_dir``, ``limit_test``, ...).
     **settings
-        :class:`~geaet_dgl.training.RunConfig` fields replacing the run's
+        :class:`~geaet_dgl.config.RunConfig` fields replacing the run's
         (``device``, ``workers``, ``threads``); with ``data``, checked again.
 
     Raises

@@ -5,7 +5,7 @@
     interrupted ones resumed), then ``out/aggregate.md`` / ``aggregate.json``:
     mean ± sample standard deviation (ddof=1, as the paper's ±) of the
     metrics at each seed's best-validation epoch.
-``run_sweep(dataset, preset, settings, seeds, out, ...)``
+``run_sweep(SweepJob(dataset, preset, settings, seeds, out, ...))``
     The cartesian product of comma-separated ``--set`` values, each point over
     seeds, as one table (``out/sweep.md`` / ``sweep.json``) with parameter
     counts, like the paper's Tables 6, 7 and 9.
@@ -16,10 +16,10 @@
 from .aggregate import AGGREGATED_FIELDS, STD_NOTE, aggregate_summaries, format_mean_std, mean_std
 from .attention import attention_maps, geanet_node_score, received_self_attention
 from .seeds import run_seeds
-from .sweep import SweepPoint, expand_sweep, parse_sweep_settings, run_sweep
+from .sweep import SweepJob, SweepPoint, expand_sweep, parse_sweep_settings, run_sweep
 
 __all__ = [
     "AGGREGATED_FIELDS", "STD_NOTE", "aggregate_summaries", "format_mean_std", "mean_std",
     "attention_maps", "geanet_node_score", "received_self_attention", "run_seeds",
-    "SweepPoint", "expand_sweep", "parse_sweep_settings", "run_sweep",
+    "SweepJob", "SweepPoint", "expand_sweep", "parse_sweep_settings", "run_sweep",
 ]

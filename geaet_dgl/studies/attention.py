@@ -43,8 +43,9 @@ import torch
 
 from ..atomic import atomic_write
 from ..scoring import open_trained_run
-from ..training import CheckpointError, load_splits
-from ..training.run_config import check_data_fits
+from ..training import CheckpointError
+from ..data.run_splits import load_splits
+from ..config import check_data_fits
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from torch import nn
 from ..config import TrainConfig
 from ..training.metrics import MetricAccumulator
 from ..training.node_batches import SAMPLERS
-from ..training.run_config import RunConfig
+from ..config import RunConfig
 from ..training.task import Step, Steps, Task
 from ..training.trainer import Trainer
 
@@ -132,7 +132,8 @@ def compare_samplers(graph_file: PathLike, out: PathLike, overrides: Mapping[str
     Each row: ``test_metric``, ``val_metric``, ``best_epoch``, ``params``, ``seconds`` (the whole run);
     every row a run directory ``out/<sampler>`` (the regression's ``out/logistic-regression``).
     """
-    from ..training import make_run_config, train
+    from ..config import make_run_config
+    from ..training import train
 
     graphs, _ = dgl.load_graphs(os.fspath(graph_file))
     graph = graphs[0]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import training
-from ..config import OptionConflict
+from ..config import ConfigError, OptionConflict, RunConfig, normalised_run_dict
 from ..data.identity import identity_changes
 from ..training import run_dir as files
 from .aggregate import LABEL_KEYS, aggregate_markdown, aggregate_summaries
@@ -82,7 +82,7 @@ def split_indices(values: Sequence[str], count: int, dataset: str) -> List[int]:
     return chosen
 
 
-def run_seed(run: "training.RunConfig", run_dir: PathLike, overwrite: bool = False,
+def run_seed(run: RunConfig, run_dir: PathLike, overwrite: bool = False,
              progress: bool = True) -> Dict[str, Any]:
     """Train (or skip, or resume) one run in ``run_dir``; return its summary.
 
@@ -109,22 +109,22 @@ def run_seed(run: "training.RunConfig", run_dir: PathLike, overwrite: bool = Fal
     return training.train(run, run_dir, overwrite=overwrite, progress=progress)
 
 
-def _what(run: "training.RunConfig") -> str:
+def _what(run: RunConfig) -> str:
     """``seed 1``, or ``split 3, seed 1`` for a public split other than the first."""
     split = getattr(run.data, "split_index", 0)
     return f"split {split}, seed {run.train.seed}" if split else f"seed {run.train.seed}"
 
 
-def _check_same_config(run: "training.RunConfig", run_dir: Path) -> None:
+def _check_same_config(run: RunConfig, run_dir: Path) -> None:
     path = run_dir / files.CONFIG_JSON
     if not path.is_file():
         return
     try:
-        saved = training.normalised_run_dict(json.loads(path.read_text()))  # older layouts: new fields as defaults
-    except (ValueError, training.ConfigError) as exc:
+        saved = normalised_run_dict(json.loads(path.read_text()))  # older layouts: new fields as defaults
+    except (ValueError, ConfigError) as exc:
         raise files.RunDirError(f"{path} cannot be read ({exc}); choose another --out, or pass --overwrite to "
                                 "replace the run") from exc
-    wanted = training.normalised_run_dict(run.to_dict())
+    wanted = normalised_run_dict(run.to_dict())
     recorded, found = (saved.get("data") or {}).get("file_identity"), wanted["data"].get("file_identity")
     if recorded and found and recorded != found:
         changes = identity_changes(recorded, found)
@@ -148,7 +148,7 @@ def _check_same_config(run: "training.RunConfig", run_dir: Path) -> None:
         )
 
 
-def run_seeds(run: "training.RunConfig", seeds: Sequence[int], out: PathLike, overwrite: bool = False,
+def run_seeds(run: RunConfig, seeds: Sequence[int], out: PathLike, overwrite: bool = False,
               progress: bool = True, title: str = "",
               on_seed: Optional[Callable[[int, Dict[str, Any]], None]] = None) -> Dict[str, Any]:
     """Train ``run`` once per seed into ``out/seed<k>``; write and return the aggregate.
@@ -178,7 +178,7 @@ def run_seeds(run: "training.RunConfig", seeds: Sequence[int], out: PathLike, ov
                      title=title or f"{run.data.dataset} / preset {run.preset}", on_run=on_run)
 
 
-def run_splits(run: "training.RunConfig", splits: Sequence[int], out: PathLike,
+def run_splits(run: RunConfig, splits: Sequence[int], out: PathLike,
                seeds: Optional[Sequence[int]] = None, overwrite: bool = False, progress: bool = True,
                title: str = "", on_run: Optional[Callable[[Dict[str, int], Dict[str, Any]], None]] = None
                ) -> Dict[str, Any]:
@@ -211,8 +211,8 @@ def _checked_seeds(seeds: Sequence[int]) -> List[int]:
     return seeds
 
 
-def _with(run: "training.RunConfig", split: Optional[int] = None, seed: Optional[int] = None
-          ) -> "training.RunConfig":
+def _with(run: RunConfig, split: Optional[int] = None, seed: Optional[int] = None
+          ) -> RunConfig:
     """``run`` on public split ``split`` and with ``seed`` (None: unchanged)."""
     if split is not None:
         run = dataclasses.replace(run, data=dataclasses.replace(run.data, split_index=split))
@@ -221,7 +221,7 @@ def _with(run: "training.RunConfig", split: Optional[int] = None, seed: Optional
     return run
 
 
-def run_study(variants: Sequence[Tuple[Dict[str, int], "training.RunConfig"]], out: PathLike,
+def run_study(variants: Sequence[Tuple[Dict[str, int], RunConfig]], out: PathLike,
               overwrite: bool = False, progress: bool = True, title: str = "",
               on_run: Optional[Callable[[Dict[str, int], Dict[str, Any]], None]] = None) -> Dict[str, Any]:
     """Train each ``(label, run)`` of ``variants`` into :func:`label_dir` ``(out, label)`` (skipped when

@@ -30,10 +30,8 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .. import training
-from ..config import ConfigError, ModelConfig, TrainConfig
+from ..config import ConfigError, ModelConfig, TrainConfig, default_preset, get_preset, make_run_config
 from ..models import build_model
-from ..presets import get_preset
 from ..training import run_dir as files
 from .aggregate import STD_NOTE, format_mean_std
 from .seeds import run_seeds
@@ -127,10 +125,27 @@ def point_name(values: Mapping[str, str]) -> str:
     return re.sub(r"[^A-Za-z0-9._=+-]", "_", "+".join(parts))
 
 
-def run_sweep(dataset: str, preset: Optional[str], settings: Mapping[str, str], seeds: Sequence[int],
-              out: PathLike, data: Optional[Mapping[str, Any]] = None, device: str = "cpu", workers: int = 0,
-              overwrite: bool = False, progress: bool = True) -> Dict[str, Any]:
-    """Run every point of the sweep over ``seeds``; write and return the table.
+@dataclasses.dataclass(frozen=True)
+class SweepJob:
+    """One sweep: every point of ``settings`` (``--set`` pairs; a comma list makes an axis) on ``dataset`` with
+    ``preset`` (None: the dataset's own) and the data options ``data``, each point over ``seeds``, trained on
+    ``device`` with ``workers`` loader processes into ``out/<point>/seed<k>``; ``overwrite`` retrains every
+    point and seed from scratch."""
+
+    dataset: str
+    preset: Optional[str]
+    settings: Mapping[str, str]
+    seeds: Sequence[int]
+    out: PathLike
+    data: Optional[Mapping[str, Any]] = None
+    device: str = "cpu"
+    workers: int = 0
+    overwrite: bool = False
+    progress: bool = True
+
+
+def run_sweep(job: SweepJob) -> Dict[str, Any]:
+    """Run every point of the sweep ``job`` over its seeds; write and return the table.
 
     Every point's configuration is resolved and its model built (parameter
     count) before any training, so a bad value fails at once.
@@ -142,25 +157,26 @@ def run_sweep(dataset: str, preset: Optional[str], settings: Mapping[str, str], 
         each row: ``{"point", "values", "derived", "params", "val_metric", "test_metric",
         "seconds_per_epoch"}`` (the last three as ``{"mean", "std", "values"}``).
     """
-    fixed, axes = parse_sweep_settings(settings)
-    preset_name = preset or training.run_config.default_preset(dataset)
+    dataset, seeds = job.dataset, job.seeds
+    fixed, axes = parse_sweep_settings(job.settings)
+    preset_name = job.preset or default_preset(dataset)
     points = expand_sweep(preset_name, fixed, axes)
     runs = []
     for point in points:
         try:
-            run = training.make_run_config(dataset, preset_name, point.overrides, data, device=device,
-                                           workers=workers)
+            run = make_run_config(dataset, preset_name, point.overrides, job.data, device=job.device,
+                                  workers=job.workers)
         except ConfigError as exc:
             raise ConfigError(f"sweep point {point.name}: {exc}") from exc
         runs.append((point, run, build_model(run.model).num_parameters))
-    out = Path(out)
+    out = Path(job.out)
     out.mkdir(parents=True, exist_ok=True)
     log.info("sweep: %d points x %d seeds into %s", len(points), len(seeds), out)
     table: Dict[str, Any] = {"dataset": dataset, "preset": preset_name, "std": STD_NOTE, "seeds": list(seeds),
                              "axes": axes, "fixed": fixed, "metric_name": None, "rows": []}
     for point, run, params in runs:
         log.info("sweep point %s (%s parameters)", point.name, f"{params:,}")
-        agg = run_seeds(run, seeds, out / point.name, overwrite=overwrite, progress=progress,
+        agg = run_seeds(run, seeds, out / point.name, overwrite=job.overwrite, progress=job.progress,
                         title=f"{dataset} / {preset_name}: {point.name}")
         table["metric_name"] = agg["metric_name"]
         table["rows"].append({"point": point.name, "values": point.values, "derived": point.derived,

@@ -7,22 +7,17 @@ in one process,
 ``--nproc N`` local processes or a torchrun job; :mod:`.distributed` holds the process-group
 helpers the trainer uses. Imports run one way: launcher -> trainer -> distributed.
 """
-from ..config import ConfigError
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .losses import LOSSES, get_loss
 from .metrics import METRICS, MetricAccumulator, get_metric
-from .run_config import (CONFIG_VERSION, DataOptions, RunConfig, check_data_fits, load_splits, make_run_config,
-                         normalised_run_dict)
 from .run_dir import RunDirError, default_run_dir
 from .schedule import build_optimizer, build_scheduler, clip_gradients, cosine_with_warmup_factor
 from .task import Step, Task
 from .trainer import NonFiniteLossError, Trainer, TrainingInterrupted, make_task, resume, train
 
 __all__ = [
-    "CONFIG_VERSION", "normalised_run_dict", "ConfigError",
     "CheckpointError", "load_checkpoint", "save_checkpoint", "LOSSES",
-    "get_loss", "METRICS", "MetricAccumulator", "get_metric", "DataOptions", "RunConfig", "check_data_fits",
-    "load_splits", "make_run_config", "RunDirError", "default_run_dir", "build_optimizer", "build_scheduler",
+    "get_loss", "METRICS", "MetricAccumulator", "get_metric", "RunDirError", "default_run_dir", "build_optimizer", "build_scheduler",
     "clip_gradients", "cosine_with_warmup_factor", "NonFiniteLossError", "Trainer", "TrainingInterrupted",
     "resume", "train", "Task", "Step", "make_task",
 ]

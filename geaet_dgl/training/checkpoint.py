@@ -43,7 +43,7 @@ import torch
 from .. import __version__
 from ..atomic import atomic_write
 from ..config import ConfigError
-from .run_config import normalised_run_dict
+from ..config import normalised_run_dict
 
 FORMAT_VERSION = 1
 

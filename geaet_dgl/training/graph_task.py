@@ -3,7 +3,7 @@
 Example
 -------
 >>> from geaet_dgl.data.generated import synthetic_splits
->>> from geaet_dgl.training.run_config import make_run_config
+>>> from geaet_dgl.config.run import make_run_config
 >>> run = make_run_config("synthetic", overrides={"model.num_layers": 1})
 >>> GraphTask(run, synthetic_splits(8, 4, 4), torch.device("cpu")).sizes()
 {'train': 8, 'val': 4, 'test': 4}
@@ -19,7 +19,7 @@ from ..data import DatasetSplits, collate_for
 from .batching import make_epoch_loader, move_batch
 from .distributed import SINGLE_PROCESS, DistContext
 from .evaluation import evaluate
-from .run_config import check_data_fits
+from ..config import check_data_fits
 from .task import Step, Steps, Task
 
 

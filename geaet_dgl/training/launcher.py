@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, Optional
 from ..config import OptionConflict
 from . import run_dir as files
 from .distributed import DistContext, launched_by_torchrun, process_group, start_processes
-from .run_config import RunConfig
+from ..config import RunConfig
 from .trainer import resume, train
 
 

@@ -47,14 +47,13 @@ from typing import Iterator, List, Optional, Tuple
 import dgl
 import torch
 
-from ..config import ConfigError
+from ..config import SAMPLERS, ConfigError
 from ..data.errors import DataError
 from ..data.nodes.node_graph import MASKS, NodeGraph, cache_tag, node_frame
 from .batching import make_epoch_loader
 
 log = logging.getLogger(__name__)
 
-SAMPLERS = ("full", "cluster", "random")
 #: ``num_parts=0`` cuts the graph into parts of about this many nodes ...
 NODES_PER_PART = 1000
 #: ... or into fewer, larger parts where labels are sparse: so that a batch holds about this many training nodes

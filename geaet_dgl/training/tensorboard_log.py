@@ -15,32 +15,22 @@ A resumed run continues the same curves: its writer starts with
 after the checkpoint and every epoch appears once.
 
 ``tensorboard`` is an optional dependency (``pip install tensorboard``);
-:func:`require_tensorboard` says so in one line when it is missing.
+:func:`~geaet_dgl.config.validation.require_tensorboard` says so in one line when it is missing
+(``RunConfig.validate`` calls it, so a run with ``--tensorboard`` stops before it starts).
 """
 from __future__ import annotations
 
 import os
 from typing import Any, Dict, Optional, Sequence, Union
 
-from ..config import ConfigError
+from ..config.validation import require_tensorboard
 
 PathLike = Union[str, os.PathLike]
 
-INSTALL_HINT = "pip install tensorboard  (or: pip install 'geaet-dgl[tensorboard]')"
 
 #: History fields logged under other names than ``<kind>/<split>``.
 _RENAMED = {"lr": "lr", "seconds": "time/seconds_per_epoch", "graphs_per_s": "time/graphs_per_s"}
 _SPLITS = ("train", "val", "test")
-
-
-def require_tensorboard():
-    """``torch.utils.tensorboard.SummaryWriter``, or a ConfigError naming the install command."""
-    try:
-        from torch.utils.tensorboard import SummaryWriter
-    except ImportError as exc:
-        raise ConfigError(f"--tensorboard needs the tensorboard package, which is not installed ({exc}); "
-                          f"{INSTALL_HINT}, or train without --tensorboard") from exc
-    return SummaryWriter
 
 
 def epoch_scalars(row: Dict[str, Any], metric: str) -> Dict[str, float]:

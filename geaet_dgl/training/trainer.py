@@ -61,7 +61,9 @@ from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
 from .graph_task import GraphTask
 from .node_task import NodeTask
-from .run_config import CONFIG_VERSION, RunConfig, load_splits, record_data
+from ..config import CONFIG_VERSION, RunConfig
+from ..data.run_splits import load_splits
+from ..data.identity import record_data
 from .schedule import build_optimizer, build_scheduler
 from .task import Task
 from .tensorboard_log import open_log
@@ -420,13 +422,19 @@ def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: 
     run.world_size = dist.world_size
     run.threads = resolve_threads(run.threads)
     apply_threads(per_process_threads(run.threads, dist.world_size))  # before the data: PE uses BLAS threads
+    created = dist.is_main and not Path(run_dir).exists()
     if dist.is_main:
         run_dir = files.prepare_new_run_dir(run_dir, overwrite)
     run_dir = Path(run_dir)
-    # Data and model first: if either fails, the run directory stays empty and can be reused.
-    splits = _load_splits_in_turn(run, progress, dist)
-    record_data(run.data, splits)  # later reads of the data (eval, resume) are checked against it
-    trainer = Trainer(run, run_dir, splits, progress, dist)
+    # Data and model first: if either fails, the run directory stays empty (and is removed if this call made it).
+    try:
+        splits = _load_splits_in_turn(run, progress, dist)
+        record_data(run.data, splits)  # later reads of the data (eval, resume) are checked against it
+        trainer = Trainer(run, run_dir, splits, progress, dist)
+    except BaseException:
+        if created and run_dir.is_dir() and not any(run_dir.iterdir()):
+            run_dir.rmdir()
+        raise
     if dist.is_main:
         files.write_config(run_dir, run.to_dict())
     with _log_to_file(run_dir / files.LOG) if dist.is_main else contextlib.nullcontext():

@@ -16,7 +16,7 @@ from geaet_dgl.benchmarking.report import format_table
 from geaet_dgl.benchmarking.scaling import fit_power_law, knn_edges, random_knn_graph
 from geaet_dgl.data import synthetic_mnist_like
 from geaet_dgl.models import GEAET, build_model
-from geaet_dgl.presets import get_preset
+from geaet_dgl.config.presets import get_preset
 
 REQUIRED_RESULT_KEYS = ("batch_size", "train_graphs_per_s", "infer_graphs_per_s", "peak_rss_mib")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

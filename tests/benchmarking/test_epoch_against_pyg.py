@@ -16,7 +16,7 @@ from geaet_dgl.benchmarking.inputs import UnsupportedPreset
 from geaet_dgl.benchmarking.report import epoch_comparison_table
 from geaet_dgl.config import ConfigError
 from geaet_dgl.data import DataError
-from geaet_dgl.presets import get_preset
+from geaet_dgl.config.presets import get_preset
 
 REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/ref/GEAET")
 #: a 1-layer width-8 model keeps our side's passes fast

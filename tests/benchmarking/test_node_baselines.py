@@ -21,3 +21,29 @@ def test_two_layer_shapes_and_table():
         assert out.shape == (50, 2)
     row = {"test": {"mean": 0.5, "std": 0.1, "n": 3}, "val": {"mean": 0.6, "std": 0.0, "n": 3}, "seconds": 2.0}
     assert "| 2-layer MLP | 50.00 ± 10.00 | 60.00 ± 0.00 | 3 | 2 |" in format_table({"mlp": row})
+
+
+def test_a_named_node_set_is_compared_on_its_public_splits(tmp_path):
+    """``NodeBaselinesJob(dataset=...)``: each requested split of the set, read by DGL's own loader from its raw
+    files, becomes one file whose masks are the fixture's columns; the baselines train once per file x seed."""
+    import dgl
+    import numpy as np
+
+    from geaet_dgl.benchmarking import NodeBaselinesJob, run_benchmark
+    from tests.data.fixtures_node_sets import write_node_set_fixture
+
+    torch.set_num_threads(1)
+    truth = write_node_set_fixture("texas", tmp_path / "raw", num_nodes=40)
+    job = NodeBaselinesJob(files=(), out=str(tmp_path / "out"), dataset="texas", data_dir=str(tmp_path / "raw"),
+                           splits=(0, 3), seeds=(0,), hidden=8, skip_geaet=True)
+    table = run_benchmark(job)["table"]
+    assert {row["file"] for row in table["gcn"]["runs"]} == {
+        str(tmp_path / "out" / "graphs" / f"texas_split{k}.bin") for k in (0, 3)}
+    assert table["gcn"]["test"]["n"] == table["mlp"]["test"]["n"] == 2
+    for k in (0, 3):
+        graph = dgl.load_graphs(str(tmp_path / "out" / "graphs" / f"texas_split{k}.bin"))[0][0]
+        for column, split in enumerate(("train", "val", "test")):
+            assert np.array_equal(graph.ndata[f"{split}_mask"].numpy(), truth["masks"][k, column])
+        assert np.array_equal(graph.ndata["label"].numpy(), truth["label"])
+        assert graph.num_nodes() == 40 and graph.ndata["feat"].shape == (40, truth["feat"].shape[1])
+    assert (tmp_path / "out" / "node_baselines.md").read_text().count("texas_split") == 2

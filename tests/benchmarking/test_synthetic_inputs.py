@@ -8,10 +8,10 @@ import yaml
 from geaet_dgl.benchmarking.config_subject import BENCHMARK_DATASETS, config_subject
 from geaet_dgl.benchmarking.inputs import loss_function, prebuilt_batches, synthetic_graphs
 from geaet_dgl.data import load_dataset
-from geaet_dgl.interop.reference_config import DATASETS
+from geaet_dgl.config.reference_yaml import DATASETS
 from geaet_dgl.models import build_model
-from geaet_dgl.presets import get_preset
-from geaet_dgl.training.run_config import data_pe_sizes
+from geaet_dgl.config.presets import get_preset
+from geaet_dgl.data.run_splits import data_pe_sizes
 from tests.benchmarking.test_config_subject import GRAPHGPS
 from tests.data.fixtures_dgl import write_sbm_fixture, write_zinc_fixture
 from tests.data.fixtures_peptides import accept_as_published, write_peptides_fixture

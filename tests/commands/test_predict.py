@@ -12,7 +12,7 @@ from geaet_dgl.data.own_files.graph_files import split_indices
 from geaet_dgl.scoring import evaluate_checkpoint
 from geaet_dgl.scoring import open_trained_run
 from geaet_dgl.scoring.predict import model_outputs, prepare_graphs, read_predictions
-from geaet_dgl.training import load_splits
+from geaet_dgl.data.run_splits import load_splits
 from tests.own_graph_files import make_graphs, tiny_args, write_task_file
 from tests.training.tiny import cli_args, one_thread
 

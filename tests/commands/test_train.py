@@ -42,4 +42,8 @@ def test_data_error_is_one_line_and_leaves_the_run_dir_reusable(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert lines[-1].startswith("error: ") and "no-such-folder" in lines[-1]
     assert not any(line.startswith("Traceback") for line in lines)
-    assert list(out.iterdir()) == []  # nothing written: the next attempt is not refused
+    assert not out.exists()  # the folder this call made is gone: nothing is left behind
+    out.mkdir()  # a folder the user made stays, empty: the next attempt is not refused
+    result = CliRunner().invoke(cli.main, ["train", "--dataset", "mnist", "--data-dir", str(tmp_path / "data"),
+                                           "--mnist-images", str(tmp_path / "no-such-folder"), "--out", str(out)])
+    assert result.exit_code == 2 and out.is_dir() and list(out.iterdir()) == []

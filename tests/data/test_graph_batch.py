@@ -8,7 +8,7 @@ from geaet_dgl.data import GraphDataset, collate_for
 from geaet_dgl.data import dataset as dataset_module
 from geaet_dgl.data.graph_batch import batch_graphs
 from geaet_dgl.models import build_model
-from geaet_dgl.presets import get_preset
+from geaet_dgl.config.presets import get_preset
 from geaet_dgl.training.batching import make_epoch_loader
 
 
@@ -117,7 +117,8 @@ def test_unusual_inputs_go_to_dgl_batch():
 
 def test_a_training_run_records_the_same_metrics_as_with_dgl_batch(tmp_path, monkeypatch):
     """Same seed: the same batches in the same order, so the same losses and metrics to the last digit."""
-    from geaet_dgl.training import make_run_config, train
+    from geaet_dgl.config import make_run_config
+    from geaet_dgl.training import train
     from tests.training.tiny import TINY_DATA, TINY_MODEL, TINY_TRAIN, one_thread, strip_timing
 
     run = make_run_config("synthetic", overrides={**TINY_MODEL, **TINY_TRAIN, "train.epochs": 2}, data=TINY_DATA)

@@ -43,3 +43,15 @@ def test_train_partitions_refuses_bad_input_before_starting_anything(graph_file,
     missing = _run("train", "--partitions", config, "--out", str(tmp_path / "run"))
     assert missing.exit_code == 2 and missing.stderr.count("\n") == 1 and "partition 0" in missing.stderr
     assert not os.path.exists(tmp_path / "run" / "dist-logs")  # no process was started
+
+
+def test_train_on_partitions_names_every_data_option_given():
+    """The options that would be dropped on partitions are named, in the order of the command line's help, and
+    an option left out (None, an empty tuple) is not."""
+    result = _run("train", "--partitions", "p.json", "--dataset", "mnist", "--task", "node-classification",
+                  "--split", "0.8", "0.1", "0.1", "--set", "data.depth=3", "--seeds", "1", "2", "--sampler", "random")
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1].endswith(
+        "drop --dataset, --seeds, --sampler, --task, --split, --set data.depth")
+    result = _run("train", "--partitions", "p.json", "--machine", "0")
+    assert result.exit_code == 2 and "go together" in result.output

@@ -22,7 +22,7 @@ from geaet_dgl.nn.external_attention import FoldedGEANet, GEANet
 from geaet_dgl.nn.gated_gcn import FoldedGatedGCN, GatedGCNLayer
 from geaet_dgl.nn.geaet_layer import FoldedGEAETLayer, GEAETLayer
 from geaet_dgl.nn.self_attention import FoldedSelfAttention, GraphSelfAttention
-from geaet_dgl.presets import get_preset
+from geaet_dgl.config.presets import get_preset
 from tests.inference.layer_menu import MENU, menu_graphs, menu_model, trained_looking
 
 TOLERANCE = 1e-5

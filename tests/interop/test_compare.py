@@ -10,7 +10,7 @@ from click.testing import CliRunner
 import cli
 from geaet_dgl.interop import compare
 from geaet_dgl.interop.reference_run import CompareError
-from geaet_dgl.presets import get_preset
+from geaet_dgl.config.presets import get_preset
 
 from .fake_reference import make_fake_reference
 

@@ -6,7 +6,7 @@ import pytest
 from geaet_dgl.interop.reference_checkpoint import CheckpointError, exportable
 from geaet_dgl.interop.reference_names import ours_to_reference, reference_to_ours
 from geaet_dgl.models import build_model
-from geaet_dgl.presets import get_preset
+from geaet_dgl.config.presets import get_preset
 
 
 @pytest.mark.parametrize("mpnn, attention, names", [

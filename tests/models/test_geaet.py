@@ -5,7 +5,7 @@ import torch
 
 from geaet_dgl.config import ConfigError, GEANetConfig, ModelConfig
 from geaet_dgl.models import build_model
-from geaet_dgl.presets import get_preset, preset_names
+from geaet_dgl.config.presets import get_preset, preset_names
 from tests.conftest import random_graph, with_features
 
 

@@ -10,7 +10,7 @@ from geaet_dgl.data.encodings.se_cache import StructuralSpec, attach_structural
 from geaet_dgl.models import build_model
 from geaet_dgl.models.heads import pool_nodes
 from geaet_dgl.nn.batch_layout import BatchLayout
-from geaet_dgl.presets import get_preset
+from geaet_dgl.config.presets import get_preset
 
 
 def _zinc_like(sizes=(5, 7, 4), seed=0, k=4, rwse_k=6, graphormer=False):
@@ -60,7 +60,7 @@ def test_lappe_then_rwse_are_concatenated_after_the_base_encoder():
 
 
 def test_second_encoding_from_set_and_its_data():
-    from geaet_dgl.training.run_config import data_pe_sizes
+    from geaet_dgl.data.run_splits import data_pe_sizes
 
     preset = apply_overrides(get_preset("zinc"), {"model.pe": "lappe+rwse", "model.pe_k": 4, "model.pe_dim": 8,
                                                   "model.se_k": 12, "model.se_dim": 8})

@@ -9,7 +9,7 @@ from geaet_dgl.data import collate_links
 from geaet_dgl.models import build_model
 from geaet_dgl.models.heads import LinkHead, pair_scores
 from geaet_dgl.nn.batch_layout import BatchLayout
-from geaet_dgl.presets import get_preset
+from geaet_dgl.config.presets import get_preset
 from geaet_dgl.training.losses import link_cross_entropy, structured_negatives
 
 

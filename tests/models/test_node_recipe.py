@@ -16,7 +16,7 @@ from geaet_dgl.models import build_model
 from geaet_dgl.nn.branches import build_mpnn
 from geaet_dgl.nn.geaet_layer import GEAETLayer
 from geaet_dgl.nn.norm import BranchNorm
-from geaet_dgl.presets import get_preset
+from geaet_dgl.config.presets import get_preset
 
 
 def _graph(n=12, e=40, seed=0, feats=5):

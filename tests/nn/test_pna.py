@@ -58,7 +58,7 @@ def test_the_trainer_gives_pna_the_training_splits_histogram():
 
     from geaet_dgl.models import build_model
     from geaet_dgl.models.geaet import set_degree_statistics
-    from geaet_dgl.presets import get_preset
+    from geaet_dgl.config.presets import get_preset
 
     config = dataclasses.replace(get_preset("mnist").model, mpnn="pna", pe="none", num_layers=2)
     model = build_model(config)

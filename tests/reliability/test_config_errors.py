@@ -9,8 +9,9 @@ import pytest
 
 from geaet_dgl.config import ConfigError, ModelConfig
 from geaet_dgl.data import synthetic_splits
-from geaet_dgl.training import check_data_fits, load_splits, make_run_config
-from geaet_dgl.training.run_config import DataOptions
+from geaet_dgl.config import check_data_fits, make_run_config
+from geaet_dgl.data.run_splits import load_splits
+from geaet_dgl.config import DataOptions
 from tests.training.tiny import TINY_DATA, cli_args
 
 from .helpers import nothing_written, one_line_error, partial_files, run_cli

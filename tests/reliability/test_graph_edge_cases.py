@@ -7,7 +7,7 @@ import torch
 
 from geaet_dgl.config import GEANetConfig, ModelConfig
 from geaet_dgl.models import build_model
-from geaet_dgl.presets import get_preset
+from geaet_dgl.config.presets import get_preset
 from tests.conftest import graph_cases, random_graph, with_features
 
 

@@ -63,7 +63,8 @@ def test_the_build_child_dies_with_its_parent(tmp_path, signum):
     parent = _start(BUILD.format(out=str(tmp_path / "built.bin"), pid_file=str(pid_file)), tmp_path)
     child = None
     try:
-        assert _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip()), "the build never started"
+        # start-up imports torch and DGL: on a loaded 2-core machine that alone can take over 20 s
+        assert _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), 120), "the build never started"
         child = int(pid_file.read_text())
         parent.send_signal(signum)
         parent.wait(timeout=30)
@@ -87,7 +88,7 @@ def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path):
             time.sleep(600)
     """, tmp_path)
     try:
-        assert _wait_for(lambda: target.parent.is_dir() and any(target.parent.iterdir()))
+        assert _wait_for(lambda: target.parent.is_dir() and any(target.parent.iterdir()), 120)
         writer.kill()
         writer.wait(timeout=30)
     finally:

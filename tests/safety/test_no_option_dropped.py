@@ -52,7 +52,8 @@ def test_rounding_never_shrinks_the_test_split():
 
 
 def test_a_graph_file_run_from_before_the_recorded_split_keeps_its_split(tmp_path):
-    from geaet_dgl.training.run_config import DataOptions, load_splits
+    from geaet_dgl.config import DataOptions
+    from geaet_dgl.data.run_splits import load_splits
 
     path = tmp_path / "g.bin"
     write_task_file(path, "graph-classification", count=25)

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from geaet_dgl.studies import run_seeds
-from geaet_dgl.training import TrainingInterrupted, load_checkpoint, make_run_config, resume
+from geaet_dgl.training import TrainingInterrupted, load_checkpoint, resume
+from geaet_dgl.config import make_run_config
 from geaet_dgl.training.trainer import Trainer
 
 OLD_RUN = Path(__file__).parent / "fixtures" / "run-before-format-2"

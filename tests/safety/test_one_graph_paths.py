@@ -164,7 +164,8 @@ def test_labels_with_gaps_and_classes_absent_from_training_are_warned(tmp_path):
 
 
 def test_graph_labels_absent_from_training_are_warned(tmp_path):
-    from geaet_dgl.training.run_config import load_splits, make_run_config
+    from geaet_dgl.data.run_splits import load_splits
+    from geaet_dgl.config import make_run_config
     from tests.own_graph_files import write_task_file
 
     path = tmp_path / "many.bin"
@@ -176,7 +177,7 @@ def test_graph_labels_absent_from_training_are_warned(tmp_path):
     (tmp_path / "split.json").write_text(__import__("json").dumps(split))
     run = make_run_config(str(path), None, {}, {"split_file": str(tmp_path / "split.json")}, threads=1)
     from geaet_dgl.data.validation import warn_label_gaps
-    from geaet_dgl.training.run_config import split_labels
+    from geaet_dgl.data.run_splits import split_labels
 
     warnings = warn_label_gaps(split_labels(load_splits(run.data, 0)), str(path))
     assert warnings == [f"{path}: class(es) 1 appear in val/test but never in the training split; the model cannot "

@@ -137,7 +137,7 @@ def test_partitioned_runs_count_metis_parts_per_step_by_default(tmp_path):
     fewer than 2 rows and every trainer died with a ValueError traceback. --batch-size now counts METIS parts
     per trainer and step, as --sampler cluster does in one process."""
     from geaet_dgl.distgraph.launch import partitioned_run_config
-    from geaet_dgl.presets import get_preset
+    from geaet_dgl.config.presets import get_preset
 
     path = _save(tmp_path / "g.bin", planted_graph(300))
     config = partition_file(path, 2, str(tmp_path / "p")).config

@@ -12,7 +12,8 @@ import torch
 
 from geaet_dgl.interop.reference_checkpoint import import_reference
 from geaet_dgl.models import build_model
-from geaet_dgl.training import RunConfig, load_checkpoint
+from geaet_dgl.config import RunConfig
+from geaet_dgl.training import load_checkpoint
 
 TINY = Path(__file__).parent / "fixtures" / "reference-tiny"
 

@@ -14,7 +14,8 @@ from geaet_dgl.config import ConfigError
 from geaet_dgl.threads import (apply_threads, available_cores, current_threads, default_threads, per_process_threads,
                                resolve_threads)
 from geaet_dgl.scoring import evaluate_checkpoint
-from geaet_dgl.training import load_checkpoint, make_run_config, resume, train
+from geaet_dgl.training import load_checkpoint, resume, train
+from geaet_dgl.config import make_run_config
 
 from .tiny import SUBPROCESS_ENV, TINY_DATA, TINY_MODEL, TINY_TRAIN, cli_args, subprocess_command
 

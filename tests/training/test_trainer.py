@@ -8,9 +8,10 @@ import time
 import pytest
 import torch
 
+from geaet_dgl.config import make_run_config
 from geaet_dgl.data import synthetic_splits
-from geaet_dgl.training import (CheckpointError, NonFiniteLossError, RunDirError, Trainer, load_checkpoint,
-                                make_run_config, resume, train)
+from geaet_dgl.training import (CheckpointError, NonFiniteLossError, RunDirError, Trainer, load_checkpoint, resume,
+                                train)
 from geaet_dgl.training.run_dir import prepare_new_run_dir
 
 from .tiny import SUBPROCESS_ENV, TINY_DATA, TINY_MODEL, TINY_TRAIN, cli_args, one_thread, strip_timing, \

@@ -52,7 +52,8 @@ import torch
 from ..encodings.pe_cache import attach_pe, cached_split_pe, writable_cache_dir
 from ..errors import DataError
 from ..identity import check_unchanged, file_identity, identity_changes
-from ..own_files.graph_files import GraphFileInfo, conform_graphs, infer_feature_spec, load_first_graph, read_graph_file
+from ..own_files.graph_files import (FileSplit, GraphFileInfo, conform_graphs, infer_feature_spec, load_first_graph,
+                                     read_graph_file)
 from ..own_files.hetero_files import HeteroFileInfo, HeteroSchema, conform_hetero_graphs, infer_schema, is_heterograph, node_target
 
 PathLike = Union[str, os.PathLike]
@@ -336,10 +337,8 @@ def inspect_node_graph(path: PathLike, task: Optional[str] = None, target_ntype:
 
 def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int = 0, rwse_k: Optional[int] = None,
                     laplacian_norm: str = "sym", limit_train: Optional[int] = None, limit_val: Optional[int] = None,
-                    limit_test: Optional[int] = None, progress: bool = True, split_file: Optional[PathLike] = None,
-                    split: Optional[Sequence[float]] = None, split_seed: int = 0, *, identity: Optional[Dict] = None,
-                    indices: Optional[Dict] = None, allow_changed: bool = False,
-                    target_ntype: Optional[str] = None, legacy_split: bool = False) -> NodeGraph:
+                    limit_test: Optional[int] = None, progress: bool = True, file_split: Optional[FileSplit] = None,
+                    *, target_ntype: Optional[str] = None) -> NodeGraph:
     """A one-graph file with node masks as a :class:`NodeGraph`, positional encodings cached beside it.
 
     Parameters
@@ -353,26 +352,26 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
         cached in ``geaet_cache/`` beside the file, keyed by its size and mtime.
     limit_train, limit_val, limit_test : int, optional
         Keep the first N nodes of a mask (the graph itself stays whole).
-    split_file, split, split_seed
-        Refused: the masks are the split.
-    identity : dict, optional
-        A run's record of the file (:func:`~..identity.file_identity`): a file
-        whose identity differs is refused (DataError) unless ``allow_changed``.
-    indices, legacy_split
-        Unused (a graph file's recorded split and its old cut; the masks are this one's).
+    file_split : FileSplit, optional
+        Its ``identity``: a run's record of the file (:func:`~..identity.file_identity`): a file
+        whose identity differs is refused (DataError) unless ``allow_changed``. ``split_file`` and
+        ``split`` are refused (the masks are the split); ``split_seed``, ``indices`` and
+        ``legacy_split`` are unused (a graph file's recorded split and its old cut; the masks are this one's).
     target_ntype : str, optional
         A heterograph's node type with the labels and masks (default: the
         only labelled type); heterographs take no positional encoding.
     """
     path = Path(data_file)
-    if split_file is not None or split is not None:
+    file_split = file_split or FileSplit()
+    if file_split.split_file is not None or file_split.split is not None:
         raise DataError(f"{path} carries its own node masks, which are the split; drop --split / --split-file "
                         "(or remove the masks from the graph)")
     graph, _, task, outputs, target = _read(path, task, target_ntype)
     if target and (pe_k or rwse_k):
         raise DataError("heterograph models take no positional encoding; set model.pe=none")
-    if identity is not None:
-        check_unchanged(f"graph file {path}", identity_changes(identity, file_identity(path, 1)), allow_changed,
+    if file_split.identity is not None:
+        check_unchanged(f"graph file {path}", identity_changes(file_split.identity, file_identity(path, 1)),
+                        file_split.allow_changed,
                         "restore the file the run was trained on",
                         going_on="going on only if its node masks and their labels are still the run's split "
                                  "(checked against the run's record)")

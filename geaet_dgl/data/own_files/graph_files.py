@@ -21,7 +21,7 @@ a seeded random split of the given fractions (:func:`split_indices`).
 
 Every problem raises :class:`DataError` in one line naming the file, the graph
 index and the fix. The model-side settings these facts imply (widths,
-encoders, head, loss) are made by :mod:`geaet_dgl.training.graph_file_run`.
+encoders, head, loss) are made by :mod:`geaet_dgl.config.graph_file`.
 
 Example
 -------
@@ -42,9 +42,9 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import dgl
 import numpy as np
@@ -66,6 +66,34 @@ LABEL_KEY = "label"
 SPLITS = ("train", "val", "test")
 DEFAULT_SPLIT = (0.8, 0.1, 0.1)
 _SAVE_HINT = "write it with dgl.save_graphs(PATH, graphs, {'label': labels})"
+
+
+@dataclass(frozen=True)
+class FileSplit:
+    """How a run splits a graph file into train / val / test, and what the run recorded of the file.
+
+    ``split_file``, ``split`` (fractions) and ``split_seed`` cut a new split
+    (:func:`split_indices`). ``identity`` and ``indices`` are a run's record of
+    the file (:func:`~..identity.file_identity`) and of its split
+    (``{'train': [...], 'val': [...], 'test': [...]}``): the split is then
+    ``indices``, and a file whose identity differs is refused (DataError)
+    unless ``allow_changed``. Without ``indices``, ``legacy_split`` cuts the
+    random split as runs that predate the record did. The fields are the
+    ``load_dataset('file', ...)`` keywords of the same names.
+    """
+
+    split_file: Optional[PathLike] = None
+    split: Optional[Sequence[float]] = None
+    split_seed: int = 0
+    identity: Optional[Dict[str, Any]] = None
+    indices: Optional[Dict[str, List[int]]] = None
+    allow_changed: bool = False
+    legacy_split: bool = False
+
+    @classmethod
+    def pop_from(cls, options: Dict[str, Any]) -> "FileSplit":
+        """The split given among ``options`` (keywords of a file loader), taken out of them."""
+        return cls(**{item.name: options.pop(item.name) for item in fields(cls) if item.name in options})
 
 
 @dataclass(frozen=True)
@@ -577,27 +605,23 @@ def inspect_graph_file(path: PathLike, task: Optional[str] = None) -> GraphFileI
                          features=features)
 
 
-def run_split(num_graphs: int, path: Path, split_file: Optional[PathLike], split: Optional[Sequence[float]],
-              split_seed: int, identity: Optional[Dict], indices: Optional[Dict[str, List[int]]],
-              allow_changed: bool, legacy: bool = False) -> Dict[str, List[int]]:
+def run_split(num_graphs: int, path: Path, file_split: FileSplit) -> Dict[str, List[int]]:
     """The split of a run on the file: the run's recorded ``indices`` (after checking the file against its
-    ``identity``), else :func:`split_indices` (``legacy``: cut as runs from before the recorded split were;
-    also for heterograph files, :mod:`.hetero_files`)."""
-    if identity is not None:
-        check_unchanged(f"graph file {path}", identity_changes(identity, file_identity(path, num_graphs)),
-                        allow_changed, "restore the file the run was trained on")
-    if indices is not None:
-        return recorded_split(indices, num_graphs, path)
-    return split_indices(num_graphs, path, split_file, split, split_seed, legacy=legacy)
+    ``identity``), else :func:`split_indices` (``legacy_split``: cut as runs from before the recorded split
+    were; also for heterograph files, :mod:`.hetero_files`)."""
+    given = file_split
+    if given.identity is not None:
+        check_unchanged(f"graph file {path}", identity_changes(given.identity, file_identity(path, num_graphs)),
+                        given.allow_changed, "restore the file the run was trained on")
+    if given.indices is not None:
+        return recorded_split(given.indices, num_graphs, path)
+    return split_indices(num_graphs, path, given.split_file, given.split, given.split_seed, legacy=given.legacy_split)
 
 
-def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file: Optional[PathLike] = None,
-                    split: Optional[Sequence[float]] = None, split_seed: int = 0, pe_k: int = 0,
-                    limit_train: Optional[int] = None, limit_val: Optional[int] = None,
+def load_graph_file(data_file: PathLike, task: Optional[str] = None, file_split: Optional[FileSplit] = None,
+                    pe_k: int = 0, limit_train: Optional[int] = None, limit_val: Optional[int] = None,
                     limit_test: Optional[int] = None, progress: bool = True, *, rwse_k: Optional[int] = None,
-                    laplacian_norm: str = "sym", identity: Optional[Dict] = None,
-                    indices: Optional[Dict[str, List[int]]] = None, allow_changed: bool = False,
-                    legacy_split: bool = False) -> DatasetSplits:
+                    laplacian_norm: str = "sym") -> DatasetSplits:
     """A graph file as train / val / test splits, with positional encodings cached beside it.
 
     Parameters
@@ -606,8 +630,9 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
         Written by ``dgl.save_graphs`` (see the module docstring).
     task : str, optional
         One of :data:`TASKS`; default inferred from the labels.
-    split_file, split, split_seed
-        See :func:`split_indices`.
+    file_split : FileSplit, optional
+        How to split the file (default: at random, 0.8/0.1/0.1, seed 0), or
+        the split a run recorded (see :class:`FileSplit`).
     pe_k, rwse_k, laplacian_norm
         Encodings to attach (``ndata['lap_pe']``/``['lap_eigval']``, ``['rwse']``),
         cached in ``geaet_cache/`` beside the file (a folder that cannot be
@@ -615,13 +640,6 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
         file's size and mtime and by each split's indices.
     limit_train, limit_val, limit_test : int, optional
         Keep the first N graphs of a split.
-    identity, indices : dict, optional
-        A run's record of the file (:func:`~..identity.file_identity`) and of
-        its split (``{'train': [...], 'val': [...], 'test': [...]}``): the
-        split is then taken from ``indices``, and a file whose identity
-        differs is refused (DataError) unless ``allow_changed``. Without
-        ``indices``, ``legacy_split`` cuts the random split as runs that
-        predate the record did (:func:`split_indices`).
 
     Returns
     -------
@@ -635,8 +653,8 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
     spec = infer_feature_spec(graphs, path)
     conform_graphs(graphs, path, spec)
     targets, outputs = graph_file_labels(graphs, labels, path, task)
-    chosen = run_split(len(graphs), path, split_file, split, split_seed, identity, indices, allow_changed,
-                       legacy=legacy_split)  # a run from before the split was recorded keeps its cut
+    file_split = file_split or FileSplit()
+    chosen = run_split(len(graphs), path, file_split)  # a run from before the split was recorded keeps its cut
     limits = {"train": limit_train, "val": limit_val, "test": limit_test}
     node_offsets = None
     if task == "node-classification":
@@ -661,8 +679,8 @@ def load_graph_file(data_file: PathLike, task: Optional[str] = None, split_file:
         else:
             rows = torch.cat([targets[node_offsets[i]:node_offsets[i + 1]] for i in indices])
             datasets[name] = GraphDataset(split_graphs, rows, level="node")
-    how = f"split file {split_file}" if split_file is not None else \
-        f"random split {list(split_fractions(split))} seed {split_seed}"
+    how = f"split file {file_split.split_file}" if file_split.split_file is not None else \
+        f"random split {list(split_fractions(file_split.split))} seed {file_split.split_seed}"
     splits = DatasetSplits(train=datasets["train"], val=datasets["val"], test=datasets["test"],
                            num_classes=outputs, name=path.name, source=f"graph file {path} ({task}, {how})")
     return validate_splits(splits)

@@ -35,6 +35,7 @@ Example
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +46,7 @@ import torch
 
 from ..dataset import DatasetSplits, GraphDataset
 from ..errors import DataError
-from .graph_files import (LABEL_KEY, SPLITS, TASKS, GraphFileInfo, PathLike, class_ids, graph_file_labels,
+from .graph_files import (LABEL_KEY, SPLITS, TASKS, FileSplit, GraphFileInfo, PathLike, class_ids, graph_file_labels,
                           load_first_graph,
                           inspect_graph_file, load_graph_file, read_graph_file, run_split, split_fractions)
 from ..validation import validate_splits
@@ -298,30 +299,28 @@ def inspect_file(path: PathLike, task: Optional[str] = None, target_ntype: Optio
                           features=None, schema=schema)
 
 
-def load_file(data_file: PathLike, task: Optional[str] = None, split_file: Optional[PathLike] = None,
-              split: Optional[Sequence[float]] = None, split_seed: int = 0, pe_k: int = 0,
-              limit_train: Optional[int] = None, limit_val: Optional[int] = None, limit_test: Optional[int] = None,
-              *, target_ntype: Optional[str] = None, rwse_k: Optional[int] = None, identity: Optional[Dict] = None,
-              indices: Optional[Dict[str, List[int]]] = None, allow_changed: bool = False,
+def load_file(data_file: PathLike, task: Optional[str] = None, file_split: Optional[FileSplit] = None,
+              pe_k: int = 0, limit_train: Optional[int] = None, limit_val: Optional[int] = None,
+              limit_test: Optional[int] = None, *, target_ntype: Optional[str] = None, rwse_k: Optional[int] = None,
               **options) -> DatasetSplits:
     """A graph file as train / val / test splits: heterographs here, the rest by
     :func:`~.graph_files.load_graph_file` (same arguments, plus ``target_ntype``; ``options``
-    such as ``progress`` and ``laplacian_norm`` go to it). ``identity``, ``indices`` and
-    ``allow_changed`` pin a run to its file and split as there (:func:`~.graph_files.run_split`).
+    such as ``progress`` and ``laplacian_norm`` go to it). ``file_split`` (:class:`~.graph_files.FileSplit`)
+    is the split, or the file and split a run recorded (:func:`~.graph_files.run_split`).
 
     Heterograph models read no positional encoding: ``pe_k`` and ``rwse_k`` must be 0 / None.
     """
     if not file_holds_heterographs(data_file):
         _homogeneous_only(data_file, target_ntype)
-        return load_graph_file(data_file, task=task, split_file=split_file, split=split, split_seed=split_seed,
-                               pe_k=pe_k, limit_train=limit_train, limit_val=limit_val, limit_test=limit_test,
-                               rwse_k=rwse_k, identity=identity, indices=indices, allow_changed=allow_changed,
-                               **options)
+        return load_graph_file(data_file, task=task, file_split=file_split, pe_k=pe_k, limit_train=limit_train,
+                               limit_val=limit_val, limit_test=limit_test, rwse_k=rwse_k, **options)
     if pe_k or rwse_k:
         raise DataError("heterograph models take no positional encoding; set model.pe=none")
     path = Path(data_file)
     graphs, schema, task, targets, outputs = _read(path, task, target_ntype)
-    chosen = run_split(len(graphs), path, split_file, split, split_seed, identity, indices, allow_changed)
+    # heterograph files came after runs recorded their split: no legacy cut here
+    file_split = dataclasses.replace(file_split or FileSplit(), legacy_split=False)
+    chosen = run_split(len(graphs), path, file_split)
     limits = {"train": limit_train, "val": limit_val, "test": limit_test}
     node_level = task == "node-classification"
     if node_level:
@@ -336,8 +335,8 @@ def load_file(data_file: PathLike, task: Optional[str] = None, split_file: Optio
             datasets[name] = GraphDataset(split_graphs, rows, level="node", node_type=schema.target_ntype)
         else:
             datasets[name] = GraphDataset(split_graphs, targets[indices])
-    how = f"split file {split_file}" if split_file is not None else \
-        f"random split {list(split_fractions(split))} seed {split_seed}"
+    how = f"split file {file_split.split_file}" if file_split.split_file is not None else \
+        f"random split {list(split_fractions(file_split.split))} seed {file_split.split_seed}"
     splits = DatasetSplits(train=datasets["train"], val=datasets["val"], test=datasets["test"], num_classes=outputs,
                            name=path.name, source=f"heterograph file {path} ({task}, {how})")
     return validate_splits(splits)

@@ -85,7 +85,7 @@ def test_laplacian_pe_of_size_zero_is_empty():
 
 def test_models_without_laplacian_pe_load_no_eigenvectors():
     from geaet_dgl.config import ModelConfig
-    from geaet_dgl.training.run_config import data_pe_sizes
+    from geaet_dgl.data.run_splits import data_pe_sizes
 
     assert data_pe_sizes(ModelConfig(pe="none", pe_k=8)) == (0, None)
     assert data_pe_sizes(ModelConfig(pe="rwse", pe_k=16)) == (0, 16)

@@ -15,7 +15,7 @@ from geaet_dgl.data import DataError, load_dataset
 from geaet_dgl.data.lrgb.peptides import (ATOM_VOCAB_SIZES, BOND_VOCAB_SIZES, PEPTIDES_SIZES, load_peptides,
                                      peptides_files, peptides_present, published_md5)
 from geaet_dgl.data.registry import DATASETS, dataset_table
-from geaet_dgl.presets import get_preset
+from geaet_dgl.config.presets import get_preset
 from geaet_dgl.training.losses import bce, l1
 from geaet_dgl.training.metrics import METRICS, MetricAccumulator, average_precision
 from tests.data.fixtures_peptides import SMILES, SPLIT, accept_as_published, write_peptides_fixture

@@ -6,6 +6,7 @@ import torch
 from geaet_dgl.data import DataError
 from geaet_dgl.data.generated.node_graphs import knn_graph, planted_partition, two_circles, with_masks
 from geaet_dgl.data.nodes.node_graph import is_node_graph_file, load_node_graph
+from geaet_dgl.data.own_files.graph_files import FileSplit
 from geaet_dgl.data.registry import load_dataset
 
 
@@ -82,7 +83,7 @@ def test_masks_on_a_file_of_several_graphs_and_a_split_are_refused(tmp_path):
     with pytest.raises(DataError, match="graph 0 has node masks but the file holds 2 graphs; .*dgl.batch"):
         load_node_graph(path)
     with pytest.raises(DataError, match="carries its own node masks, which are the split; drop --split"):
-        load_node_graph(_save(tmp_path, [_graph()], "one.bin"), split=[0.8, 0.1, 0.1])
+        load_node_graph(_save(tmp_path, [_graph()], "one.bin"), file_split=FileSplit(split=[0.8, 0.1, 0.1]))
 
 
 def test_planted_partition_has_the_block_structure_asked_for():

@@ -134,7 +134,7 @@ def test_sequence_head_loss_and_f1():
 
 def test_code2_preset_has_graphgps_sizes():
     from geaet_dgl.models.geaet import build_head
-    from geaet_dgl.presets import get_preset
+    from geaet_dgl.config.presets import get_preset
 
     model = get_preset("ogbg-code2").model
     assert isinstance(model, ModelConfig) and model.out_feats == code2.NUM_VOCAB + 2

@@ -30,14 +30,27 @@ feature widths, relations and theirs, the target node type) and
 :class:`~geaet_dgl.models.hetero_geaet.HeteroGEAET`.
 
 Explicit ``--set`` values win over these.
+
+A named node set (``cora``, ``actor``, ...) fixes the same settings and its
+metric (:func:`node_set_settings`). :func:`graph_file_dataset` turns a graph
+file path given as ``--dataset`` into ``dataset='file'`` with an absolute
+``data_file``; :func:`pin_graph_file` records what the run trains on (task,
+file identity, split).
 """
 from __future__ import annotations
 
-from typing import Any, Dict
+import os
+from typing import Any, Dict, Optional
 
-from ..config import Preset
-from ..data.own_files.graph_files import GraphFileInfo
-from ..data.own_files.hetero_files import HeteroFileInfo
+from ..data.identity import file_identity
+from ..data.nodes.node_graph import inspect_node_graph, is_node_graph_file
+from ..data.nodes.node_sets import node_set_shape, node_set_spec
+from ..data.own_files.graph_files import (GRAPH_FILE, FeatureSpec, GraphFileInfo, is_graph_file_name,
+                                          split_indices)
+from ..data.own_files.hetero_files import HeteroFileInfo, inspect_file
+from ..data.registry import LOADERS
+from ..errors import ConfigError
+from .presets import Preset, get_preset
 
 CLASS_LOSSES = ("cross_entropy", "weighted_cross_entropy")
 CLASS_METRICS = ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")
@@ -86,3 +99,53 @@ def graph_file_settings(info: GraphFileInfo, preset: Preset) -> Dict[str, Any]:
         settings["train.loss"] = train.loss if train.loss in CLASS_LOSSES else "cross_entropy"
         settings["train.metric"] = train.metric if train.metric in CLASS_METRICS else "accuracy"
     return settings
+
+
+def pin_graph_file(options: Any, preset: Preset) -> Dict[str, Any]:
+    """The settings the graph file of ``options`` (a :class:`~.run.DataOptions` with ``dataset='file'``) fixes
+    for ``preset``; records in ``options`` the file's task, its identity and (a file of many graphs) the
+    train/val/test indices, so the run is pinned to this file and this split."""
+    if not options.data_file:
+        raise ConfigError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
+    masked = is_node_graph_file(options.data_file)  # one graph with node masks: they are the split
+    if masked:
+        info = inspect_node_graph(options.data_file, options.task, options.target_ntype)
+    else:
+        info = inspect_file(options.data_file, options.task, options.target_ntype)
+    options.task = info.task
+    options.file_identity = file_identity(options.data_file, info.num_graphs)  # the run is pinned to this file
+    if not masked:
+        options.split_indices = split_indices(info.num_graphs, options.data_file, options.split_file,
+                                              options.split, options.split_seed)
+    return graph_file_settings(info, preset)
+
+
+def node_set_settings(options: Any, preset_name: str) -> Dict[str, Any]:
+    """A named node set fixes what a graph file fixes (input width, classes, ``head=node``; see
+    :func:`graph_file_settings`) and its metric (ROC-AUC for the binary heterophilous sets).
+    The graph is read here (DGL's loader; kept for the run's own read) and the split index checked."""
+    options.dataset = options.dataset.lower()
+    width, classes = node_set_shape(options.dataset, options.data_dir, options.split_index)
+    info = GraphFileInfo(path=options.dataset, num_graphs=1, task="node-classification", num_outputs=classes,
+                         features=FeatureSpec(node_in_feats=width))
+    settings = graph_file_settings(info, get_preset(preset_name))
+    settings["train.metric"] = node_set_spec(options.dataset).metric
+    return settings
+
+
+def graph_file_dataset(dataset: Optional[str], data: Dict[str, Any]) -> str:
+    """``dataset`` as a DataOptions name: a graph file path becomes ``'file'`` with ``data['data_file']``;
+    the file paths are made absolute (in ``data``), so a checkpoint finds them from any folder."""
+    if dataset is not None and dataset.lower() not in LOADERS and is_graph_file_name(dataset):
+        if data.get("data_file") not in (None, dataset):
+            raise ConfigError(f"--dataset {dataset} and --data-file {data['data_file']} both name a graph file; "
+                              "pass one of them")
+        data["data_file"], dataset = dataset, GRAPH_FILE
+    elif data.get("data_file") is not None:
+        if dataset not in (GRAPH_FILE, None):
+            raise ConfigError(f"--data-file trains on a graph file but --dataset names {dataset!r}; drop one of them")
+        dataset = GRAPH_FILE
+    for key in ("data_file", "split_file"):
+        if data.get(key) is not None:
+            data[key] = os.path.abspath(os.path.expanduser(str(data[key])))
+    return dataset

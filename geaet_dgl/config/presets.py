@@ -1,4 +1,8 @@
-"""The paper's configurations (its Table 10, one preset per column).
+"""The paper's configurations (its Table 10, one preset per column), as :class:`Preset` values.
+
+A :class:`Preset` names a dataset, a :class:`~.model.ModelConfig` and a
+:class:`~.train.TrainConfig` (plus data options it sets unless told);
+:func:`get_preset` returns a copy, :func:`preset_names` lists them.
 
 Each preset copies the values of the reference's ``configs/GEAET/*.yaml``
 (which carry the paper's table) into our dataclasses. GEANet's softmax scope is
@@ -8,9 +12,26 @@ what produced the paper's numbers; the layer's own default is ``graph``.
 from __future__ import annotations
 
 import copy
-from typing import Dict, List
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
 
-from .config import ConfigError, GEANetConfig, ModelConfig, Preset, TrainConfig
+from ..errors import ConfigError
+from .model import GEANetConfig, ModelConfig
+from .train import TrainConfig
+
+
+@dataclass
+class Preset:
+    """A named configuration: one column of the paper's hyper-parameter table."""
+
+    name: str
+    dataset: str
+    model: ModelConfig
+    train: TrainConfig
+    paper_params: Optional[int] = None
+    note: str = ""
+    #: Data options the preset sets unless the command line does (``{"feature_norm": "row"}``).
+    data: Dict[str, Any] = field(default_factory=dict)
 
 
 def _superpixel_graph(node_in_feats: int, dropout: float, attn_dropout: float) -> ModelConfig:
@@ -339,7 +360,7 @@ _PRESETS["malnet-tiny"] = _graphgps(
 
 
 # The general preset for the user's own graphs (``train --dataset PATH.bin``): input and output widths, encoders,
-# head and loss come from the file (see geaet_dgl/training/graph_file_run.py); the values below are placeholders.
+# head and loss come from the file (see geaet_dgl/config/graph_file.py); the values below are placeholders.
 _PRESETS["geaet"] = Preset(
     name="geaet",
     dataset="file",
@@ -389,7 +410,8 @@ def node_recipe(kind: str, node_in_feats: int = 1, out_feats: int = 2) -> ModelC
 
     ``homophilous`` (chosen on CiteSeer): GCN branch (symmetric normalisation, self-loops) + GEANet in 2
     layers of width 64, no skip connection, no norm (no batch statistics to lag on one graph), no FFN,
-    dropout 0.5 on the input, the layer inputs and the branch outputs, a linear head; beside the stack a
+    dropout 0.5 on the input and the branch outputs, ``HOMOPHILOUS_FEATURE_DROPOUT`` on the layer inputs, the head
+    input and between the two convolutions of the raw-feature GCN, a linear head; beside the stack that
     2-layer GCN on the raw features, weighted ``HOMOPHILOUS_INPUT_GCN`` in what the head reads (SGFormer's
     graph branch: the stack alone, whose first matrix reads the encoder's output, overfits ~5 points below GCN).
     ``heterophilous``: the same branches with skip connections, a per-node LayerNorm, the FFN and jumping
@@ -409,6 +431,7 @@ def node_recipe(kind: str, node_in_feats: int = 1, out_feats: int = 2) -> ModelC
     if kind == "homophilous":
         config.norm, config.residual, config.use_ffn = "none", False, False
         config.input_gcn_weight = HOMOPHILOUS_INPUT_GCN
+        config.feature_dropout = HOMOPHILOUS_FEATURE_DROPOUT
     else:
         config.norm, config.residual, config.use_ffn, config.jk = "node_layer", True, True, "cat"
     if kind == "features":
@@ -419,6 +442,8 @@ def node_recipe(kind: str, node_in_feats: int = 1, out_feats: int = 2) -> ModelC
 NODE_KINDS = ("homophilous", "heterophilous", "features")
 #: The raw-feature GCN's share of what the head reads in the homophilous recipe (chosen on CiteSeer).
 HOMOPHILOUS_INPUT_GCN = 0.7
+#: ``model.feature_dropout`` of the homophilous recipe (chosen on CiteSeer's validation accuracy over 0.5-0.8).
+HOMOPHILOUS_FEATURE_DROPOUT = 0.7
 
 
 def node_training() -> TrainConfig:
@@ -433,7 +458,7 @@ _PRESETS["geaet-node"] = Preset(
     model=node_recipe("homophilous"),
     train=node_training(),
     note="ours, for one graph with node masks: the homophilous node recipe chosen on CiteSeer (GCN + GEANet, "
-         "2 layers of width 64, no norm, dropout 0.5, a raw-feature GCN weighted 0.7 beside them; features as the "
+         "2 layers of width 64, no norm, dropout 0.5 / 0.7, a raw-feature GCN weighted 0.7 beside them; features as the "
          "file stores them: --set "
          "data.feature_norm=row for bag-of-words; docs/node-classification.md); batch = 4 parts with --sampler "
          "cluster|random; widths, loss from the data",

@@ -37,10 +37,15 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import yaml
 
-from ..config import (ConfigError, GEANetConfig, GraphormerConfig, ModelConfig, OptionConflict, Preset, SignNetConfig,
-                      TrainConfig, apply_overrides, from_dict)
 from ..data import schema as _schema
+from ..errors import ConfigError, OptionConflict
 from ..threads import default_threads
+from .model import GEANetConfig, GraphormerConfig, ModelConfig, SignNetConfig
+from .presets import Preset
+from .run import DataOptions, RunConfig, graph_file_data
+from .settings import apply_overrides, from_dict
+from .train import TrainConfig
+from .validation import check_graph_file_options
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +238,7 @@ class ReferenceConfig:
     """A reference YAML read into our configuration.
 
     ``preset`` holds the model and training settings; ``data`` the
-    :class:`~geaet_dgl.training.DataOptions` fields it fixes (``dataset`` and,
+    :class:`~geaet_dgl.config.DataOptions` fields it fixes (``dataset`` and,
     with a Laplacian PE, ``laplacian_norm``); ``ignored`` every key of
     the file we do not use, with the reason.
     """
@@ -831,15 +836,12 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
                          data: Optional[Mapping[str, Any]] = None, device: str = "cpu", workers: int = 0,
                          checkpoint_every: int = 0, threads: Optional[int] = None, sync_bn: bool = True,
                          tensorboard: bool = False):
-    """A :class:`~geaet_dgl.training.RunConfig` from a reference YAML, then ``--set``-style ``overrides``.
+    """A :class:`~geaet_dgl.config.RunConfig` from a reference YAML, then ``--set``-style ``overrides``.
 
-    ``data`` gives the :class:`~geaet_dgl.training.DataOptions` fields the file
+    ``data`` gives the :class:`~geaet_dgl.config.DataOptions` fields the file
     does not fix (``data_dir``, ``limit_*``, ...); the ignored keys are logged. ``device`` to
     ``tensorboard``: the RunConfig fields of the same names.
     """
-    from ..training.run_config import (DataOptions, RunConfig, check_graph_file_options,  # keep this module light
-                                       graph_file_data)
-
     if (data or {}).get("data_file") is not None:
         raise OptionConflict(f"--config {os.fspath(path)} trains on its own dataset; --data-file does not replace "
                              "it: pass the graph file as --dataset PATH.bin with --config (its model then reads "
