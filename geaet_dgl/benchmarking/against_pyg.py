@@ -1,6 +1,6 @@
 """Side-by-side speed of our model and the PyG reference, on the same weights and batches.
 
-1. :func:`~.parity.check_parity` on one batch; timing is refused when the
+1. :func:`~.parity.compare_models` on one batch, both models in float64; timing is refused when the
    largest output/gradient difference exceeds ``parity_tolerance`` (unless
    ``force``), since a faster model that computes something else means nothing.
 2. :func:`~.parity.paired_models` gives both models the same weights; each
@@ -21,11 +21,14 @@ import copy
 import statistics
 from typing import Callable, Dict, List, Optional, Sequence
 
+import dgl
 import torch
 
 from ..inference import fold_for_inference
 from ..models import build_model
+from ..models.geaet import set_degree_statistics
 from .inputs import check_reference_preset, loss_function, prebuilt_batches
+from .parity import PARITY_DTYPE, in_precision
 from .jobs import Reference, Timing
 from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
 from .timing import environment, set_threads, summarize, time_call
@@ -35,6 +38,22 @@ PARITY_TOLERANCE = 1e-5
 
 class ParityError(RuntimeError):
     """The two models disagree beyond the tolerance: their timings are not comparable."""
+
+
+def parity_line(parity, batch_size: int) -> str:
+    """One progress line of a :class:`~.parity.ParityReport`."""
+    return (f"parity on a batch of {batch_size} graphs ({parity.dtype}): max |diff| = {parity.checked_diff:.3g} "
+            f"(outputs eval {parity.eval_output_max_abs_diff:.3g}, train {parity.train_output_max_abs_diff:.3g}; "
+            f"gradients {parity.grad_max_abs_diff:.3g}, relative to their norm {parity.grad_max_rel_diff:.3g})")
+
+
+def check_parity_tolerance(parity, tolerance: float = PARITY_TOLERANCE, force: bool = False) -> None:
+    """Raise :class:`ParityError` when ``parity`` (a :class:`~.parity.ParityReport`) exceeds ``tolerance``,
+    unless ``force``."""
+    if parity.checked_diff > tolerance and not force:
+        raise ParityError(f"ours and the reference differ by {parity.checked_diff:.3g} > {tolerance:g} in "
+                          f"{parity.dtype} ({parity.worst}); the two models compute different things: fix parity "
+                          f"first or pass force=True (--force)")
 
 
 def reference_forward(model: torch.nn.Module, batch) -> tuple:
@@ -100,9 +119,10 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
         key, train_settings, loss_fn = subject.name, subject.train, subject.loss()
         batches_of, pyg_batch = subject.batches, subject.pyg_batch
 
-        def pair():
-            theirs = subject.reference_model(ref_dir, seed=seed)
+        def pair():  # PNA's degree histogram from the parity batch's graphs, standing for the training split
+            theirs = subject.reference_model(ref_dir, seed=seed, degree_graphs=dgl.unbatch(graph))
             ours = build_model(subject.model)
+            set_degree_statistics(ours, dgl.unbatch(graph))
             ours.load_state_dict(reference_to_ours(theirs.state_dict()), strict=True)
             return theirs, ours
     else:
@@ -121,20 +141,16 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
     graph, labels = batches_of(min(batch_sizes), 1, seed)[0]
     parity = compare_models(*pair(), graph, labels, pyg_batch(graph, labels), loss_fn)
     if progress:
-        progress(f"parity on a batch of {min(batch_sizes)} graphs: max |diff| = {parity.max_abs_diff:.3g} "
-                 f"(outputs eval {parity.eval_output_max_abs_diff:.3g}, train {parity.train_output_max_abs_diff:.3g},"
-                 f" gradients {parity.grad_max_abs_diff:.3g}, relative to their scale {parity.grad_max_rel_diff:.3g})")
-    if parity.checked_diff > parity_tolerance and not force:
-        raise ParityError(f"ours and the reference differ by {parity.checked_diff:.3g} > {parity_tolerance:g} "
-                          f"(outputs absolute, gradients relative to their scale) "
-                          f"(worst gradient: {parity.worst_grad_param}); fix parity first or pass force=True")
+        progress(parity_line(parity, min(batch_sizes)))
+    check_parity_tolerance(parity, parity_tolerance, force)
 
     ref_model, ours = pair()
     fold_diff = None
     if fold:
         fold_diff = folding_difference(ours, graph)
         if progress:
-            progress(f"folded inference model vs the model: max |diff| = {fold_diff:.3g} (relative where |output| > 1)")
+            progress(f"folded inference model vs the model ({str(PARITY_DTYPE).replace('torch.', '')}): max |diff| = "
+                     f"{fold_diff:.3g} (relative where |output| > 1)")
         if fold_diff > parity_tolerance and not force:
             raise ParityError(f"the folded inference model differs from the model by {fold_diff:.3g} > "
                               f"{parity_tolerance:g}; time with fold=False (--no-fold) or report the bug")
@@ -178,15 +194,18 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
             "fold_max_abs_diff": fold_diff, "results": results}
 
 
-def folding_difference(model: torch.nn.Module, graph) -> float:
-    """Largest |folded - unfolded| eval output of ``model`` on ``graph``, divided by the largest |output| where
-    that exceeds 1 (the model is left in eval mode).
+def folding_difference(model: torch.nn.Module, graph, dtype: torch.dtype = PARITY_DTYPE) -> float:
+    """Largest |folded - unfolded| eval output of a copy of ``model`` in ``dtype`` (float64 by default) on
+    ``graph``, divided by the largest |output| where that exceeds 1 (``model`` itself is left in eval mode).
 
-    A fresh model's eval outputs can grow large (its BatchNorms' running statistics normalise nothing:
-    ZINC's 10 layers reach |output| ~ 1e3), where float32 rounding alone differs by more than 1e-5.
+    Folding is exact algebra (BatchNorm into the linear maps, ...): in float64 the two differ by ~1e-13. In
+    float32 a fresh model's eval outputs grow large (its BatchNorms' running statistics normalise nothing:
+    molhiv's and ZINC's 10 layers reach |output| ~ 50 to 4e3) and rounding alone differs by 1e-5 to 1e-4 of them.
     """
     model.eval()
+    copy_in_dtype = copy.deepcopy(model).to(dtype).eval()
+    graph = in_precision(graph, dtype)
     with torch.no_grad():
-        expected = model(graph)
-        diff = (fold_for_inference(model)(graph) - expected).abs().max()
+        expected = copy_in_dtype(graph)
+        diff = (fold_for_inference(copy_in_dtype)(graph) - expected).abs().max()
         return float(diff / expected.abs().max().clamp_min(1.0))

@@ -3,7 +3,10 @@ GraphGPS) YAML describes, ours and the reference's, on synthetic graphs shaped l
 
 The graphs come from :mod:`.inputs` (shaped like every dataset a file can name) and carry exactly the
 encodings our model reads for this configuration (Laplacian PE with the file's normalisation, RWSE,
-HKdiagSE, ElstaticSE, Graphormer's spatial types and degrees), the same tensors the reference is given.
+HKdiagSE, ElstaticSE, Graphormer's spatial types and degrees). Once the reference's model is built
+(:meth:`ConfigSubject.reference_model`), the reference's batches carry what its own loader computes
+instead (:mod:`~geaet_dgl.interop.reference_loader`: its ``compute_posenc_stats``; its in-degree histogram
+for PNA), so the comparison covers our encodings too.
 """
 from __future__ import annotations
 
@@ -46,6 +49,8 @@ class ConfigSubject:
     laplacian_norm: str
     dim_in: int
     dim_out: int
+    #: the reference's graphgym configuration its model was built with (set by :meth:`reference_model`)
+    reference_cfg: object = None
 
     @property
     def name(self) -> str:
@@ -79,20 +84,56 @@ class ConfigSubject:
 
     def pyg_batch(self, graph: dgl.DGLGraph, labels: torch.Tensor):
         """``graph`` as the reference's loader gives it (:func:`~geaet_dgl.interop.pyg_export.to_pyg_batch`;
-        ZINC's bond types as one (E,) column, as PyG's ZINC stores them)."""
+        ZINC's bond types as one (E,) column, as PyG's ZINC stores them), with the statistics of its own
+        ``compute_posenc_stats`` once :meth:`reference_model` has run."""
         from ..interop.pyg_export import to_pyg_batch
 
-        return to_pyg_batch(graph, labels, edge_types_as_vector=self.model.edge_encoder == "typedict")
+        hook = None
+        if self.reference_cfg is not None:
+            from ..interop.reference_loader import with_reference_statistics
+
+            cfg = self.reference_cfg
+            featureless = cfg.dataset.edge_encoder_name == "DummyEdge"  # PyG's PATTERN/CLUSTER: no edge_attr
+
+            def hook(items):
+                for data in items if featureless else ():
+                    del data.edge_attr
+                return with_reference_statistics(items, cfg)
+        return to_pyg_batch(graph, labels, edge_types_as_vector=self.model.edge_encoder == "typedict",
+                            items_hook=hook)
 
     def loss(self) -> Callable:
         from ..training.losses import get_loss
 
         return get_loss(self.train.loss)
 
-    def reference_model(self, ref_dir: str, seed: int = 0) -> torch.nn.Module:
+    def reference_model(self, ref_dir: str, seed: int = 0, degree_graphs=()) -> torch.nn.Module:
+        """The reference's model for the file, built as its loader leaves the configuration: for a PNA layer
+        type without ``gt.pna_degrees``, the in-degree histogram of ``degree_graphs`` (DGL graphs standing for
+        the training split) by its own ``compute_indegree_histogram``. Keeps the configuration it was built
+        with (:attr:`reference_cfg`) for :meth:`pyg_batch`."""
+        import importlib
+
+        import yaml
+
+        from ..interop.reference_loader import needs_degree_histogram, reference_degree_histogram
         from ..interop.reference_model import load_reference_from_config
 
-        return load_reference_from_config(ref_dir, self.path, self.dim_in, self.dim_out, seed)
+        with open(self.path) as handle:
+            tree = yaml.safe_load(handle)
+        pna_degrees = None
+        if needs_degree_histogram(tree):
+            if not degree_graphs:
+                raise ValueError(f"{self.name}: a PNA layer without gt.pna_degrees needs the training graphs' "
+                                 "in-degree histogram; pass degree_graphs")
+            from ..interop.pyg_export import to_pyg_batch
+
+            items = to_pyg_batch(dgl.batch(list(degree_graphs)), torch.zeros(len(degree_graphs))).to_data_list()
+            pna_degrees = reference_degree_histogram(ref_dir, items)
+        model = load_reference_from_config(ref_dir, self.path, self.dim_in, self.dim_out, seed,
+                                           pna_degrees=pna_degrees)
+        self.reference_cfg = importlib.import_module("torch_geometric.graphgym.config").cfg.clone()
+        return model
 
 
 #: datasets with a synthetic generator of their shape (every dataset a --config file can name)

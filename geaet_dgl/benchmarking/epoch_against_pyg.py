@@ -351,7 +351,7 @@ def compare_epochs(reference: Reference, preset: str = "mnist", batch_sizes: Seq
     check that both learn). Raises :class:`.against_pyg.ParityError` when the models differ by more
     than the tolerance (unless ``force``).
     """
-    from .against_pyg import PARITY_TOLERANCE, ParityError
+    from .against_pyg import PARITY_TOLERANCE, check_parity_tolerance, parity_line
     from .parity import check_parity, paired_models
     from ..interop.pyg_export import to_pyg_data_list
 
@@ -371,11 +371,8 @@ def compare_epochs(reference: Reference, preset: str = "mnist", batch_sizes: Seq
     sample = collate_for(inputs.train)([inputs.train[j] for j in range(min(len(inputs.train), min(batch_sizes)))])
     parity = check_parity(ref_dir, key, *sample, seed=seed)
     if progress:
-        progress(f"parity on a batch of {sample[0].batch_size} graphs: max |diff| = {parity.max_abs_diff:.3g}")
-    if parity.checked_diff > PARITY_TOLERANCE and not force:
-        raise ParityError(f"ours and the reference differ by {parity.checked_diff:.3g} > {PARITY_TOLERANCE:g} "
-                          f"(outputs absolute, gradients relative to their scale) "
-                          f"(worst gradient: {parity.worst_grad_param}); fix parity first or pass force=True")
+        progress(parity_line(parity, sample[0].batch_size))
+    check_parity_tolerance(parity, PARITY_TOLERANCE, force)
     train_items, eval_items = to_pyg_data_list(inputs.train), to_pyg_data_list(inputs.evaluation)
 
     results = []

@@ -133,6 +133,15 @@ def _exp(value: Optional[float]) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def parity_note(report: Dict[str, object]) -> str:
+    """"parity max |diff| = X", with the measure and precision the check read where the report holds them."""
+    parity = report.get("parity") or {}
+    if "checked_diff" in parity:
+        return (f"parity ({parity.get('dtype', 'float32')}, outputs and gradients absolute, gradients also relative "
+                f"to their norm) max |diff| = {parity['checked_diff']:.3g}")
+    return f"parity max |diff| = {report['parity_max_abs_diff']:.3g}"
+
+
 def format_report(report: Dict[str, object]) -> str:
     """The whole report as text (what ``run_benchmark`` prints)."""
     cfg = report["config"]
@@ -148,7 +157,7 @@ def format_report(report: Dict[str, object]) -> str:
         note = "graphs/s = median of per-step rates over pre-built batches"
         if "parity_max_abs_diff" in report:
             note += ("; ours and ref timed interleaved in one process, ratio = ours/ref; "
-                     f"parity max |diff| = {report['parity_max_abs_diff']:.3g}")
+                     + parity_note(report))
         if cfg.get("inference"):
             note += f"; inference on the {cfg['inference']} model"
         if report.get("fold_max_abs_diff") is not None:
@@ -168,8 +177,8 @@ def format_report(report: Dict[str, object]) -> str:
         parts.append(f"Whole epochs, ours and the reference alternated, each through its own loader and loop "
                      f"({c['train_graphs']} training / {c['eval_graphs']} evaluation graphs, {c['data_source']}; "
                      f"graphs/s from the median of {c['repeats']} rounds; ratio = ours faster; data path = its "
-                     f"loader iterated alone / its training pass; parity max |diff| = "
-                     f"{ep['parity_max_abs_diff']:.3g})\n" + epoch_comparison_table(ep["results"]))
+                     f"loader iterated alone / its training pass; "
+                     f"{parity_note(ep)})\n" + epoch_comparison_table(ep["results"]))
     if report.get("scaling"):
         sc = report["scaling"]
         parts.append(f"Scaling on single random {sc['k']}-NN graphs, median of >= {sc['repeats']} timed calls "

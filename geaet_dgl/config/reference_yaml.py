@@ -212,7 +212,7 @@ NO_EFFECT_KEYS = {
     "optim.momentum", "optim.steps", "optim.lr_decay", "optim.reduce_factor", "optim.schedule_patience",
     "optim.min_lr",  # read by the reduce-on-plateau scheduler only
     "bn.eps", "bn.mom",  # read by graphgym's encoder BatchNorm only (node/edge_encoder_bn, unsupported when on)
-    "pretrained.freeze_main", "pretrained.reset_prediction_head",
+    "pretrained.freeze_main", "pretrained.reset_prediction_head",  # read only with a pretrained.dir
     "posenc_LapPE.n_heads",  # the Transformer PE model only
     "posenc_EquivStableLapPE.eigen.laplacian_norm",  # never read: the reference reads posenc_LapPE's
     "example_arg", "example_group.example_arg",
@@ -375,11 +375,19 @@ def pretrained_folder(values: Mapping[str, Any], where: str, base_dir: str = "")
         raise ConfigError(f"{where}: pretrained.dir={name!r} must be text (a folder)")
     candidates = [name] if os.path.isabs(name) else [name, os.path.join(base_dir, name)]
     for folder in candidates:
-        if os.path.isfile(os.path.join(folder, "config.yaml")) and os.path.isdir(os.path.join(folder, "ckpt")):
+        if os.path.isfile(os.path.join(folder, "config.yaml")) and _has_checkpoint_folder(folder):
             return os.path.abspath(folder)
     raise ConfigError(f"{where}: pretrained.dir={name!r} is not a reference run folder here (it needs config.yaml "
-                      f"and ckpt/<epoch>.ckpt; looked in {', '.join(os.path.abspath(c) for c in candidates)}); "
+                      f"and <seed>/ckpt/<epoch>.ckpt or ckpt/<epoch>.ckpt; looked in {', '.join(os.path.abspath(c) for c in candidates)}); "
                       "download GraphGPS's pretrained model into it or fix the path")
+
+
+def _has_checkpoint_folder(folder: str) -> bool:
+    """``folder/ckpt/`` (a graphgym run) or ``folder/<seed>/ckpt/`` (GraphGPS's pretrained layout) exists."""
+    if os.path.isdir(os.path.join(folder, "ckpt")):
+        return True
+    return os.path.isdir(folder) and any(entry.isdigit() and os.path.isdir(os.path.join(folder, entry, "ckpt"))
+                                         for entry in os.listdir(folder))
 
 
 def _with_pretrained(values: Dict[str, Any], where: str, folder: str) -> Dict[str, Any]:
@@ -415,11 +423,12 @@ def config_from_values(values: Dict[str, Any], where: str = "config", base_dir: 
         values = _with_pretrained(values, where, folder)
     get = _Reader(values, where)
     if folder is not None:
-        get.used.update({"pretrained.dir"})
+        get.used.update({"pretrained.dir", "pretrained.reset_prediction_head", "pretrained.freeze_main"})
     try:
         ref = _config_from_values(values, where, get)
         if folder is not None:
             ref.pretrained = folder
+            ref.preset.train.freeze_main = bool(values.get("pretrained.freeze_main", False))
         return ref
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ConfigError):

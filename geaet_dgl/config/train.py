@@ -32,6 +32,12 @@ class TrainConfig:
     #: ``adamw`` (decoupled weight decay, graphgym's ``adamW``) or ``adam`` (coupled L2, graphgym's ``adam``,
     #: as GCN and GAT train on citation graphs).
     optimizer: str = "adamw"
+    #: A checkpoint of ours (``best.pt``) whose model weights start the run; empty: a fresh initialisation.
+    #: ``train --config`` on a GraphGPS file with ``pretrained.dir`` imports the folder's checkpoint to
+    #: ``OUT-pretrained/best.pt`` and sets it.
+    pretrained: str = ""
+    #: Train the prediction head only, the rest stays as it starts (GraphGPS's ``pretrained.freeze_main``).
+    freeze_main: bool = False
 
     def validate(self) -> "TrainConfig":
         """Check every setting (:func:`~.validation.validate_train`); return ``self``."""

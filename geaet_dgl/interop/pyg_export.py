@@ -35,7 +35,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Dict, List, Union
+from typing import Callable, Dict, List, Optional, Union
 
 import dgl
 import torch
@@ -169,11 +169,14 @@ def _pyg_data(graph: dgl.DGLGraph, label: torch.Tensor, edge_types_as_vector: bo
     return Data(**fields)
 
 
-def to_pyg_batch(graph: dgl.DGLGraph, labels: torch.Tensor, edge_types_as_vector: bool = False):
+def to_pyg_batch(graph: dgl.DGLGraph, labels: torch.Tensor, edge_types_as_vector: bool = False,
+                 items_hook: Optional[Callable[[list], list]] = None):
     """A batched DGL graph -> the equivalent PyG ``Batch``.
 
     ``edge_types_as_vector``: ``edge_attr`` as PyG's ZINC holds it, one type per edge (E,) (our (E, 1)
-    column flattened), which the reference's ``TypeDictEdge`` embeds as is.
+    column flattened), which the reference's ``TypeDictEdge`` embeds as is. ``items_hook``: applied to the
+    list of per-graph ``Data`` before they are batched (e.g. the reference's own statistics,
+    :func:`~.reference_loader.with_reference_statistics`).
 
     Carries ``x``/``edge_attr`` from ``feat``, Laplacian PE as ``EigVecs``/``EigVals`` (and SignNet's
     ``eigvecs_sn``), RWSE, HKdiagSE and ElstaticSE as ``pestat_*``, Graphormer's ``spatial_types``,
@@ -186,7 +189,7 @@ def to_pyg_batch(graph: dgl.DGLGraph, labels: torch.Tensor, edge_types_as_vector
     offsets = torch.cat([torch.zeros(1, dtype=torch.long), graph.batch_num_nodes().cumsum(0)]).tolist()
     items = [_pyg_data(g, labels[offsets[i]:offsets[i + 1]] if node_level else labels[i:i + 1],
                        edge_types_as_vector) for i, g in enumerate(dgl.unbatch(graph))]
-    return Batch.from_data_list(items)
+    return Batch.from_data_list(items_hook(items) if items_hook is not None else items)
 
 
 def to_pyg_data_list(dataset) -> list:

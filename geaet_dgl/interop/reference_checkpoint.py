@@ -5,7 +5,8 @@ The reference's ``main.py`` saves, through graphgym's ``save_ckpt``, a
 to ``<run>/ckpt/<epoch>.ckpt``; ``model_state`` is the state dict of
 graphgym's ``GraphGymModule``, whose network sits under ``model.``.
 
-- :func:`import_reference`: such a file plus the YAML it was trained with ->
+- :func:`import_reference`: such a file plus the YAML it was trained with (or a YAML naming GraphGPS's
+  ``pretrained.dir`` folder: ``config.yaml`` and ``<seed>/ckpt/<epoch>.ckpt``) ->
   our run directory (``config.json``/``config.yaml``, ``best.pt``,
   ``imported.json``), which ``geaet-dgl eval --checkpoint RUN/best.pt`` scores.
   ``best.pt`` carries the reference's weights (and BatchNorm statistics) only:
@@ -20,7 +21,6 @@ shape does not fit is refused in one line naming it.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional
 
@@ -34,136 +34,57 @@ from ..training.checkpoint import CheckpointError, save_checkpoint
 from ..training.run_dir import BEST, prepare_new_run_dir, write_config, write_json
 from ..training.schedule import build_optimizer, build_scheduler
 from ..config.reference_yaml import reference_run_config
-from .reference_names import ours_to_reference, reference_to_ours
+from .reference_names import ours_to_reference
+from .reference_weights import (IMPORT_NOTE, MODEL_STATE, NETWORK_PREFIX, checkpoint_epoch, input_statistics,
+                                pretrained_settings, pretrained_checkpoint, pretrained_weights)
+# re-exported: the checkpoint API in one place
+from .reference_weights import check_weights_fit, read_reference_checkpoint  # noqa: F401
 
-MODEL_STATE = "model_state"  # graphgym.checkpoint.MODEL_STATE
-NETWORK_PREFIX = "model."  # GraphGymModule.model
-IMPORT_NOTE = "imported.json"
-
-
-def read_reference_checkpoint(path: "os.PathLike | str") -> Dict[str, torch.Tensor]:
-    """The network's state dict from a graphgym checkpoint (``model.`` prefix removed)."""
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise CheckpointError(f"reference checkpoint {path} does not exist")
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # damaged zip/pickle, or objects beyond tensors and containers
-        first = (str(exc).strip().splitlines() or ["no detail"])[0]
-        raise CheckpointError(f"reference checkpoint {path} cannot be read ({type(exc).__name__}: {first[:200]})"
-                              ) from exc
-    if not isinstance(ckpt, Mapping) or not isinstance(ckpt.get(MODEL_STATE), Mapping):
-        raise CheckpointError(f"{path} is not a graphgym checkpoint (no '{MODEL_STATE}' dict); pass a "
-                              "<run>/ckpt/<epoch>.ckpt written by the reference's main.py")
-    state = dict(ckpt[MODEL_STATE])
-    if state and all(key.startswith(NETWORK_PREFIX) for key in state):
-        state = {key[len(NETWORK_PREFIX):]: value for key, value in state.items()}
-    return state
-
-
-def check_weights_fit(model: torch.nn.Module, weights: Mapping[str, torch.Tensor], where: str,
-                      reference_names: Optional[Mapping[str, str]] = None) -> None:
-    """Raise :class:`CheckpointError` naming the first tensor that is missing, extra or of another shape.
-
-    ``reference_names`` maps our names to the reference's, to name both.
-    """
-    names = dict(reference_names or {})
-
-    def called(key: str) -> str:
-        theirs = names.get(key)
-        return f"{theirs!r} (ours {key!r})" if theirs and theirs != key else repr(key)
-
-    own = model.state_dict()
-    for key, tensor in own.items():
-        if key not in weights:
-            raise CheckpointError(f"{where} lacks parameter {called(key)} that the configured model has; "
-                                  "pass the config the checkpoint was trained with")
-        if tuple(weights[key].shape) != tuple(tensor.shape):
-            raise CheckpointError(
-                f"{where}: parameter {called(key)} has shape {tuple(weights[key].shape)}, the configured model "
-                f"needs {tuple(tensor.shape)}; pass the config the checkpoint was trained with")
-    extra = [key for key in weights if key not in own]
-    if extra:
-        raise CheckpointError(f"{where} has parameter {called(extra[0])} that the configured model lacks"
-                              f"{f' ({len(extra)} such)' if len(extra) > 1 else ''}; pass the config the "
-                              "checkpoint was trained with")
-
-
-#: Constant buffers of the reference's VOC/COCO encoders (``VOCNode``/``COCONode``/``...Edge``: their input
-#: normalisation). Our LRGB loader normalises the features with the same statistics, so our model has no such
-#: tensors: import checks and drops them, export adds them back.
-_INPUT_STATISTICS = re.compile(r"^encoder\.(node|edge)_encoder\.(node|edge)_x_(mean|std)$")
-
-
-def _superpixel_tasks() -> Dict[str, Any]:
-    """The LRGB superpixel tasks' input statistics, wherever the data package keeps its LRGB module."""
-    import importlib
-    import pkgutil
-
-    from .. import data
-
-    for info in pkgutil.walk_packages(data.__path__, data.__name__ + "."):
-        if "lrgb" in info.name:
-            tasks = getattr(importlib.import_module(info.name), "SUPERPIXEL_TASKS", None)
-            if tasks is not None:
-                return tasks
-    raise CheckpointError("cannot find the LRGB superpixel statistics in geaet_dgl.data")
-
-
-def _input_statistics(dataset: str) -> Dict[str, torch.Tensor]:
-    """The reference encoders' normalisation buffers for ``dataset`` (empty for datasets without them)."""
-    if dataset not in ("voc", "coco"):
-        return {}
-    task = _superpixel_tasks()[dataset]
-    return {f"encoder.node_encoder.node_x_{k}": torch.tensor(getattr(task, f"node_{k}")) for k in ("mean", "std")} | \
-        {f"encoder.edge_encoder.edge_x_{k}": torch.tensor(getattr(task, f"edge_{k}")) for k in ("mean", "std")}
-
-
-def _drop_input_statistics(state: Dict[str, torch.Tensor], dataset: str, where: str) -> Dict[str, torch.Tensor]:
-    """``state`` without the reference's input-normalisation buffers, after checking they are our loader's."""
-    ours = _input_statistics(dataset)
-    for key in [k for k in state if _INPUT_STATISTICS.match(k)]:
-        value = state.pop(key)
-        if key not in ours or value.shape != ours[key].shape or not torch.allclose(value.float(), ours[key]):
-            raise CheckpointError(f"{where}: buffer {key!r} normalises the inputs with statistics geaet-dgl's "
-                                  f"{dataset} loader does not use; pass the config the checkpoint was trained with")
-    return state
-
-
-def _epoch_of(path: "os.PathLike | str") -> Optional[int]:
-    match = re.fullmatch(r"(\d+)\.ckpt", os.path.basename(os.fspath(path)))
-    return int(match.group(1)) if match else None
-
-
-def import_reference(checkpoint: "os.PathLike | str", config: "os.PathLike | str", out: "os.PathLike | str",
-                     data: Optional[Mapping[str, Any]] = None, overwrite: bool = False) -> Dict[str, Any]:
+def import_reference(checkpoint: "Optional[os.PathLike | str]", config: "os.PathLike | str",
+                     out: "os.PathLike | str", data: Optional[Mapping[str, Any]] = None,
+                     overwrite: bool = False, overrides: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """Turn the reference's ``ckpt/<epoch>.ckpt`` trained with ``config`` into our run directory ``out``.
 
+    ``checkpoint`` None: ``config`` names a ``pretrained.dir`` (GraphGPS's pretrained folder, whose
+    ``config.yaml`` model settings :func:`~geaet_dgl.config.reference_yaml.read_reference_config` merges in), and its
+    checkpoint is the one GraphGPS loads (:func:`pretrained_checkpoint`, with the file's seed); with
+    ``pretrained.reset_prediction_head`` (GraphGPS's default) the head keeps a fresh initialisation
+    (seeded with the file's seed) instead of the checkpoint's.
     ``data`` gives :class:`~geaet_dgl.config.DataOptions` fields (``data_dir``,
-    ``limit_*``) that ``geaet-dgl eval`` on the new run will use by default.
-    Returns ``{"run_dir", "checkpoint", "epoch", "params"}``.
+    ``limit_*``) that ``geaet-dgl eval`` on the new run will use by default; ``overrides``: ``--set``-style
+    settings of the run (``data.*`` among them).
+    Returns ``{"run_dir", "checkpoint", "epoch", "params", "reset_head"}``.
     """
-    run = reference_run_config(config, data=data)
-    state = _drop_input_statistics(read_reference_checkpoint(checkpoint), run.data.dataset,
-                                   f"reference checkpoint {os.fspath(checkpoint)}")
+    from ..config.reference_yaml import read_reference_config
+
+    run = reference_run_config(config, overrides, data=data)
+    pretrained = read_reference_config(config).pretrained
+    reset_head = False
+    if checkpoint is None:
+        if pretrained is None:
+            raise CheckpointError(f"{os.fspath(config)} names no pretrained.dir: pass the reference's checkpoint "
+                                  "(--checkpoint <run>/ckpt/<epoch>.ckpt)")
+        checkpoint = pretrained_checkpoint(pretrained, run.train.seed)
+        reset_head = pretrained_settings(config)["reset_prediction_head"]
     model = build_model(run.model)
-    weights = reference_to_ours(state)
-    ours_to_theirs = {ours: theirs for theirs, ours in zip(state, weights)}
-    check_weights_fit(model, weights, f"reference checkpoint {os.fspath(checkpoint)}", ours_to_theirs)
+    weights = pretrained_weights(run.model, checkpoint, run.data.dataset, reset_head, run.train.seed)
     model.load_state_dict(weights)
     run_dir = prepare_new_run_dir(out, overwrite)
     write_config(run_dir, run.to_dict())
     optimizer = build_optimizer(model.parameters(), run.train.lr, run.train.weight_decay, run.train.clip_grad_norm)
     scheduler = build_scheduler(optimizer, run.train.warmup_epochs, run.train.epochs)
-    epoch = _epoch_of(checkpoint)  # graphgym's 0-based index of the epoch just finished
+    epoch = checkpoint_epoch(checkpoint)  # graphgym's 0-based index of the epoch just finished
     save_checkpoint(run_dir / BEST, run_config=run.to_dict(), model=model, optimizer=optimizer, scheduler=scheduler,
                     epoch=epoch + 1 if epoch is not None else 0, step=0, global_step=0, best=None, history=[],
                     progress=None)  # ours counts finished epochs: <N>.ckpt has N + 1
     params = sum(p.numel() for p in model.parameters())
-    write_json(run_dir / IMPORT_NOTE, {"reference_checkpoint": os.path.abspath(checkpoint),
-                                       "reference_config": os.path.abspath(config), "reference_epoch": epoch,
-                                       "params": params})
-    return {"run_dir": str(run_dir), "checkpoint": str(run_dir / BEST), "epoch": epoch, "params": params}
+    note = {"reference_checkpoint": os.path.abspath(checkpoint), "reference_config": os.path.abspath(config),
+            "reference_epoch": epoch, "params": params}
+    if pretrained is not None:
+        note.update(pretrained_dir=pretrained, reset_prediction_head=reset_head)
+    write_json(run_dir / IMPORT_NOTE, note)
+    return {"run_dir": str(run_dir), "checkpoint": str(run_dir / BEST), "epoch": epoch, "params": params,
+            "reset_head": reset_head}
 
 
 def exportable(config: ModelConfig) -> None:
@@ -199,7 +120,7 @@ def export_reference(checkpoint: "os.PathLike | str", out: Optional["os.PathLike
     exportable(run.model)
     epoch = max(int(state["epoch"]) - 1, 0) if state.get("step", 0) == 0 else int(state["epoch"])
     path = Path(out) if out is not None else Path(checkpoint).resolve().parent / "reference" / "ckpt" / f"{epoch}.ckpt"
-    theirs = {**ours_to_reference(dict(state["model"]), run.model), **_input_statistics(run.data.dataset)}
+    theirs = {**ours_to_reference(dict(state["model"]), run.model), **input_statistics(run.data.dataset)}
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path) as handle:
         torch.save({MODEL_STATE: {NETWORK_PREFIX + key: value for key, value in theirs.items()}}, handle)

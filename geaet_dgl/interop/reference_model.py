@@ -24,7 +24,7 @@ class ReferenceUnavailable(RuntimeError):
     """The reference checkout or its dependencies cannot be imported."""
 
 
-def _import_reference(ref_dir: str):
+def import_reference_modules(ref_dir: str):
     """(graphgym's config module, its model builder) with the reference's modules registered."""
     sys.modules.setdefault("outdated", None)  # ogb's update check can hang the import
     if ref_dir not in sys.path:
@@ -44,7 +44,7 @@ def _import_reference(ref_dir: str):
 
 def _build_reference(ref_dir: str, load, dim_in: int, dim_out: int, seed: int) -> torch.nn.Module:
     """graphgym's ``set_cfg``, ``load(cfg)`` (merges the configuration), ``assert_cfg``, then ``create_model``."""
-    graphgym_config, model_builder = _import_reference(ref_dir)
+    graphgym_config, model_builder = import_reference_modules(ref_dir)
     cfg = graphgym_config.cfg
     graphgym_config.set_cfg(cfg)
     load(cfg)
@@ -101,8 +101,11 @@ def as_reference_geaet(tree: dict) -> dict:
 
 
 def load_reference_from_config(ref_dir: str, config_file: str, dim_in: int, dim_out: int,
-                               seed: int = 0) -> torch.nn.Module:
-    """The reference's network for any GEAET or GraphGPS YAML (see :func:`as_reference_geaet`)."""
+                               seed: int = 0, pna_degrees: Optional[list] = None) -> torch.nn.Module:
+    """The reference's network for any GEAET or GraphGPS YAML (see :func:`as_reference_geaet`).
+
+    ``pna_degrees``: the in-degree histogram its loader computes for a PNA layer type when the file gives
+    none (:func:`~.reference_loader.reference_degree_histogram`), set as ``gt.pna_degrees``."""
     import yaml
 
     ref_dir = os.path.abspath(ref_dir)
@@ -115,6 +118,8 @@ def load_reference_from_config(ref_dir: str, config_file: str, dim_in: int, dim_
         from yacs.config import CfgNode
 
         cfg.merge_from_other_cfg(CfgNode(tree))
+        if pna_degrees is not None:
+            cfg.gt.pna_degrees = list(pna_degrees)
 
     return _build_reference(ref_dir, load, dim_in, dim_out, seed)
 

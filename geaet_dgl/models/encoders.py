@@ -113,7 +113,7 @@ class FoldedScalarEncoder(nn.Module):
         self.bias = encoder.encoder.bias.detach()
 
     def forward(self, feat: torch.Tensor) -> torch.Tensor:
-        return torch.addcmul(self.bias, feat.view(feat.shape[0], 1).float(), self.weight)
+        return torch.addcmul(self.bias, feat.view(feat.shape[0], 1).to(self.weight.dtype), self.weight)
 
 
 class PreMPEncoder(nn.Module):

@@ -265,7 +265,9 @@ class GraphToken(nn.Module):
     GraphGPS adds the token to the node features and the batch vector only: the edge list keeps its
     node numbers, which now count the tokens too, so the local MPNN reads the node that sits at the old
     number in the new order. That is reproduced: the returned graph has N + B nodes and the same
-    (src, dst) numbers.
+    (src, dst) numbers. The new order is GraphGPS's too: tokens and nodes sorted by graph with
+    ``torch.sort``, which is not stable, so within a graph the token is not always first (the bias still
+    gives row and column 0 the token's bias, and the graph-token pooling reads row 0, as in GraphGPS).
 
     Shapes: ``graph`` (N nodes, B graphs), ``node_feat`` (N, d) -> a graph of N + B nodes, (N + B, d),
     its layout; :meth:`pad_bias` (B * H, W, W) -> (B * H, W', W') for the new layout's width W'.
@@ -282,15 +284,16 @@ class GraphToken(nn.Module):
 
     def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, layout: BatchLayout):
         sizes = layout.num_nodes_per_graph
-        batch, total = sizes.shape[0], node_feat.shape[0]
-        starts = torch.cumsum(sizes + 1, 0) - (sizes + 1)  # each graph's token row in the new order
-        token_rows = torch.zeros(total + batch, dtype=torch.bool, device=node_feat.device)
-        token_rows[starts] = True
-        h = node_feat.new_empty(total + batch, node_feat.shape[1])
-        h[token_rows] = self.input_dropout(self.node_token.expand(batch, -1))
-        h[~token_rows] = node_feat
+        batch = sizes.shape[0]
+        graph_ids = torch.arange(batch, device=node_feat.device)
+        # GraphGPS's add_graph_token: the B tokens, then the nodes, reordered by torch.sort of their graph ids,
+        # which is not stable: within a graph the token and the nodes come out in the order the sort leaves
+        # them (not token first), and the graph-token pooling reads whichever row is first. Reproduced with the
+        # same call on the same ids.
+        _, order = torch.sort(torch.cat([graph_ids, torch.repeat_interleave(graph_ids, sizes)]))
+        h = torch.cat([self.input_dropout(self.node_token.expand(batch, -1)), node_feat])[order]
         src, dst = graph.edges()
-        tokened = dgl.graph((src, dst), num_nodes=total + batch, idtype=graph.idtype, device=graph.device)
+        tokened = dgl.graph((src, dst), num_nodes=h.shape[0], idtype=graph.idtype, device=graph.device)
         tokened.set_batch_num_nodes(sizes + 1)
         tokened.set_batch_num_edges(graph.batch_num_edges())
         return tokened, h, BatchLayout.from_graph(tokened)

@@ -49,7 +49,7 @@ class InputGCN(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, graph: dgl.DGLGraph, feat: torch.Tensor, layout: BatchLayout = None) -> torch.Tensor:
-        h, _ = self.first(graph, feat.float(), layout=layout)
+        h, _ = self.first(graph, feat.to(self.first.lin.weight.dtype), layout=layout)
         h = self.dropout(torch.relu(h))
         h, _ = self.second(graph, h, layout=layout)
         return h

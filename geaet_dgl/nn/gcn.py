@@ -30,13 +30,14 @@ def gcn_degrees(graph: dgl.DGLGraph) -> torch.Tensor:
 NORM_KEY = "gcn_graph_and_norm"
 
 
-def _loop_free_norm(graph: dgl.DGLGraph) -> Tuple[dgl.DGLGraph, torch.Tensor]:
-    """``graph`` without self-loops (PyG replaces them by the one GCN adds) and (N, 1) :math:`\hat d^{-1/2}`."""
+def _loop_free_norm(graph: dgl.DGLGraph, dtype: torch.dtype = torch.float32) -> Tuple[dgl.DGLGraph, torch.Tensor]:
+    """``graph`` without self-loops (PyG replaces them by the one GCN adds) and (N, 1) :math:`\hat d^{-1/2}` in
+    ``dtype`` (the features')."""
     src, dst = graph.edges()
     if bool((src == dst).any()):
         graph = dgl.remove_self_loop(graph)
     deg = graph.ndata[DEGREE_KEY] if DEGREE_KEY in graph.ndata else gcn_degrees(graph)
-    return graph, deg.to(torch.float32).rsqrt().unsqueeze(-1)
+    return graph, deg.to(dtype).rsqrt().unsqueeze(-1)
 
 
 class GCNLayer(nn.Module):
@@ -82,7 +83,8 @@ class GCNLayer(nn.Module):
         """
         h = self.lin(node_feat)
         # The graph without self-loops and the (N, 1) normalisation, once per batch when the layout is shared
-        graph, norm = _loop_free_norm(graph) if layout is None else layout.cached(NORM_KEY, lambda: _loop_free_norm(graph))
+        graph, norm = _loop_free_norm(graph, h.dtype) if layout is None else \
+            layout.cached(NORM_KEY, lambda: _loop_free_norm(graph, h.dtype))
         norm = norm.to(h.dtype)
         h = h * norm
         out = dgl.ops.copy_u_sum(graph, h) + h  # neighbours plus the self-loop

@@ -95,6 +95,18 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def start_from_pretrained(model: torch.nn.Module, run: RunConfig) -> None:
+    """``run.train.pretrained``: that checkpoint's model weights into ``model``; ``run.train.freeze_main``: every
+    parameter but the prediction head's frozen."""
+    if run.train.pretrained:
+        state = load_checkpoint(run.train.pretrained)
+        check_model_config(state, to_dict(run.model))
+        model.load_state_dict(state["model"])
+    if run.train.freeze_main:
+        for name, param in model.named_parameters():
+            param.requires_grad_(name.startswith("head."))
+
+
 class Trainer:
     """The training loop: owns the model, optimiser, schedule, position and run files of one run.
 
@@ -129,6 +141,7 @@ class Trainer:
         seed_everything(run.train.seed)
         self.model = self.task.build_model(run.model).to(self.device)
         set_degree_statistics(self.model, self.task.degree_graphs())  # PNA's, from the training graphs
+        start_from_pretrained(self.model, run)
         self.train_model = self.model
         if self.dist.enabled:
             if run.sync_bn:
@@ -136,7 +149,8 @@ class Trainer:
             self.train_model = wrap_model(self.model, self.dist, self.device)
             if self.task.reseed_ranks:
                 torch.manual_seed(rank_seed(run.train.seed, self.dist.rank))  # own dropout masks per rank
-        self.optimizer = build_optimizer(self.model.parameters(), run.train.lr, run.train.weight_decay,
+        self.optimizer = build_optimizer([p for p in self.model.parameters() if p.requires_grad], run.train.lr,
+                                         run.train.weight_decay,
                                          run.train.clip_grad_norm, run.train.optimizer)
         self.scheduler = build_scheduler(self.optimizer, run.train.warmup_epochs, run.train.epochs,
                                          run.train.schedule)

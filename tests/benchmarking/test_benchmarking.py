@@ -1,4 +1,5 @@
 """Benchmark harness: report keys, JSON/PNG output, exponent fit, kNN graphs, reference comparison."""
+import copy
 import json
 import os
 
@@ -183,7 +184,7 @@ def test_compare_with_reference_tiny():
     for preset in ("mnist", "pattern", "peptides-struct"):
         out = compare_with_reference(Reference(REF_DIR), preset, batch_sizes=(2,),
                                      timing=Timing(repeats=2, warmup=0, threads=1, num_batches=1))
-        assert out["parity_max_abs_diff"] < 1e-5
+        assert out["parity"]["checked_diff"] < 1e-5
         assert out["parity"]["params_ours"] == out["parity"]["params_reference"]
         (row,) = out["results"]
         for key in ("ref_train_graphs_per_s", "ref_infer_graphs_per_s", "ratio_train", "ratio_infer"):
@@ -207,63 +208,62 @@ def _parity_pair():
     return reference, ours, graph, torch.arange(6) % 10
 
 
-def test_parity_check_passes_on_identical_models():
+def _nodes_reversed_in_each_graph(graph):
+    """The same batch with every graph's nodes in reverse order: the same model on it sums in another order."""
+    parts = [dgl.reorder_graph(g, node_permute_algo="custom", edge_permute_algo="src",
+                               permute_config={"nodes_perm": torch.arange(g.num_nodes() - 1, -1, -1)})
+             for g in dgl.unbatch(graph)]
+    return dgl.batch(parts)
+
+
+def test_parity_check_passes_on_identical_models_in_float64_and_leaves_the_inputs_alone():
     reference, ours, graph, labels = _parity_pair()
     report = compare_models(reference, ours, graph, labels, graph)
-    assert report.max_abs_diff < 1e-6
+    assert report.dtype == "float64" and report.checked_diff < 1e-12
     assert report.params_ours == report.params_reference == 113_155
+    assert next(ours.parameters()).dtype == torch.float64  # the models are moved ...
+    assert graph.ndata["feat"].dtype == torch.float32  # ... the caller's graph is not
+
+
+def test_summation_order_moves_float32_gradients_but_not_the_float64_check():
+    """The reference's view of the batch with every graph's nodes reversed: the same function summed in
+    another order, as another CPU's kernels would. In float32 that alone moves the gradients by 1e-6, and a
+    gradient whose exact value is 0 (a bias before BatchNorm) by all of its own size, so no float32 measure
+    tells it from an error; in float64 every difference stays 1000 times under the tolerance."""
+    reference, ours, graph, labels = _parity_pair()
+    reversed_input = _nodes_reversed_in_each_graph(graph)
+    in_float32 = compare_models(copy.deepcopy(reference), copy.deepcopy(ours), graph, labels, reversed_input,
+                                dtype=torch.float32)
+    in_float64 = compare_models(reference, ours, graph, labels, reversed_input)
+    assert in_float32.checked_diff > 1e-5 and in_float32.grad_max_abs_diff > 1e3 * in_float64.grad_max_abs_diff
+    assert in_float64.checked_diff < 1e-8, in_float64
 
 
 def test_parity_check_detects_a_planted_difference():
     reference, ours, graph, labels = _parity_pair()
     with torch.no_grad():
-        reference.layers[2].external_model.node_U1.weight[0, 0] += 0.5
+        reference.layers[2].external_model.node_U1.weight[0, 0] += 1e-3
     report = compare_models(reference, ours, graph, labels, graph)
-    assert report.max_abs_diff > 1e-5
-    assert report.grad_max_abs_diff > 1e-5
-
-
-def test_gradient_parity_is_relative_to_the_gradient_scale():
-    from geaet_dgl.benchmarking.parity import GRAD_SCALE_FLOOR, grad_differences
-
-    big = torch.full((3,), 20.0)
-    rounding = big + torch.tensor([1.3e-5, 0.0, 0.0])  # float32 summation order: 1.3e-5 on a gradient of 20
-    noise = torch.tensor([1e-9, 0.0])  # a gradient of rounding noise around zero
-    worst, worst_name, rel, rel_name = grad_differences({"a": (rounding, big), "b": (noise * 3, noise)})
-    assert worst_name == "a" and worst > 1e-5  # the absolute measure refuses it
-    assert rel < 1e-5 and rel == pytest.approx(1.3e-5 / 20, rel=0.2)  # float32: 20 + 1.3e-5 rounds
-    # a real error of 1e-4 relative to a parameter's gradient is still caught, wherever it sits
-    wrong = big.clone()
-    wrong[1] += 20 * 1e-4
-    assert grad_differences({"a": (wrong, big)})[2] == pytest.approx(1e-4, rel=1e-2)
-    small = torch.tensor([5.0, 2.5])  # a parameter with gradients below the model's largest, above the floor
-    _, _, rel, name = grad_differences({"a": (big, big), "s": (small * (1 + 1e-3), small)})
-    assert name == "s" and rel == pytest.approx(5e-3 / 5.0, rel=1e-2) and GRAD_SCALE_FLOOR * 20 < 5.0
-    # a smaller one is measured against the floor: 1e-4 of a gradient of 0.5 is 1e-4 * 0.5 / 2 of the floor
-    tiny = torch.tensor([0.5, 0.25])
-    rel = grad_differences({"a": (big, big), "t": (tiny * (1 + 1e-4), tiny)})[2]
-    assert rel == pytest.approx(0.5e-4 / (GRAD_SCALE_FLOOR * 20), rel=1e-2) and rel > 1e-5
-
-
-def test_gradient_parity_reads_rounding_noise_on_a_zero_gradient_against_the_largest():
-    """A bias followed by BatchNorm has an exact gradient of 0: float32 leaves noise of ~1e-7 in both models,
-    which differs by itself; it is measured against the model's largest gradient, not its own size."""
-    from geaet_dgl.benchmarking.parity import GRAD_NOISE_LEVEL, grad_differences
-
-    big = torch.full((3,), 0.8)
-    noise_ours, noise_theirs = torch.tensor([1.2e-7, -3e-8]), torch.tensor([-1.8e-7, 5e-8])
-    rel = grad_differences({"a": (big, big), "b": (noise_ours, noise_theirs)})[2]
-    assert rel == pytest.approx(3e-7 / 0.8, rel=1e-3) and 1.8e-7 <= GRAD_NOISE_LEVEL * 0.8
-    # the same difference on a gradient above the noise level is still measured against the floor
-    above = torch.tensor([GRAD_NOISE_LEVEL * 0.8 * 10, 0.0])
-    rel = grad_differences({"a": (big, big), "b": (above + 3e-7, above)})[2]
-    assert rel > 3e-7 / 0.8
-
-
-def test_parity_report_checks_relative_gradients():
-    reference, ours, graph, labels = _parity_pair()
-    with torch.no_grad():
-        reference.layers[2].external_model.node_U1.weight[0, 0] += 0.5
-    report = compare_models(reference, ours, graph, labels, graph)
-    assert report.checked_diff > 1e-5 and report.grad_max_rel_diff > 1e-5
+    # a weight moved by 1e-3 moves outputs and gradient entries by less than 1e-5: the gradients' norms see it
+    assert report.max_abs_diff < 1e-5 < report.checked_diff == report.grad_max_rel_diff
     assert report.as_dict()["checked_diff"] == report.checked_diff
+    from geaet_dgl.benchmarking.against_pyg import ParityError, check_parity_tolerance
+
+    with pytest.raises(ParityError, match="differ by .* in float64"):
+        check_parity_tolerance(report)
+    check_parity_tolerance(report, force=True)
+
+
+def test_gradient_parity_reads_each_gradient_relative_to_its_norm():
+    from geaet_dgl.benchmarking.parity import GRAD_NORM_FLOOR, grad_differences
+
+    big = torch.full((4,), 1.0, dtype=torch.float64)
+    small = torch.tensor([3e-6, -4e-6], dtype=torch.float64)  # a small gradient, all wrong in the other model
+    worst, worst_name, rel, rel_name = grad_differences({"a": (big, big), "s": (-small, small)})
+    assert worst < 1e-5  # the absolute measure misses it ...
+    assert rel_name == "s" and rel == pytest.approx(2.0)  # ... the relative one does not
+    # an exact zero gradient (a bias before BatchNorm) holds rounding noise in both: read against the floor
+    noise = torch.tensor([1e-17, -3e-17], dtype=torch.float64)
+    _, _, rel, _ = grad_differences({"a": (big, big), "z": (noise, -noise)})
+    assert rel == pytest.approx(2 * noise.norm().item() / (GRAD_NORM_FLOOR * big.norm().item()))
+    assert rel < 1e-9

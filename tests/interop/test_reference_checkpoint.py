@@ -182,3 +182,172 @@ def test_real_reference_checkpoint_imports_with_equal_outputs(tmp_path):
     with torch.no_grad():
         diff = (ours.eval()(graph) - reference(copy.copy(to_pyg_batch(graph, labels)))[0]).abs().max().item()
     assert diff < 1e-5
+
+
+def _pretrained_folder(tmp_path, layout="0/ckpt", reset_head=False, epochs=(3, 41)):
+    """GraphGPS's zinc-GPS+RWSE-inference.yaml and the pretrained folder it names (config.yaml, LAYOUT/<epoch>.ckpt),
+    written from our model with random weights through the reference's names: (inference yaml, model)."""
+    import yaml
+
+    from geaet_dgl.config.reference_yaml import read_reference_config
+    from geaet_dgl.interop.reference_names import ours_to_reference
+    from tests.commands.test_train_dry_run import CONFIGS
+
+    folder = tmp_path / "pretrained" / "zinc-GPS+RWSE-ckptbest"
+    (folder / layout).mkdir(parents=True)
+    (folder / "config.yaml").write_text(yaml.safe_dump(CONFIGS["zinc-GPS+RWSE-ckptbest.yaml"]))
+    tree = dict(CONFIGS["zinc-GPS+RWSE-inference.yaml"], pretrained={"dir": "pretrained/zinc-GPS+RWSE-ckptbest",
+                                                                      "reset_prediction_head": reset_head})
+    path = tmp_path / "zinc-GPS+RWSE-inference.yaml"
+    path.write_text(yaml.safe_dump(tree))
+    config, model = read_reference_config(path).preset.model, None
+    for i, epoch in enumerate(epochs):  # GraphGPS loads the highest epoch
+        torch.manual_seed(i)
+        model = build_model(config)
+        theirs = ours_to_reference(model.state_dict(), config)
+        torch.save({MODEL_STATE: {"model." + k: v for k, v in theirs.items()}}, folder / layout / f"{epoch}.ckpt")
+    return path, model
+
+
+@pytest.mark.parametrize("layout", ["0/ckpt", "ckpt"])
+def test_pretrained_folder_imports_its_last_checkpoint(tmp_path, layout):
+    """GraphGPS's layout (<dir>/<seed>/ckpt/<epoch>.ckpt, loaded by init_model_from_pretrained) or a graphgym run
+    folder (<dir>/ckpt/): the highest epoch, every tensor as saved (reset_prediction_head: false)."""
+    path, model = _pretrained_folder(tmp_path, layout)
+    result = import_reference(None, path, tmp_path / "run")
+    assert result["epoch"] == 41 and not result["reset_head"]
+    state = load_checkpoint(result["checkpoint"])["model"]
+    for key, tensor in model.state_dict().items():
+        assert torch.equal(state[key], tensor), key
+
+
+def test_pretrained_folder_resets_the_prediction_head_as_graphgps_documents(tmp_path):
+    path, model = _pretrained_folder(tmp_path, reset_head=True)
+    result = import_reference(None, path, tmp_path / "run")
+    state = load_checkpoint(result["checkpoint"])["model"]
+    head = [key for key in state if key.startswith("head.")]
+    assert head and result["reset_head"]
+    for key, tensor in model.state_dict().items():
+        if key.startswith("head.") and key.endswith("weight"):
+            assert not torch.equal(state[key], tensor), key  # a fresh head ...
+        elif not key.startswith("head."):
+            assert torch.equal(state[key], tensor), key  # ... on the pretrained body
+
+
+def test_pretrained_folder_without_a_checkpoint_is_refused_in_one_line(tmp_path):
+    path, _ = _pretrained_folder(tmp_path, epochs=())
+    with pytest.raises(CheckpointError, match=r"holds no <epoch>\.ckpt in 0/ckpt/ or ckpt/"):
+        import_reference(None, path, tmp_path / "run")
+    with pytest.raises(CheckpointError, match="names no pretrained.dir"):
+        import_reference(None, _yaml(tmp_path, "mnist"), tmp_path / "run2")
+
+
+def test_pretrained_folder_saved_by_the_reference_imports_with_equal_outputs(tmp_path):
+    """GraphGPS's pretrained folder written by the reference itself: its network built from the folder's
+    config.yaml, saved by graphgym's save_ckpt into <dir>/0/ckpt/; imported through the *-inference.yaml: the
+    same eval outputs (float64) on ZINC-shaped molecules (both reading our RWSE: the weights are under test)."""
+    pytest.importorskip("torch_geometric")
+    if not os.path.isdir(REF_DIR):
+        pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
+    import copy
+
+    from geaet_dgl.benchmarking.config_subject import config_subject
+    from geaet_dgl.benchmarking.parity import in_precision
+
+    path, _ = _pretrained_folder(tmp_path, epochs=())
+    folder = tmp_path / "pretrained" / "zinc-GPS+RWSE-ckptbest"
+    subject = config_subject(folder / "config.yaml")
+    reference = subject.reference_model(REF_DIR, seed=5)
+    with torch.no_grad():  # BatchNorm statistics as after training
+        for module in reference.modules():
+            if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+                module.running_mean.uniform_(-1, 1)
+                module.running_var.uniform_(0.5, 2)
+    from torch_geometric.graphgym import checkpoint as graphgym_checkpoint
+    from torch_geometric.graphgym.config import cfg
+
+    wrapper = torch.nn.Module()
+    wrapper.model = reference  # graphgym's GraphGymModule holds the network as .model
+    cfg.run_dir = str(folder / "0")
+    graphgym_checkpoint.save_ckpt(wrapper, epoch=12)
+    result = import_reference(None, path, tmp_path / "run")
+    assert result["epoch"] == 12
+    ours = build_model(subject.model)
+    ours.load_state_dict(load_checkpoint(result["checkpoint"])["model"])
+    graph, labels = subject.batches(4, 1)[0]
+    subject.reference_cfg = None  # the batch carries our statistics, not the reference's recomputed ones
+    batch = in_precision(subject.pyg_batch(graph, labels), torch.float64)
+    ours, reference = ours.double().eval(), reference.double().eval()
+    with torch.no_grad():
+        diff = (ours(in_precision(graph, torch.float64)) - reference(copy.copy(batch))[0]).abs().max().item()
+    assert diff < 1e-10
+
+
+def test_train_inference_only_file_imports_the_pretrained_folder_and_scores_it(tmp_path):
+    """train --config FILE with pretrained.dir and train.mode inference-only: nothing trained, the folder's
+    checkpoint is the run's best.pt and the validation and test splits are scored (synthetic MNIST-shaped)."""
+    import shutil
+
+    import yaml
+    from click.testing import CliRunner
+
+    import cli
+
+    ours, model = _our_run(tmp_path, "mnist")
+    folder = tmp_path / "pretrained-mnist"
+    (folder / "0" / "ckpt").mkdir(parents=True)
+    shutil.copy(export_reference(ours)["path"], folder / "0" / "ckpt" / "3.ckpt")
+    (folder / "config.yaml").write_text(REFERENCE_YAML["mnist"])
+    tree = yaml.safe_load(REFERENCE_YAML["mnist"])
+    tree["pretrained"] = {"dir": str(folder), "reset_prediction_head": False}
+    tree.setdefault("train", {})["mode"] = "inference-only"
+    path = tmp_path / "mnist-inference.yaml"
+    path.write_text(yaml.safe_dump(tree))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli.main, ["train", "--config", str(path), "--set", "data.dataset=synthetic",
+                                           "--limit-val", "6", "--limit-test", "6", "--out", str(out),
+                                           "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "imported the pretrained model" in result.output and "test: accuracy" in result.output
+    state = load_checkpoint(out / "best.pt")
+    assert state["epoch"] == 4 and not (out / "last.pt").exists()  # nothing trained
+    for key, tensor in model.state_dict().items():
+        assert torch.equal(state["model"][key], tensor), key
+
+
+def test_train_on_a_pretrained_folder_fine_tunes_its_model(tmp_path):
+    """train --config FILE with pretrained.dir and train.mode custom: the run starts from the folder's checkpoint
+    (imported to OUT-pretrained/best.pt); freeze_main trains the fresh head only (reset_prediction_head)."""
+    import shutil
+
+    import yaml
+    from click.testing import CliRunner
+
+    import cli
+
+    ours, model = _our_run(tmp_path, "mnist", seed=7)  # not the file's seed 0: a fresh head differs
+    folder = tmp_path / "pretrained-mnist"
+    (folder / "0" / "ckpt").mkdir(parents=True)
+    shutil.copy(export_reference(ours)["path"], folder / "0" / "ckpt" / "3.ckpt")
+    (folder / "config.yaml").write_text(REFERENCE_YAML["mnist"])
+    tree = yaml.safe_load(REFERENCE_YAML["mnist"])
+    tree["pretrained"] = {"dir": str(folder), "reset_prediction_head": True, "freeze_main": True}
+    path = tmp_path / "mnist-finetune.yaml"
+    path.write_text(yaml.safe_dump(tree))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli.main, ["train", "--config", str(path), "--set", "data.dataset=synthetic",
+                                           "--limit-train", "8", "--limit-val", "4", "--limit-test", "4",
+                                           "--epochs", "1", "--batch-size", "4", "--set", "train.warmup_epochs=0",
+                                           "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "fine-tuning the pretrained model (reference epoch 3, a fresh prediction head, the rest frozen)" \
+        in result.output
+    start = load_checkpoint(tmp_path / "run-pretrained" / "best.pt")["model"]
+    trained = load_checkpoint(out / "last.pt")
+    assert trained["run_config"]["train"]["pretrained"] == str(tmp_path / "run-pretrained" / "best.pt")
+    params = dict(model.named_parameters())
+    for name in params:
+        if name.startswith("head."):  # the fresh head, then trained
+            assert not torch.equal(start[name], params[name]) and not torch.equal(trained["model"][name], start[name])
+        else:  # the pretrained body, frozen
+            assert torch.equal(trained["model"][name], params[name]), name

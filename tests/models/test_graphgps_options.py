@@ -86,13 +86,21 @@ def test_graph_token_adds_one_node_per_graph_as_graphgps_does():
     graph = dgl.batch(graphs)
     layout = BatchLayout.from_graph(graph)
     h, _, _ = model.encode(graph, layout)
+    h = torch.randn_like(h)  # rows told apart by value (atoms of one type and degree encode alike)
     tokened, h2, layout2 = model.graph_token(graph, h, layout)
     sizes = [g.num_nodes() for g in graphs]
     assert tokened.batch_num_nodes().tolist() == [n + 1 for n in sizes]
     starts = [sum(sizes[:i]) + i for i in range(len(sizes))]
-    for i, start in enumerate(starts):  # token first, then the graph's nodes in order
-        torch.testing.assert_close(h2[start], model.graph_token.node_token[0])
-        torch.testing.assert_close(h2[start + 1:start + 1 + sizes[i]], h[sum(sizes[:i]):sum(sizes[:i + 1])])
+    for i, start in enumerate(starts):  # each graph's block: its token and its nodes, in torch.sort's order
+        block, nodes = h2[start:start + sizes[i] + 1], h[sum(sizes[:i]):sum(sizes[:i + 1])]
+        rows = torch.cat([model.graph_token.node_token, nodes])
+        match = (block[:, None, :] == rows[None, :, :]).all(-1)  # (n + 1, n + 1): block row r is rows[c]
+        assert torch.equal(match.sum(0), torch.ones(sizes[i] + 1, dtype=torch.long))  # a permutation
+        ids = torch.cat([torch.arange(len(sizes)), torch.repeat_interleave(torch.arange(len(sizes)),
+                                                                            torch.tensor(sizes))])
+        order = torch.sort(ids).indices[start:start + sizes[i] + 1]  # GraphGPS's add_graph_token
+        expected = torch.where(order < len(sizes), 0, order - len(sizes) - sum(sizes[:i]) + 1)
+        assert torch.equal(match.float().argmax(1), expected)
     # GraphGPS leaves edge_index alone: the edges keep their numbers in the new order
     assert torch.equal(tokened.edges()[0], graph.edges()[0]) and torch.equal(tokened.edges()[1], graph.edges()[1])
     # the bias: row and column 0 of every graph the token's per-head value, the rest shifted by one
@@ -106,7 +114,7 @@ def test_graph_token_adds_one_node_per_graph_as_graphgps_does():
         torch.testing.assert_close(padded[i, :, 0, :n + 1], token[:, None].expand(heads, n + 1))
         torch.testing.assert_close(padded[i, :, 1:n + 1, 0], token[:, None].expand(heads, n))
         torch.testing.assert_close(padded[i, :, 1:n + 1, 1:n + 1], old[i, :, :n, :n])
-    # graph_token pooling reads the token's row
+    # graph_token pooling reads each graph's first row (the token where the sort leaves it first)
     out = torch.randn(tokened.num_nodes(), 3)
     torch.testing.assert_close(pool_nodes("first", out, layout2), out[starts])
 
