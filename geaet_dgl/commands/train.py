@@ -1,8 +1,6 @@
 """``geaet-dgl train``: one run, one run per seed, or a resumed run."""
 from __future__ import annotations
 
-import os
-
 from typing import Any, Dict, Optional
 
 import click
@@ -206,59 +204,14 @@ def _dry_run(ctx: click.Context, opts: TrainOptions) -> bool:
 
 
 def _evaluate_pretrained(ctx: click.Context, opts: TrainOptions) -> bool:
-    """A reference file with ``pretrained.dir`` and ``train.mode: inference-only`` (GraphGPS's *-inference.yaml):
-    as GraphGPS's main, nothing is trained; the folder's checkpoint becomes OUT/best.pt (``import-reference``)
-    and the validation and test splits are scored (``eval``)."""
-    if opts.config is None or not _inference_only_file(opts.config):
+    """A GraphGPS ``*-inference.yaml`` (``pretrained.dir``, ``train.mode: inference-only``): import and score it."""
+    from .pretrained import evaluate_pretrained_folder, inference_only_file
+
+    if opts.config is None or not inference_only_file(opts.config):
         return False
     _new_run(opts)  # the file and the options checked as for training (--config with --preset, ...)
-    from geaet_dgl.interop.reference_checkpoint import import_reference
-    from geaet_dgl.scoring import evaluate_checkpoint
-
-    stem = os.path.splitext(os.path.basename(opts.config))[0]
-    run_dir = opts.out or os.path.join("runs", stem)
-    result = import_reference(None, opts.config, run_dir, opts.data, overwrite=opts.overwrite,
-                              overrides=opts.overrides())
-    print(f"train.mode=inference-only: imported the pretrained model ({result['params']:,} parameters, reference "
-          f"epoch {result['epoch']}) into {result['checkpoint']}; scoring it")
-    for split in ("val", "test"):
-        scored = evaluate_checkpoint(result["checkpoint"], split, progress=opts.progress, device=opts.device or "cpu",
-                                     threads=opts.threads)
-        print(f"{split}: {scored['metric_name']} {scored['metric']:.4f} (loss {scored['loss']:.4f})")
+    evaluate_pretrained_folder(opts)
     return True
-
-
-def _inference_only_file(path: str) -> bool:
-    """Whether the YAML at ``path`` says ``train.mode: inference-only`` (read as text; checked by ``_new_run``)."""
-    import yaml
-
-    try:
-        with open(path) as handle:
-            tree = yaml.safe_load(handle)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False  # reported by the normal path
-    train = tree.get("train") if isinstance(tree, dict) else None
-    return isinstance(train, dict) and train.get("mode") == "inference-only"
-
-
-def _fine_tune_from_pretrained_folder(opts: TrainOptions, run: Any, run_dir: str) -> None:
-    """A reference file with ``pretrained.dir`` (``train.mode: custom``): GraphGPS fine-tunes the folder's model.
-    Its checkpoint is imported to ``RUN_DIR-pretrained/best.pt`` (head reset as the file says), which starts the
-    run (``train.pretrained``; ``pretrained.freeze_main`` trains the head only)."""
-    if opts.config is None or run.train.pretrained:
-        return
-    from geaet_dgl.config.reference_yaml import read_reference_config
-
-    if read_reference_config(opts.config).pretrained is None:
-        return
-    from geaet_dgl.interop.reference_checkpoint import import_reference
-
-    result = import_reference(None, opts.config, f"{run_dir.rstrip(os.sep)}-pretrained", opts.data,
-                              overwrite=opts.overwrite, overrides=opts.overrides())
-    run.train.pretrained = os.path.abspath(result["checkpoint"])
-    head = "a fresh prediction head" if result["reset_head"] else "its prediction head"
-    print(f"fine-tuning the pretrained model (reference epoch {result['epoch']}, {head}"
-          f"{', the rest frozen' if run.train.freeze_main else ''}): {run.train.pretrained}")
 
 
 def _train_splits(ctx: click.Context, opts: TrainOptions) -> bool:
@@ -317,7 +270,9 @@ def _train_one(ctx: click.Context, opts: TrainOptions) -> bool:
 
     run = _new_run(opts)
     run_dir = opts.out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
-    _fine_tune_from_pretrained_folder(opts, run, run_dir)
+    from .pretrained import fine_tune_from_pretrained_folder
+
+    fine_tune_from_pretrained_folder(opts, run, run_dir)
     summary = launcher.train_job(run, run_dir, nproc=opts.nproc or 1, overwrite=opts.overwrite,
                                  progress=opts.progress)
     if summary is not None:  # None on the ranks other than 0 under torchrun
