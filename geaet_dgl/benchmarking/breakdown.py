@@ -138,9 +138,11 @@ def measure_breakdown(preset: str = "mnist", batch_size: int = 16, timing: Optio
             reference = subject.reference_model(ref_dir, seed=seed)
             ours = build_model(subject.model)
             ours.load_state_dict(reference_to_ours(reference.state_dict()), strict=True)
+            pyg_batch = subject.pyg_batch  # the file's encodings and edge types, as the throughput table's
         else:
             reference, ours = paired_models(ref_dir, key, seed=seed)
-        ref_batches = [(to_pyg_batch(g, y), y) for g, y in batches]
+            pyg_batch = to_pyg_batch
+        ref_batches = [(pyg_batch(g, y), y) for g, y in batches]
         sides.append(("ref", reference, make_optimizer(reference, key, reference=True), reference_forward,
                       make_clipper(key, reference=True), ref_batches))
     else:

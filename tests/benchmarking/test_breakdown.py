@@ -13,6 +13,7 @@ from geaet_dgl.data import synthetic_mnist_like
 from geaet_dgl.models import build_model
 
 REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/ref/GEAET")
+GRAPHGPS_DIR = os.environ.get("GRAPHGPS_DIR", "/work/GraphGPS")
 
 
 def _batch(n=3):
@@ -66,3 +67,16 @@ def test_breakdown_beside_the_reference():
                             reference=Reference(REF_DIR))
     for side in ("ours", "ref"):
         assert all(out[side][k] > 0 for k in ("mpnn", "attention", "geanet", "backward", "optimizer")), side
+
+
+def test_breakdown_of_a_config_file_beside_the_reference_feeds_the_reference_the_files_encodings():
+    """A file's reference batches carry its encodings and edge types as the throughput table's do
+    (ZINC's bond types as one column: plain to_pyg_batch made the reference's BatchNorm fail)."""
+    pytest.importorskip("torch_geometric")
+    config = os.path.join(GRAPHGPS_DIR, "configs", "GPS", "zinc-GPSwGraphormer.yaml")
+    if not os.path.isdir(REF_DIR) or not os.path.isfile(config):
+        pytest.skip(f"no reference checkout at {REF_DIR} or no {config} (set GEAET_REF_DIR, GRAPHGPS_DIR)")
+    out = measure_breakdown(batch_size=2, timing=Timing(threads=1, repeats=1, warmup=0, num_batches=1),
+                            reference=Reference(REF_DIR, config_file=config))
+    for side in ("ours", "ref"):
+        assert all(out[side][k] > 0 for k in ("mpnn", "attention", "backward", "optimizer")), side
