@@ -23,7 +23,7 @@ from ..data import GraphDataset
 from ..data.encodings.pe_cache import attach_pe, compute_split_pe
 from ..data.registry import laplacian_norm_of
 from ..data.encodings.se_cache import attach_structural
-from ..config.reference_yaml import DATASETS, read_reference_config
+from ..interop.reference_yaml import DATASETS, read_reference_config
 from ..nn.self_attention import MAX_DENSE_NODES
 from .inputs import (PLAIN_GENERATORS, SUPPORTED_PRESETS, UnsupportedPreset, batches_of, is_transductive,
                      plain_synthetic_graphs, synthetic_graphs)
@@ -141,7 +141,7 @@ BENCHMARK_DATASETS = SUPPORTED_PRESETS
 
 
 def config_subject(path: "os.PathLike | str") -> ConfigSubject:
-    """Read ``path`` (see :func:`~geaet_dgl.config.reference_yaml.read_reference_config`); a one-line
+    """Read ``path`` (see :func:`~geaet_dgl.interop.reference_yaml.read_reference_config`); a one-line
     error if its dataset has no synthetic generator here."""
     ref = read_reference_config(path)
     dataset = ref.preset.dataset

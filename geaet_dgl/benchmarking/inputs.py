@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from ..data import GraphDataset, collate_for, synthetic_mnist_like
-from ..config.reference_yaml import REFERENCE_PRESETS
+from ..interop.reference_yaml import REFERENCE_PRESETS
 from ..config.presets import get_preset
 from . import generators
 from .shapes import DATASET_SHAPES, distinct_graphs, repeat_graphs

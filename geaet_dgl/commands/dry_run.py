@@ -31,7 +31,7 @@ def print_dry_run(run: Any, config: Optional[str]) -> None:
     else:
         files = []
     if config:
-        from geaet_dgl.config.reference_yaml import read_reference_config
+        from geaet_dgl.interop.reference_yaml import read_reference_config
 
         ref = read_reference_config(config)
         if ref.pretrained:

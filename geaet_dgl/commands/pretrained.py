@@ -51,7 +51,7 @@ def fine_tune_from_pretrained_folder(opts: TrainOptions, run: Any, run_dir: str)
     run (``train.pretrained``; ``pretrained.freeze_main`` trains the head only). Anything else: nothing to do."""
     if opts.config is None or run.train.pretrained:
         return
-    from geaet_dgl.config.reference_yaml import read_reference_config
+    from geaet_dgl.interop.reference_yaml import read_reference_config
 
     if read_reference_config(opts.config).pretrained is None:
         return

@@ -186,7 +186,7 @@ def _new_run(opts: TrainOptions) -> Any:
                         checkpoint_every=opts.checkpoint_every or 0, threads=opts.threads, sync_bn=opts.sync_bn,
                         tensorboard=opts.tensorboard)
     if opts.config is not None:
-        from geaet_dgl.config import reference_run_config
+        from geaet_dgl.interop.reference_yaml import reference_run_config
 
         return reference_run_config(opts.config, opts.overrides(), {**data, **given(dataset=opts.dataset)},
                                     **run_settings)

@@ -20,13 +20,12 @@ Modules, lower ones first (each imports only those above it):
 ``graph_file``      the settings a graph file or a named node set fixes for a run on it
 ``run``             :class:`RunConfig`, :class:`DataOptions`, :func:`make_run_config`, older layouts
                     (:func:`migrate_run_dict`)
-``reference_yaml``  the reference's (GraphGPS / graphgym) YAML files read into these classes:
-                    :func:`reference_run_config` (``train --config``), :data:`REFERENCE_PRESETS`
 ==================  ==================================================================================
 
 :class:`ConfigError` and :class:`OptionConflict` are defined in :mod:`geaet_dgl.errors` (the data layer
 raises them too) and re-exported here. Loading the data a run names is the data layer's:
-:func:`geaet_dgl.data.run_splits.load_splits`.
+:func:`geaet_dgl.data.run_splits.load_splits`. The reference's (GraphGPS / graphgym) YAML files are read into
+these classes by :mod:`geaet_dgl.interop.reference_yaml` (``train --config``): the reference stays in ``interop/``.
 """
 from ..errors import ConfigError, OptionConflict
 from .validation import (ACTIVATION_CHOICES, ATTENTION_CHOICES, CONCAT_PES, EDGE_ENCODER_CHOICES, ENCODER_CHOICES,
@@ -41,7 +40,6 @@ from .settings import (RETIRED_FIELDS, TRAIN_OPTION_SETTINGS, apply_overrides, f
 from .graph_file import graph_file_settings
 from .run import (CONFIG_VERSION, DEFAULT_PRESETS, NODE_GRAPH_PRESET, DataOptions, RunConfig, default_preset,
                   make_run_config, migrate_run_dict, normalised_run_dict)
-from .reference_yaml import REFERENCE_PRESETS, ReferenceConfig, read_reference_config, reference_run_config
 
 __all__ = [
     "ConfigError", "OptionConflict",
@@ -55,5 +53,4 @@ __all__ = [
     "settings_with_options", "to_dict", "graph_file_settings",
     "CONFIG_VERSION", "DEFAULT_PRESETS", "NODE_GRAPH_PRESET", "DataOptions", "RunConfig", "default_preset",
     "make_run_config", "migrate_run_dict", "normalised_run_dict",
-    "REFERENCE_PRESETS", "ReferenceConfig", "read_reference_config", "reference_run_config",
 ]

@@ -18,7 +18,7 @@ Only :mod:`.reference_model` imports the reference (and PyG with it, as do the `
 called); everything else reads its files as plain YAML and plain ``torch.save`` data, and runs its code
 only as a subprocess from the user's checkout and Python.
 
-Reading the reference's YAML configuration files into our dataclasses (``train --config``) is configuration:
-:mod:`geaet_dgl.config.reference_yaml`, whose ``REFERENCE_PRESETS`` is the one table of our presets -> the
+Reading the reference's YAML configuration files into our dataclasses (``train --config``):
+:mod:`geaet_dgl.interop.reference_yaml`, whose ``REFERENCE_PRESETS`` is the one table of our presets -> the
 reference's configuration files.
 """

@@ -40,7 +40,7 @@ from ..data.run_splits import load_splits
 from ..training import run_dir as files
 from ..config.presets import get_preset
 from . import compare_report, graph_check, pyg_export, reference_run
-from ..config.reference_yaml import REFERENCE_PRESETS
+from .reference_yaml import REFERENCE_PRESETS
 from .reference_run import Budget, CompareError
 
 log = logging.getLogger(__name__)

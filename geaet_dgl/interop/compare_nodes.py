@@ -14,7 +14,7 @@ For GraphGPS's node files (``actor-GPS.yaml``, ``webkb-*-GPS.yaml``,
    ``dataset.split_index K``; :mod:`.node_check` compares features, labels,
    edges (as sets) and the three masks with ours: ``OUT/graph_check.json``.
 3. **Same file, same budget.** Ours trains with ``train --config FILE``
-   (:func:`~geaet_dgl.config.reference_yaml.reference_run_config`); the
+   (:func:`~geaet_dgl.interop.reference_yaml.reference_run_config`); the
    reference's ``main.py`` with the same file in its vocabulary
    (``OUT/reference/<file>``: GraphGPS's ``GPSModel`` as the reference's GEAET
    network without the external branch,
@@ -46,7 +46,7 @@ from ..training import run_dir as files
 from . import compare_report, node_check, pyg_node_export, reference_run
 from .compare import (COMPARE_JSON, COMPARE_MD, COMPARE_PNG, GRAPH_CHECK_JSON, budget_of, our_rows,
                       run_reference_seed, scaled_warmup)
-from ..config.reference_yaml import reference_run_config
+from .reference_yaml import reference_run_config
 from .reference_run import CompareError
 
 log = logging.getLogger(__name__)

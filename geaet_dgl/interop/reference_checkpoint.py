@@ -33,7 +33,7 @@ from ..models import build_model
 from ..training.checkpoint import CheckpointError, save_checkpoint
 from ..training.run_dir import BEST, prepare_new_run_dir, write_config, write_json
 from ..training.schedule import build_optimizer, build_scheduler
-from ..config.reference_yaml import reference_run_config
+from .reference_yaml import reference_run_config
 from .reference_names import ours_to_reference
 from .reference_weights import (IMPORT_NOTE, MODEL_STATE, NETWORK_PREFIX, checkpoint_epoch, input_statistics,
                                 pretrained_settings, pretrained_checkpoint, pretrained_weights)
@@ -46,7 +46,7 @@ def import_reference(checkpoint: "Optional[os.PathLike | str]", config: "os.Path
     """Turn the reference's ``ckpt/<epoch>.ckpt`` trained with ``config`` into our run directory ``out``.
 
     ``checkpoint`` None: ``config`` names a ``pretrained.dir`` (GraphGPS's pretrained folder, whose
-    ``config.yaml`` model settings :func:`~geaet_dgl.config.reference_yaml.read_reference_config` merges in), and its
+    ``config.yaml`` model settings :func:`~geaet_dgl.interop.reference_yaml.read_reference_config` merges in), and its
     checkpoint is the one GraphGPS loads (:func:`pretrained_checkpoint`, with the file's seed); with
     ``pretrained.reset_prediction_head`` (GraphGPS's default) the head keeps a fresh initialisation
     (seeded with the file's seed) instead of the checkpoint's.
@@ -55,7 +55,7 @@ def import_reference(checkpoint: "Optional[os.PathLike | str]", config: "os.Path
     settings of the run (``data.*`` among them).
     Returns ``{"run_dir", "checkpoint", "epoch", "params", "reset_head"}``.
     """
-    from ..config.reference_yaml import read_reference_config
+    from .reference_yaml import read_reference_config
 
     run = reference_run_config(config, overrides, data=data)
     pretrained = read_reference_config(config).pretrained

@@ -16,7 +16,7 @@ from typing import Dict, Optional, Tuple
 
 import torch
 
-from ..config.reference_yaml import REFERENCE_PRESETS
+from .reference_yaml import REFERENCE_PRESETS
 
 
 

@@ -18,7 +18,7 @@ from geaet_dgl.interop.reference_model import as_reference_geaet
 from geaet_dgl.config import ConfigError
 
 CONFIGS = Path(__file__).resolve().parents[2] / "benchmarks" / "configs"
-GRAPHGPS = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "graphgps_configs.yaml").read_text())
+GRAPHGPS = yaml.safe_load((Path(__file__).resolve().parents[1] / "interop" / "graphgps_configs.yaml").read_text())
 REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/GEAET")
 
 

@@ -11,7 +11,7 @@ from geaet_dgl.benchmarking.inputs import (SUPPORTED_PRESETS, is_transductive, l
                                            synthetic_graphs)
 from geaet_dgl.benchmarking.throughput import ours_forward
 from geaet_dgl.data import load_dataset
-from geaet_dgl.config.reference_yaml import DATASETS
+from geaet_dgl.interop.reference_yaml import DATASETS
 from geaet_dgl.models import build_model
 from geaet_dgl.config.presets import get_preset, preset_names
 from geaet_dgl.data.run_splits import data_pe_sizes

@@ -4,7 +4,7 @@ from click.testing import CliRunner
 import cli
 from geaet_dgl.training import load_checkpoint
 from tests.interop.test_reference_checkpoint import _our_run, _yaml
-from tests.config.test_reference_yaml import REFERENCE_YAML
+from tests.interop.test_reference_yaml import REFERENCE_YAML
 
 
 def test_train_config_refuses_an_unsupported_key_in_one_line(tmp_path):

@@ -10,10 +10,10 @@ import yaml
 from click.testing import CliRunner
 
 import cli
-from geaet_dgl.config.reference_yaml import read_reference_config
+from geaet_dgl.interop.reference_yaml import read_reference_config
 from geaet_dgl.models import build_model
 
-CONFIGS = yaml.safe_load((Path(__file__).parents[1] / "config" / "graphgps_configs.yaml").read_text())
+CONFIGS = yaml.safe_load((Path(__file__).parents[1] / "interop" / "graphgps_configs.yaml").read_text())
 
 
 def _write(tmp_path, name):

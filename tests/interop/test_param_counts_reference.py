@@ -16,11 +16,11 @@ import yaml
 sys.modules.setdefault("outdated", None)  # ogb's version check can hang the import
 pytest.importorskip("torch_geometric.graphgym")
 
-from geaet_dgl.config.reference_yaml import DATASETS, config_from_values, flatten  # noqa: E402
+from geaet_dgl.interop.reference_yaml import DATASETS, config_from_values, flatten  # noqa: E402
 from geaet_dgl.models import build_model  # noqa: E402
 
 REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/GEAET")
-CONFIGS = yaml.safe_load((Path(__file__).parents[1] / "config" / "graphgps_configs.yaml").read_text())
+CONFIGS = yaml.safe_load((Path(__file__).parents[1] / "interop" / "graphgps_configs.yaml").read_text())
 #: files the reference itself cannot build, and why
 REFERENCE_CANNOT = {
     # its GINEConvESLapPE is built without mlp_r_ij (AttributeError in its __init__)

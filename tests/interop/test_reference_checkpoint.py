@@ -16,7 +16,7 @@ from geaet_dgl.config import DataOptions, RunConfig
 from geaet_dgl.training.checkpoint import save_checkpoint
 from geaet_dgl.training.schedule import build_optimizer, build_scheduler
 from tests.conftest import random_graph, with_features
-from tests.config.test_reference_yaml import REFERENCE_YAML
+from tests.interop.test_reference_yaml import REFERENCE_YAML
 
 REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/ref/GEAET")
 
@@ -189,7 +189,7 @@ def _pretrained_folder(tmp_path, layout="0/ckpt", reset_head=False, epochs=(3, 4
     written from our model with random weights through the reference's names: (inference yaml, model)."""
     import yaml
 
-    from geaet_dgl.config.reference_yaml import read_reference_config
+    from geaet_dgl.interop.reference_yaml import read_reference_config
     from geaet_dgl.interop.reference_names import ours_to_reference
     from tests.commands.test_train_dry_run import CONFIGS
 

@@ -5,8 +5,8 @@ from click.testing import CliRunner
 
 import cli
 from geaet_dgl.config import ConfigError
-from geaet_dgl.config.reference_yaml import reference_run_config
-from tests.config.test_reference_yaml import REFERENCE_YAML
+from geaet_dgl.interop.reference_yaml import reference_run_config
+from tests.interop.test_reference_yaml import REFERENCE_YAML
 from tests.own_graph_files import write_task_file
 from tests.training.tiny import one_thread
 

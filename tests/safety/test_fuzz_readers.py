@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from geaet_dgl.commands.options import _user_errors
 from geaet_dgl.data.own_files.graph_files import TASKS, FileSplit, load_graph_file, read_split_file
 from geaet_dgl.scoring import open_trained_run
-from geaet_dgl.config.reference_yaml import reference_run_config
-from tests.config.test_reference_yaml import REFERENCE_YAML
+from geaet_dgl.interop.reference_yaml import reference_run_config
+from tests.interop.test_reference_yaml import REFERENCE_YAML
 
 USER_ERRORS = _user_errors()
 SETTINGS = dict(deadline=None, derandomize=True, database=None,

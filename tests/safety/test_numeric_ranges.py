@@ -71,8 +71,8 @@ def test_values_inside_the_ranges_are_accepted():
 
 
 def test_a_reference_yaml_with_a_nan_learning_rate(tmp_path):
-    from geaet_dgl.config.reference_yaml import reference_run_config
-    from tests.config.test_reference_yaml import REFERENCE_YAML
+    from geaet_dgl.interop.reference_yaml import reference_run_config
+    from tests.interop.test_reference_yaml import REFERENCE_YAML
 
     text = REFERENCE_YAML["mnist"]
     path = tmp_path / "mnist.yaml"

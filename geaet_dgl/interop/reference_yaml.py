@@ -40,12 +40,12 @@ import yaml
 from ..data import schema as _schema
 from ..errors import ConfigError, OptionConflict
 from ..threads import default_threads
-from .model import GEANetConfig, GraphormerConfig, ModelConfig, SignNetConfig
-from .presets import Preset
-from .run import DataOptions, RunConfig, graph_file_data
-from .settings import apply_overrides, from_dict
-from .train import TrainConfig
-from .validation import check_graph_file_options
+from ..config.model import GEANetConfig, GraphormerConfig, ModelConfig, SignNetConfig
+from ..config.presets import Preset
+from ..config.run import DataOptions, RunConfig, graph_file_data
+from ..config.settings import apply_overrides, from_dict
+from ..config.train import TrainConfig
+from ..config.validation import check_graph_file_options
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from geaet_dgl.config import ConfigError
-from geaet_dgl.config.reference_yaml import config_from_values, flatten
+from geaet_dgl.interop.reference_yaml import config_from_values, flatten
 from geaet_dgl.models import build_model
 
 CONFIGS = yaml.safe_load((Path(__file__).parent / "graphgps_configs.yaml").read_text())

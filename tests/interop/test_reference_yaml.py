@@ -8,7 +8,7 @@ import torch
 import yaml
 
 from geaet_dgl.config import ConfigError
-from geaet_dgl.config.reference_yaml import read_reference_config, reference_run_config
+from geaet_dgl.interop.reference_yaml import read_reference_config, reference_run_config
 from geaet_dgl.models import build_model
 from geaet_dgl.config.presets import get_preset
 from tests.conftest import random_graph, with_features
