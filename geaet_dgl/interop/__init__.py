@@ -8,7 +8,7 @@
   own ``main.py`` and reads its stats, :mod:`.compare_report` aggregates over seeds and plots.
 - :mod:`.compare_nodes`: ``compare --config`` for GraphGPS's node files (Actor, WebKB, WikipediaNetwork):
   :mod:`.pyg_node_export` writes our node set as the geom-gcn raw files PyG's loaders read,
-  :mod:`.reference_node_dump` (the reference's Python) and :mod:`.node_check` check the graph and split.
+  :mod:`.reference_dump` (``--node-set``) (the reference's Python) and :mod:`.node_check` check the graph and split.
 - :mod:`.pyg_export`: our DGL graphs as PyG data: the raw files above, and the ``Data`` / ``Batch``
   objects (:func:`~.pyg_export.to_pyg_batch`) that the in-process comparisons feed the reference.
 - :mod:`.reference_model`: the reference's network built in this process from the user's checkout

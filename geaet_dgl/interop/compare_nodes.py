@@ -9,7 +9,7 @@ For GraphGPS's node files (``actor-GPS.yaml``, ``webkb-*-GPS.yaml``,
    written as the PyG raw files of that format under ``OUT/pyg``
    (:mod:`.pyg_node_export`, all of DGL's split columns), the reference's
    ``dataset.dir``.
-2. **Checked equal.** :mod:`.reference_node_dump`, run with the reference's
+2. **Checked equal.** :mod:`.reference_dump` (``--node-set``), run with the reference's
    Python, loads them through its ``load_dataset_master`` with
    ``dataset.split_index K``; :mod:`.node_check` compares features, labels,
    edges (as sets) and the three masks with ours: ``OUT/graph_check.json``.
@@ -52,7 +52,7 @@ from .reference_run import CompareError
 log = logging.getLogger(__name__)
 PathLike = Union[str, os.PathLike]
 
-NODE_DUMP_SCRIPT = Path(__file__).with_name("reference_node_dump.py")
+DUMP_SCRIPT = Path(__file__).with_name("reference_dump.py")
 
 
 def read_node_config(config: PathLike) -> Tuple[Dict[str, Any], str]:
@@ -142,7 +142,7 @@ def encodings_off(tree: Dict[str, Any]) -> List[str]:
 def check_exported_graph(graph, sha: str, out: Path, ref_dir: PathLike, python: PathLike, ref_config: Path,
                          dataset_dir: Path, split_index: int, threads: int, echo: Callable[[str], None],
                          extra: Sequence[str] = ()) -> Dict[str, Any]:
-    """Run :mod:`.reference_node_dump` with the reference's Python and compare; cached by the export and split.
+    """Run :mod:`.reference_dump` (``--node-set``) with the reference's Python and compare; cached by the export and split.
 
     ``extra``: more ``KEY VALUE`` overrides for the reference's loader (:func:`encodings_off`)."""
     key = f"{sha}:split{split_index}"
@@ -153,7 +153,7 @@ def check_exported_graph(graph, sha: str, out: Path, ref_dir: PathLike, python: 
             echo("graph check (cached):\n" + node_check.describe(report))
             return report
     dump = out / "reference_graph.pt"
-    command = [str(python), str(NODE_DUMP_SCRIPT), "--ref-dir", os.path.abspath(ref_dir), "--cfg",
+    command = [str(python), str(DUMP_SCRIPT), "--node-set", "--ref-dir", os.path.abspath(ref_dir), "--cfg",
                str(ref_config.resolve()), "--out", str(dump.resolve()), "dataset.dir", str(dataset_dir.resolve()),
                "dataset.split_index", str(split_index), "num_threads", str(threads), *extra]
     echo("graph check: loading the exported graph through the reference's loader ...")

@@ -1,4 +1,4 @@
-"""Our node-set graph against the one the reference loaded from our export (:mod:`.reference_node_dump`).
+"""Our node-set graph against the one the reference loaded from our export (:mod:`.reference_dump` (``--node-set``)).
 
 Compared: the node count; node features element-wise (``x`` against
 ``ndata['feat']``); labels; the three split masks (the reference's column
@@ -29,7 +29,7 @@ def _pair_keys(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
 
 
 def compare_node_graph(graph: dgl.DGLGraph, ref: Mapping[str, Any]) -> Dict[str, Any]:
-    """``{"equal": bool, ...}`` for our ``graph`` (feat, label, *_mask) and a :mod:`.reference_node_dump` dict."""
+    """``{"equal": bool, ...}`` for our ``graph`` (feat, label, *_mask) and a :mod:`.reference_dump` (``--node-set``) dict."""
     n = graph.num_nodes()
     ref_n = int(ref["num_nodes"])
     out: Dict[str, Any] = {"nodes": [n, ref_n]}
@@ -68,7 +68,7 @@ def compare_node_graph(graph: dgl.DGLGraph, ref: Mapping[str, Any]) -> Dict[str,
 
 
 def check_node_graph(graph: dgl.DGLGraph, reference_file: PathLike) -> Dict[str, Any]:
-    """Compare ``graph`` with a :mod:`.reference_node_dump` file."""
+    """Compare ``graph`` with a :mod:`.reference_dump` (``--node-set``) file."""
     return compare_node_graph(graph, torch.load(reference_file))
 
 

@@ -18,6 +18,13 @@ float and the positional-encoding statistics), then writes, per split
   ``eigvecs`` (sum N, k) when they carry ``EigVecs``.
 
 ``geaet_dgl.interop.graph_check`` compares the file with our DGL graphs.
+
+With ``--node-set`` (a node configuration: PyG's ``Actor`` / ``WebKB`` /
+``WikipediaNetwork`` processing, then ``prepare_splits``, which keeps column
+``dataset.split_index`` of the ``(N, 10)`` masks) it writes the one graph:
+``x`` (N, F), ``edge_index`` (2, E), ``y`` (N,), ``num_nodes``,
+``train_mask`` / ``val_mask`` / ``test_mask`` (N,) bool, and ``eigvals`` (N, k)
+when the graph carries ``EigVals``; ``geaet_dgl.interop.node_check`` compares it.
 """
 import argparse
 import os
@@ -29,6 +36,7 @@ def main(argv=None):
     parser.add_argument("--ref-dir", required=True)
     parser.add_argument("--cfg", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--node-set", action="store_true", help="one graph with split masks (a node configuration)")
     parser.add_argument("opts", nargs=argparse.REMAINDER, help="KEY VALUE overrides of the configuration")
     args = parser.parse_args(argv)
 
@@ -43,6 +51,12 @@ def main(argv=None):
     cfg.merge_from_file(args.cfg)
     cfg.merge_from_list(args.opts)
     dataset = load_dataset_master(cfg.dataset.format, cfg.dataset.name, cfg.dataset.dir)
+    if args.node_set:
+        result = _one_graph(dataset[0])
+        _save(torch, result, args.out)
+        print(f"wrote {args.out}: {result['num_nodes']} nodes, {result['edge_index'].shape[1]} edges, masks "
+              + ", ".join(f"{s} {int(result[s + '_mask'].sum())}" for s in ("train", "val", "test")))
+        return
     result = {}
     splits = ("train", "val", "test")
     split_indices = {split: [int(i) for i in dataset.data[f"{split}_graph_index"]] for split in splits}
@@ -63,10 +77,25 @@ def main(argv=None):
         if all(getattr(g, "EigVecs", None) is not None for g in graphs):
             fields["eigvecs"] = torch.cat([g.EigVecs for g in graphs])
         result[split] = fields
-    tmp = args.out + ".tmp"
-    torch.save(result, tmp)
-    os.replace(tmp, args.out)
+    _save(torch, result, args.out)
     print(f"wrote {args.out}: " + ", ".join(f"{s} {len(result[s]['y'])}" for s in result))
+
+
+def _one_graph(data) -> dict:
+    """A node set's one PyG graph and its chosen split as plain tensors."""
+    result = {"x": data.x, "edge_index": data.edge_index, "y": data.y.reshape(-1), "num_nodes": int(data.num_nodes)}
+    for split in ("train", "val", "test"):
+        result[f"{split}_mask"] = getattr(data, f"{split}_mask").bool()
+    if getattr(data, "EigVals", None) is not None:
+        result["eigvals"] = data.EigVals.reshape(data.num_nodes, -1)
+    return result
+
+
+def _save(torch, result: dict, out: str) -> None:
+    """``torch.save`` to ``out`` through a temporary file: never a half-written dump."""
+    tmp = out + ".tmp"
+    torch.save(result, tmp)
+    os.replace(tmp, out)
 
 
 if __name__ == "__main__":
