@@ -28,7 +28,7 @@ import logging
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -217,26 +217,8 @@ def compare_against_reference(ref_dir: PathLike, dataset: str, seeds: Sequence[i
     num_train = len(splits.train)
     del splits
 
-    runs: Dict[str, Dict[int, List[Dict[str, Any]]]] = {"ours": {}, "reference": {}}
-    params: Dict[str, Any] = {}
-    previous_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        for seed in seeds:
-            seeded = dataclasses.replace(run, threads=threads, train=dataclasses.replace(run.train, seed=seed))
-            echo(f"seed {seed}: ours ...")
-            ours_dir = out / "ours" / f"seed{seed}"
-            summary = run_seed(seeded, ours_dir, overwrite=overwrite, progress=progress)
-            params["ours"] = summary["params"]
-            runs["ours"][seed] = our_rows(ours_dir, num_train)
-            echo(f"seed {seed}: ours {_last(runs['ours'][seed], run.train.metric)}; reference ...")
-            ref_run_dir = run_reference_seed(seed, budget, out, ref_dir, python, config_file, dataset_dir, device,
-                                             threads, overwrite)
-            runs["reference"][seed] = reference_run.epoch_rows(ref_run_dir, run.train.metric)
-            params["reference"] = runs["reference"][seed][-1].get("params")
-            echo(f"seed {seed}: reference {_last(runs['reference'][seed], run.train.metric)}")
-    finally:
-        torch.set_num_threads(previous_threads)
+    runs, params = train_both_sides(run, seeds, num_train, budget, out, ReferenceSide(
+        ref_dir, python, config_file, dataset_dir), device, threads, overwrite, progress, echo, describe=_last)
 
     result = compare_report.compare_runs(runs, run.train.metric)
     result.update({
@@ -254,6 +236,50 @@ def compare_against_reference(ref_dir: PathLike, dataset: str, seeds: Sequence[i
     title = f"{dataset}: ours against the PyG reference, {budget.epochs} epoch{'s' if budget.epochs != 1 else ''}"
     (out / COMPARE_MD).write_text(compare_report.markdown_table(result, title))
     return result
+
+
+@dataclasses.dataclass(frozen=True)
+class ReferenceSide:
+    """Where the reference runs: its checkout, its Python, the config file it reads, the folder of our exported
+    data, and ``KEY VALUE`` overrides of the file for every seed."""
+
+    ref_dir: PathLike
+    python: PathLike
+    config_file: str
+    dataset_dir: Path
+    extra: Sequence[str] = ()
+
+
+def train_both_sides(run: Any, seeds: Sequence[int], num_train: int, budget: Budget, out: Path,
+                     reference: ReferenceSide, device: str, threads: int, overwrite: bool, progress: bool,
+                     echo: Callable[[str], None], describe: Callable[[List[Dict[str, Any]], str], str]
+                     ) -> Tuple[Dict[str, Dict[int, List[Dict[str, Any]]]], Dict[str, Any]]:
+    """For each seed, our run (``out``/ours/seed<k>) then the reference's, with ``threads`` torch threads;
+    -> ``({"ours": {seed: epoch rows}, "reference": {...}}, {"ours": params, "reference": params})``.
+    ``describe(rows, metric)`` is the line echoed after each side."""
+    runs: Dict[str, Dict[int, List[Dict[str, Any]]]] = {"ours": {}, "reference": {}}
+    params: Dict[str, Any] = {}
+    metric = run.train.metric
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for seed in seeds:
+            seeded = dataclasses.replace(run, threads=threads, train=dataclasses.replace(run.train, seed=seed))
+            echo(f"seed {seed}: ours ...")
+            ours_dir = out / "ours" / f"seed{seed}"
+            summary = run_seed(seeded, ours_dir, overwrite=overwrite, progress=progress)
+            params["ours"] = summary["params"]
+            runs["ours"][seed] = our_rows(ours_dir, num_train)
+            echo(f"seed {seed}: ours {describe(runs['ours'][seed], metric)}; reference ...")
+            ref_run_dir = run_reference_seed(seed, budget, out, reference.ref_dir, reference.python,
+                                             reference.config_file, reference.dataset_dir, device, threads,
+                                             overwrite, extra=reference.extra)
+            runs["reference"][seed] = reference_run.epoch_rows(ref_run_dir, metric)
+            params["reference"] = runs["reference"][seed][-1].get("params")
+            echo(f"seed {seed}: reference {describe(runs['reference'][seed], metric)}")
+    finally:
+        torch.set_num_threads(previous_threads)
+    return runs, params
 
 
 def _last(rows: List[Dict[str, Any]], metric: str) -> str:

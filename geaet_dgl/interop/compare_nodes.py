@@ -29,7 +29,6 @@ For GraphGPS's node files (``actor-GPS.yaml``, ``webkb-*-GPS.yaml``,
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import logging
 import os
@@ -41,11 +40,10 @@ import yaml
 
 from .. import __version__
 from ..data.nodes.node_sets import dgl_masks, node_set_graph, node_set_shape, read_node_set
-from ..studies.seeds import run_seed
 from ..training import run_dir as files
 from . import compare_report, node_check, pyg_node_export, reference_run
-from .compare import (COMPARE_JSON, COMPARE_MD, COMPARE_PNG, GRAPH_CHECK_JSON, budget_of, our_rows,
-                      run_reference_seed, scaled_warmup)
+from .compare import (COMPARE_JSON, COMPARE_MD, COMPARE_PNG, GRAPH_CHECK_JSON, ReferenceSide, budget_of,
+                      scaled_warmup, train_both_sides)
 from .reference_yaml import reference_run_config
 from .reference_run import CompareError
 
@@ -224,26 +222,9 @@ def compare_node_config(ref_dir: PathLike, config: PathLike, seeds: Sequence[int
     del graph, source
 
     extra = ["dataset.split_index", str(split_index), "train.eval_period", "1"]
-    runs: Dict[str, Dict[int, List[Dict[str, Any]]]] = {"ours": {}, "reference": {}}
-    params: Dict[str, Any] = {}
-    previous_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        for seed in seeds:
-            seeded = dataclasses.replace(run, threads=threads, train=dataclasses.replace(run.train, seed=seed))
-            echo(f"seed {seed}: ours ...")
-            ours_dir = out / "ours" / f"seed{seed}"
-            summary = run_seed(seeded, ours_dir, overwrite=overwrite, progress=progress)
-            params["ours"] = summary["params"]
-            runs["ours"][seed] = our_rows(ours_dir, num_train)
-            echo(f"seed {seed}: ours {_best(runs['ours'][seed], run.train.metric)}; reference ...")
-            ref_run_dir = run_reference_seed(seed, budget, out, ref_dir, python, str(ref_config.resolve()),
-                                             dataset_dir, device, threads, overwrite, extra=extra)
-            runs["reference"][seed] = reference_run.epoch_rows(ref_run_dir, run.train.metric)
-            params["reference"] = runs["reference"][seed][-1].get("params")
-            echo(f"seed {seed}: reference {_best(runs['reference'][seed], run.train.metric)}")
-    finally:
-        torch.set_num_threads(previous_threads)
+    runs, params = train_both_sides(run, seeds, num_train, budget, out, ReferenceSide(
+        ref_dir, python, str(ref_config.resolve()), dataset_dir, extra), device, threads, overwrite, progress, echo,
+        describe=_best)
 
     result = compare_report.compare_runs(runs, run.train.metric)
     result.update({
