@@ -34,6 +34,16 @@ log(epoch CPU seconds) against log(N), over all sizes and over ``N >= 1e5``:
 with one thread (``--threads 1``) the CPU seconds are the work itself, while
 wall seconds on a shared machine also count the time other jobs held the core
 (both are reported).
+
+The cost of one memory access is not the same at every size: a 100k-node
+graph's ``(N, 64)`` states fit in the last-level cache, a 1M-node graph's do not,
+so even one elementwise add costs 2-4x more per node above a few 100k nodes.
+Each size therefore also times one **sparse pass** (:func:`sparse_pass`: a
+``copy_u_sum`` of ``(N, 64)`` random features over the graph, the kernel every
+MPNN layer runs) and reports the evaluation and the LapPE in sparse passes; the
+``*_per_pass_exponent`` fits show how their work grows once the machine's
+per-edge cost at that size is divided out (0 exponent: the same number of
+sparse passes at every size, i.e. linear in the edges).
 """
 from __future__ import annotations
 
@@ -262,6 +272,7 @@ def measure_node_point(method: str, num_nodes: int, threads: int = 1, seed: int 
         encoding = (None, None)
         if method not in REFERENCE_ATTENTION:
             encoding = _timed(lambda: _lappe(graph))
+        pass_cpu_s = sparse_pass(graph)
     finally:
         shutil.rmtree(cache_dir, ignore_errors=True)
     limit = resource.getrlimit(resource.RLIMIT_AS)[0]
@@ -269,9 +280,24 @@ def measure_node_point(method: str, num_nodes: int, threads: int = 1, seed: int 
             "build_graph_s": build_s, "prepare_s": prepare_s, "epoch_s": min(t[0] for t in epoch_times),
             "epoch_cpu_s": min(t[1] for t in epoch_times), "eval_s": min(t[0] for t in eval_times),
             "eval_cpu_s": min(t[1] for t in eval_times), "encoding_s": encoding[0], "encoding_cpu_s": encoding[1],
-            "graph": graph_kind, "start_rss_mib": start_rss, "peak_rss_mib": peak_rss_mib(),
+            "sparse_pass_cpu_s": pass_cpu_s, "graph": graph_kind, "start_rss_mib": start_rss,
+            "peak_rss_mib": peak_rss_mib(),
             "allocator": allocator_mode(),
             "address_space_limit_mib": None if limit == resource.RLIM_INFINITY else limit / 2**20}
+
+
+#: Sparse passes timed per size (the fastest is kept): the machine's cost of one ``copy_u_sum`` at that size.
+SPARSE_PASS_REPEATS = 3
+
+
+def sparse_pass(graph: dgl.DGLGraph, width: int = HIDDEN, repeats: int = SPARSE_PASS_REPEATS,
+                seed: int = 0) -> float:
+    """CPU seconds of the fastest of ``repeats`` ``copy_u_sum`` passes of ``(N, width)`` random node features
+    over ``graph`` (every edge's source row gathered and summed into its destination): the unit in which the
+    evaluation's and the encoding's cost is compared across sizes."""
+    feat = torch.randn(graph.num_nodes(), width, generator=torch.Generator().manual_seed(seed))
+    dgl.ops.copy_u_sum(graph, feat)  # builds the graph's sparse format once, outside the timing
+    return min(_timed(lambda: dgl.ops.copy_u_sum(graph, feat))[1] for _ in range(max(1, repeats)))
 
 
 def _lappe(graph: dgl.DGLGraph) -> None:
@@ -286,6 +312,12 @@ def _fit(points: List[Dict[str, object]], key: str, min_nodes: int = 0) -> Optio
     if len({p["num_nodes"] for p in usable}) < 2:
         return None
     return fit_power_law([p["num_nodes"] for p in usable], [p[key] for p in usable])[0]
+
+
+def _in_passes(points: List[Dict[str, object]], key: str) -> List[Dict[str, object]]:
+    """``points`` with ``key`` divided by each point's sparse pass (None where either is missing)."""
+    return [dict(p, **{key: (p[key] / p["sparse_pass_cpu_s"]) if p.get(key) and p.get("sparse_pass_cpu_s") else None})
+            for p in points]
 
 
 def _predicted_peak_mib(last: Dict[str, object], num_nodes: int) -> float:
@@ -366,6 +398,10 @@ def run_node_scaling(job: NodeScalingJob, progress: Optional[Callable[[str], Non
             "encoding_exponent": _fit(points, "encoding_cpu_s"),
             "encoding_exponent_large": _fit(points, "encoding_cpu_s", FIT_MIN_NODES),
             "peak_exponent": _fit(points, "peak_rss_mib"),
+            "sparse_pass_exponent_large": _fit(points, "sparse_pass_cpu_s", FIT_MIN_NODES),
+            "eval_per_pass_exponent_large": _fit(_in_passes(points, "eval_cpu_s"), "eval_cpu_s", FIT_MIN_NODES),
+            "encoding_per_pass_exponent_large": _fit(_in_passes(points, "encoding_cpu_s"), "encoding_cpu_s",
+                                                     FIT_MIN_NODES),
         }
     return out
 
@@ -374,19 +410,29 @@ def _cpu(seconds: Optional[float]) -> str:
     return "-" if seconds is None else f"{seconds:.2f}"
 
 
+def _pass_columns(point: Dict[str, object]) -> str:
+    """The sparse pass's CPU ms, and the evaluation and the LapPE in sparse passes ('-' where not measured)."""
+    unit = point.get("sparse_pass_cpu_s")
+    if not unit:
+        return f"{'-':>8s} {'-':>9s} {'-':>10s}"
+    ratio = lambda key: "-" if point.get(key) is None else f"{point[key] / unit:.0f}"  # noqa: E731
+    return f"{unit * 1000:>8.1f} {ratio('eval_cpu_s'):>9s} {ratio('encoding_cpu_s'):>10s}"
+
+
 def format_node_scaling(result: Dict[str, object]) -> str:
     """A plain-text table: one row per (method, size), then the exponents and out-of-memory sizes."""
     lines = [f"node scaling: {result.get('graph', 'knn')} graphs, degree {result['degree']}, {result['threads']} "
              f"thread(s), limit {result['memory_limit_mib'] / 1024:.0f} GiB per run",
              f"{'method':16s} {'nodes':>10s} {'edges':>11s} {'epoch s':>9s} {'CPU s':>9s} {'eval s':>8s} "
-             f"{'CPU s':>8s} {'LapPE s':>8s} {'CPU s':>8s} {'peak GiB':>9s}"]
+             f"{'CPU s':>8s} {'LapPE s':>8s} {'CPU s':>8s} {'peak GiB':>9s} {'pass ms':>8s} {'eval/pass':>9s} "
+             f"{'LapPE/pass':>10s}"]
     for method, entry in result["methods"].items():
         for p in entry["points"]:
             wall = p.get("encoding_s")
             lines.append(f"{method:16s} {p['num_nodes']:>10,d} {p['num_edges']:>11,d} {p['epoch_s']:>9.2f} "
                          f"{p['epoch_cpu_s']:>9.2f} {p['eval_s']:>8.2f} {p['eval_cpu_s']:>8.2f} "
                          f"{'-' if wall is None else f'{wall:.2f}':>8s} {_cpu(p.get('encoding_cpu_s')):>8s} "
-                         f"{p['peak_rss_mib'] / 1024:>9.2f}")
+                         f"{p['peak_rss_mib'] / 1024:>9.2f} {_pass_columns(p)}")
         if entry["out_of_memory"]:
             lines.append(f"{method:16s} {entry['out_of_memory']['num_nodes']:>10,d} {'out of memory':>31s}")
     for method, entry in result["methods"].items():
@@ -398,4 +444,12 @@ def format_node_scaling(result: Dict[str, object]) -> str:
             lines.append(f"{method}: {what} CPU-time exponent {fits or 'n/a (fewer than 2 sizes)'}")
         if entry.get("peak_exponent") is not None:
             lines.append(f"{method}: peak RSS exponent {entry['peak_exponent']:.2f}")
+        per_pass = [(what, entry.get(key)) for what, key in (
+            ("one sparse pass", "sparse_pass_exponent_large"),
+            ("evaluation in sparse passes", "eval_per_pass_exponent_large"),
+            ("LapPE in sparse passes", "encoding_per_pass_exponent_large")) if entry.get(key) is not None]
+        if per_pass:
+            fits = ", ".join(f"{what} {value:.2f}" for what, value in per_pass)
+            lines.append(f"{method}: N >= {FIT_MIN_NODES:,}: {fits} (the machine's per-edge cost divided out: "
+                         "0 = linear in the edges)")
     return "\n".join(lines)
