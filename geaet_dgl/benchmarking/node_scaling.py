@@ -40,10 +40,12 @@ graph's ``(N, 64)`` states fit in the last-level cache, a 1M-node graph's do not
 so even one elementwise add costs 2-4x more per node above a few 100k nodes.
 Each size therefore also times one **sparse pass** (:func:`sparse_pass`: a
 ``copy_u_sum`` of ``(N, 64)`` random features over the graph, the kernel every
-MPNN layer runs) and reports the evaluation and the LapPE in sparse passes; the
-``*_per_pass_exponent`` fits show how their work grows once the machine's
-per-edge cost at that size is divided out (0 exponent: the same number of
-sparse passes at every size, i.e. linear in the edges).
+MPNN layer runs) and one **sparse matvec** (:func:`sparse_matvec`: the
+symmetric adjacency in scipy's CSR times a float64 vector, the product Lanczos
+repeats), and reports the evaluation in sparse passes and the LapPE in sparse
+matvecs; the ``*_per_pass_exponent`` fits show how their work grows once the
+machine's per-edge cost at that size is divided out (0: the same number of
+passes at every size, i.e. linear in the edges).
 """
 from __future__ import annotations
 
@@ -273,6 +275,7 @@ def measure_node_point(method: str, num_nodes: int, threads: int = 1, seed: int 
         if method not in REFERENCE_ATTENTION:
             encoding = _timed(lambda: _lappe(graph))
         pass_cpu_s = sparse_pass(graph)
+        matvec_cpu_s = sparse_matvec(graph) if method not in REFERENCE_ATTENTION else None
     finally:
         shutil.rmtree(cache_dir, ignore_errors=True)
     limit = resource.getrlimit(resource.RLIMIT_AS)[0]
@@ -280,7 +283,7 @@ def measure_node_point(method: str, num_nodes: int, threads: int = 1, seed: int 
             "build_graph_s": build_s, "prepare_s": prepare_s, "epoch_s": min(t[0] for t in epoch_times),
             "epoch_cpu_s": min(t[1] for t in epoch_times), "eval_s": min(t[0] for t in eval_times),
             "eval_cpu_s": min(t[1] for t in eval_times), "encoding_s": encoding[0], "encoding_cpu_s": encoding[1],
-            "sparse_pass_cpu_s": pass_cpu_s, "graph": graph_kind, "start_rss_mib": start_rss,
+            "sparse_pass_cpu_s": pass_cpu_s, "sparse_matvec_cpu_s": matvec_cpu_s, "graph": graph_kind, "start_rss_mib": start_rss,
             "peak_rss_mib": peak_rss_mib(),
             "allocator": allocator_mode(),
             "address_space_limit_mib": None if limit == resource.RLIM_INFINITY else limit / 2**20}
@@ -300,6 +303,17 @@ def sparse_pass(graph: dgl.DGLGraph, width: int = HIDDEN, repeats: int = SPARSE_
     return min(_timed(lambda: dgl.ops.copy_u_sum(graph, feat))[1] for _ in range(max(1, repeats)))
 
 
+def sparse_matvec(graph: dgl.DGLGraph, repeats: int = SPARSE_PASS_REPEATS, seed: int = 0) -> float:
+    """CPU seconds of the fastest of ``repeats`` products of the graph's symmetric ``(N, N)`` adjacency (scipy
+    CSR, float64, as the LapPE solvers hold it) with an ``(N,)`` vector: the unit of the encoding's cost."""
+    from ..data.encodings.sparse_encodings import symmetric_adjacency
+
+    src, dst = (t.numpy() for t in graph.edges())
+    adj = symmetric_adjacency(src, dst, graph.num_nodes())
+    vec = np.random.default_rng(seed).standard_normal(graph.num_nodes())
+    return min(_timed(lambda: adj @ vec)[1] for _ in range(max(1, repeats)))
+
+
 def _lappe(graph: dgl.DGLGraph) -> None:
     from ..data.encodings.positional_encoding import laplacian_pe_from_edges
 
@@ -314,10 +328,10 @@ def _fit(points: List[Dict[str, object]], key: str, min_nodes: int = 0) -> Optio
     return fit_power_law([p["num_nodes"] for p in usable], [p[key] for p in usable])[0]
 
 
-def _in_passes(points: List[Dict[str, object]], key: str) -> List[Dict[str, object]]:
-    """``points`` with ``key`` divided by each point's sparse pass (None where either is missing)."""
-    return [dict(p, **{key: (p[key] / p["sparse_pass_cpu_s"]) if p.get(key) and p.get("sparse_pass_cpu_s") else None})
-            for p in points]
+def _in_passes(points: List[Dict[str, object]], key: str, unit: str = "sparse_pass_cpu_s"
+               ) -> List[Dict[str, object]]:
+    """``points`` with ``key`` divided by each point's ``unit`` (None where either is missing)."""
+    return [dict(p, **{key: (p[key] / p[unit]) if p.get(key) and p.get(unit) else None}) for p in points]
 
 
 def _predicted_peak_mib(last: Dict[str, object], num_nodes: int) -> float:
@@ -400,8 +414,9 @@ def run_node_scaling(job: NodeScalingJob, progress: Optional[Callable[[str], Non
             "peak_exponent": _fit(points, "peak_rss_mib"),
             "sparse_pass_exponent_large": _fit(points, "sparse_pass_cpu_s", FIT_MIN_NODES),
             "eval_per_pass_exponent_large": _fit(_in_passes(points, "eval_cpu_s"), "eval_cpu_s", FIT_MIN_NODES),
-            "encoding_per_pass_exponent_large": _fit(_in_passes(points, "encoding_cpu_s"), "encoding_cpu_s",
-                                                     FIT_MIN_NODES),
+            "sparse_matvec_exponent_large": _fit(points, "sparse_matvec_cpu_s", FIT_MIN_NODES),
+            "encoding_per_pass_exponent_large": _fit(_in_passes(points, "encoding_cpu_s", "sparse_matvec_cpu_s"),
+                                                     "encoding_cpu_s", FIT_MIN_NODES),
         }
     return out
 
@@ -411,12 +426,16 @@ def _cpu(seconds: Optional[float]) -> str:
 
 
 def _pass_columns(point: Dict[str, object]) -> str:
-    """The sparse pass's CPU ms, and the evaluation and the LapPE in sparse passes ('-' where not measured)."""
-    unit = point.get("sparse_pass_cpu_s")
-    if not unit:
-        return f"{'-':>8s} {'-':>9s} {'-':>10s}"
-    ratio = lambda key: "-" if point.get(key) is None else f"{point[key] / unit:.0f}"  # noqa: E731
-    return f"{unit * 1000:>8.1f} {ratio('eval_cpu_s'):>9s} {ratio('encoding_cpu_s'):>10s}"
+    """The sparse pass's CPU ms and the evaluation in passes, the sparse matvec's CPU ms and the LapPE in
+    matvecs ('-' where not measured)."""
+    def unit_and_ratio(unit_key: str, key: str) -> tuple:
+        unit, value = point.get(unit_key), point.get(key)
+        return ("-" if not unit else f"{unit * 1000:.1f}",
+                "-" if not unit or value is None else f"{value / unit:.0f}")
+
+    pass_ms, evals = unit_and_ratio("sparse_pass_cpu_s", "eval_cpu_s")
+    matvec_ms, lappe = unit_and_ratio("sparse_matvec_cpu_s", "encoding_cpu_s")
+    return f"{pass_ms:>8s} {evals:>9s} {matvec_ms:>9s} {lappe:>12s}"
 
 
 def format_node_scaling(result: Dict[str, object]) -> str:
@@ -425,7 +444,7 @@ def format_node_scaling(result: Dict[str, object]) -> str:
              f"thread(s), limit {result['memory_limit_mib'] / 1024:.0f} GiB per run",
              f"{'method':16s} {'nodes':>10s} {'edges':>11s} {'epoch s':>9s} {'CPU s':>9s} {'eval s':>8s} "
              f"{'CPU s':>8s} {'LapPE s':>8s} {'CPU s':>8s} {'peak GiB':>9s} {'pass ms':>8s} {'eval/pass':>9s} "
-             f"{'LapPE/pass':>10s}"]
+             f"{'matvec ms':>9s} {'LapPE/matvec':>12s}"]
     for method, entry in result["methods"].items():
         for p in entry["points"]:
             wall = p.get("encoding_s")
@@ -447,7 +466,8 @@ def format_node_scaling(result: Dict[str, object]) -> str:
         per_pass = [(what, entry.get(key)) for what, key in (
             ("one sparse pass", "sparse_pass_exponent_large"),
             ("evaluation in sparse passes", "eval_per_pass_exponent_large"),
-            ("LapPE in sparse passes", "encoding_per_pass_exponent_large")) if entry.get(key) is not None]
+            ("one sparse matvec", "sparse_matvec_exponent_large"),
+            ("LapPE in sparse matvecs", "encoding_per_pass_exponent_large")) if entry.get(key) is not None]
         if per_pass:
             fits = ", ".join(f"{what} {value:.2f}" for what, value in per_pass)
             lines.append(f"{method}: N >= {FIT_MIN_NODES:,}: {fits} (the machine's per-edge cost divided out: "

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from geaet_dgl.benchmarking.node_scaling import (DEGREE, FEAT_DIM, NUM_CLASSES, _fit, _in_passes, _pass_columns,
-                                                 dense_attention_mib, node_task_graph, run_node_scaling, sparse_pass)
+                                                 dense_attention_mib, node_task_graph, run_node_scaling, sparse_matvec,
+                                                 sparse_pass)
 from geaet_dgl.benchmarking.jobs import NodeScalingJob, Reference
 
 
@@ -79,19 +80,21 @@ def test_sparse_pass_times_a_copy_u_sum_and_grows_with_the_edges():
 
     small, large = dgl.rand_graph(2000, 20_000), dgl.rand_graph(2000, 400_000)
     assert 0 < sparse_pass(small, repeats=3) < sparse_pass(large, repeats=3)  # 20x the edges, same nodes
+    assert 0 < sparse_matvec(small, repeats=3) < sparse_matvec(large, repeats=3)
 
 
 def test_per_pass_exponent_divides_the_machines_per_edge_cost_out():
     # The evaluation always costs 40 sparse passes, but a pass costs 3x more per node above 100k (out of cache):
     # the raw exponent is above 1, the exponent in passes is 0.
     passes = {10**5: 1e-7 * 10**5, 10**6: 3e-7 * 10**6, 3 * 10**6: 3e-7 * 3 * 10**6}
-    points = [{"num_nodes": n, "sparse_pass_cpu_s": unit, "eval_cpu_s": 40 * unit, "encoding_cpu_s": None}
-              for n, unit in passes.items()]
+    points = [{"num_nodes": n, "sparse_pass_cpu_s": unit, "eval_cpu_s": 40 * unit, "encoding_cpu_s": None,
+               "sparse_matvec_cpu_s": unit / 4} for n, unit in passes.items()]
     assert _fit(points, "eval_cpu_s") > 1.2
     assert _fit(_in_passes(points, "eval_cpu_s"), "eval_cpu_s") == pytest.approx(0.0, abs=1e-9)
     assert _fit(_in_passes(points, "encoding_cpu_s"), "encoding_cpu_s") is None  # not measured: no fit
-    assert _pass_columns(points[0]).split() == ["10.0", "40", "-"]
-    assert _pass_columns({"eval_cpu_s": 1.0}).split() == ["-", "-", "-"]
+    assert _pass_columns(points[0]).split() == ["10.0", "40", "2.5", "-"]
+    assert _pass_columns(dict(points[0], encoding_cpu_s=5e-3)).split()[-1] == "2"  # 5 ms in 2.5 ms matvecs
+    assert _pass_columns({"eval_cpu_s": 1.0}).split() == ["-", "-", "-", "-"]
 
 
 def test_cli_node_scaling_times_full_and_cluster_and_writes_json(tmp_path):
@@ -135,7 +138,8 @@ def test_cli_node_scaling_on_planted_partitions_times_the_lappe(tmp_path):
     assert [p["num_nodes"] for p in entry["points"]] == [1500, 2500]
     assert all(p["encoding_cpu_s"] > 0 and p["graph"] == "planted" for p in entry["points"])
     assert entry["encoding_exponent"] is not None and entry["eval_exponent"] is not None
-    assert all(p["sparse_pass_cpu_s"] > 0 for p in entry["points"]) and "eval/pass" in result.output
+    assert all(p["sparse_pass_cpu_s"] > 0 and p["sparse_matvec_cpu_s"] > 0 for p in entry["points"])
+    assert "eval/pass" in result.output and "LapPE/matvec" in result.output
 
 
 def test_planted_task_graph_has_the_asked_degree_and_blocks():
