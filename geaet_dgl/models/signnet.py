@@ -47,6 +47,10 @@ def _batch_norm_rows(norm: nn.BatchNorm1d, rows: torch.Tensor, passes: int) -> t
     if not norm.training:
         return norm(rows)
     channels = rows.shape[-1]
+    if type(norm) is not nn.BatchNorm1d or (norm.track_running_stats and norm.momentum is None):
+        # A synchronised BatchNorm (the distributed trainer's) or cumulative averaging: its own P calls
+        grouped = rows.view(-1, passes, channels)
+        return torch.stack([norm(grouped[:, p].contiguous()) for p in range(passes)], dim=1).view(rows.shape)
     weight = norm.weight.repeat(passes) if norm.weight is not None and passes > 1 else norm.weight
     bias = norm.bias.repeat(passes) if norm.bias is not None and passes > 1 else norm.bias
     grouped = rows.view(-1, passes * channels)
@@ -56,7 +60,7 @@ def _batch_norm_rows(norm: nn.BatchNorm1d, rows: torch.Tensor, passes: int) -> t
         with torch.no_grad():  # as P calls of ``norm`` in sequence
             for mean_p, var_p in zip(mean.view(passes, channels), var.view(passes, channels)):
                 norm.num_batches_tracked.add_(1)
-                factor = norm.momentum if norm.momentum is not None else 1.0 / float(norm.num_batches_tracked)
+                factor = norm.momentum
                 norm.running_mean.mul_(1.0 - factor).add_(mean_p, alpha=factor)
                 norm.running_var.mul_(1.0 - factor).add_(var_p, alpha=factor * unbiased)
     return out.view(rows.shape)
@@ -213,7 +217,7 @@ class SignNetEncoder(nn.Module):
     def folded(self) -> Optional["FoldedSignNetEncoder"]:
         """An eval-mode copy with every BatchNorm folded into a linear map (:class:`FoldedSignNetEncoder`), or
         None where a BatchNorm has no running statistics."""
-        norms = [m for m in self.modules() if isinstance(m, nn.BatchNorm1d)]
+        norms = list(self.enc.bns) + [bn for conv in self.enc.layers for bn in conv.nn.bns] + list(self.rho.bns)
         if any(batchnorm_affine(m) is None for m in norms) or type(self) is not SignNetEncoder:
             return None
         return FoldedSignNetEncoder(self)

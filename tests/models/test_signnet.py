@@ -154,3 +154,21 @@ def test_folded_declines_without_running_statistics():
     enc = SignNetEncoder(4, 8, phi_layers=2, phi_hidden_dim=8)
     enc.enc.bns[0].running_mean = enc.enc.bns[0].running_var = None
     assert enc.folded() is None
+
+
+def test_synchronised_batch_norms_run_their_own_forward():
+    """With the distributed trainer's BatchNorms (converted on CPU, one process) the encoder calls them once per sign
+    and computes what the plain encoder computes, running statistics included."""
+    from geaet_dgl.training.distributed import convert_sync_batchnorm
+
+    enc, graphs, eigvecs = _setup("mlp")
+    synced = convert_sync_batchnorm(copy.deepcopy(enc), torch.device("cpu"))
+    assert type(synced.enc.bns[0]) is not torch.nn.BatchNorm1d
+    batch = dgl.batch(graphs)
+    layout = BatchLayout.from_graph(batch)
+    enc.train()
+    synced.train()
+    torch.testing.assert_close(synced(batch, eigvecs, layout), enc(batch, eigvecs, layout), atol=1e-5, rtol=1e-5)
+    for a, b in zip(synced.enc.bns, enc.enc.bns):
+        torch.testing.assert_close(a.running_mean, b.running_mean, atol=1e-6, rtol=1e-6)
+        torch.testing.assert_close(a.running_var, b.running_var, atol=1e-6, rtol=1e-6)
