@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from geaet_dgl.config import GEANetConfig, GraphormerConfig, ModelConfig
+from geaet_dgl.config.model import SignNetConfig
 from geaet_dgl.data.encodings.se_cache import StructuralSpec, attach_structural
 from geaet_dgl.models import build_model
 from geaet_dgl.models.geaet import set_degree_statistics
@@ -69,6 +70,10 @@ MENU = {
     "gatedgcn-dropouts": dict(local_dropout=0.3, global_dropout=0.3, external_dropout=0.3, ffn_dropout=0.3,
                               attn_dropout=0.3, input_dropout=0.3, feature_dropout=0.3),
     "gin-rwse-mlp-encoder": dict(mpnn="gin", pe="rwse", pe_model="mlp", pe_raw_norm=True),
+    "gine-signnet-mlp": dict(mpnn="gine", pe="signnet", signnet=dict(model="mlp", phi_layers=4, phi_hidden_dim=8,
+                                                                     phi_out_dim=3, rho_layers=2)),
+    "gin-signnet-deepset": dict(mpnn="gin", pe="signnet", signnet=dict(model="deepset", phi_layers=2,
+                                                                       phi_hidden_dim=8, rho_layers=1)),
 }
 _MENU_BASE = dict(node_in_feats=3, edge_in_feats=1, out_feats=3, hidden_dim=24, num_layers=2, num_heads=4, pe="none",
                   pe_k=4, pe_dim=4, pe_layers=2)
@@ -78,7 +83,9 @@ def menu_config(changes):
     changes = dict(changes)
     geanet = GEANetConfig(**{"num_heads": 4, "unit_size": 6, **changes.pop("geanet", {})})
     graphormer = GraphormerConfig(**changes.pop("graphormer", {}))
-    return ModelConfig(**{**_MENU_BASE, **changes}, geanet=geanet, graphormer=graphormer).validate()
+    signnet = SignNetConfig(**changes.pop("signnet", {}))
+    return ModelConfig(**{**_MENU_BASE, **changes}, geanet=geanet, graphormer=graphormer,
+                       signnet=signnet).validate()
 
 
 def menu_graphs(sizes=(7, 11, 5), seed=0):

@@ -18,6 +18,7 @@ from geaet_dgl.inference import FoldedGEAET, fold_for_inference
 from geaet_dgl.models import build_model
 from geaet_dgl.models.encoders import LinearEncoder
 from geaet_dgl.models.positional import EquivStableLapPEEncoder, KernelSEEncoder
+from geaet_dgl.models.signnet import FoldedSignNetEncoder, SignNetEncoder
 from geaet_dgl.nn.external_attention import FoldedGEANet, GEANet
 from geaet_dgl.nn.gated_gcn import FoldedGatedGCN, GatedGCNLayer
 from geaet_dgl.nn.geaet_layer import FoldedGEAETLayer, GEAETLayer
@@ -169,6 +170,8 @@ def test_folded_model_matches_the_model_for_every_layer_of_the_menu(name):
             assert isinstance(layer.global_model, FoldedSelfAttention)
         if cfg.external and cfg.geanet.variant == "reference":
             assert isinstance(layer.external_model, FoldedGEANet)
+    if cfg.pe == "signnet":
+        assert isinstance(folded.pe_encoder, FoldedSignNetEncoder)
 
 
 #: The constructor options of every module with an eval-mode path of its own. Each is set by an entry of MENU
@@ -183,12 +186,13 @@ FOLDED_OPTIONS = {
     "KernelSEEncoder": {"k", "pe_dim", "raw_norm", "model", "num_layers"},
     "LinearEncoder": {"in_feats", "out_feats"},
     "EquivStableLapPEEncoder": {"k", "out_feats"},
+    "SignNetEncoder": {"k", "pe_dim", "model", "phi_layers", "phi_hidden_dim", "phi_out_dim", "rho_layers"},
 }
 
 
 def test_every_option_of_a_folded_module_is_in_the_menu():
     classes = (GatedGCNLayer, GraphSelfAttention, GEANet, GEAETLayer, KernelSEEncoder, LinearEncoder,
-               EquivStableLapPEEncoder)
+               EquivStableLapPEEncoder, SignNetEncoder)
     assert {cls.__name__ for cls in classes} == set(FOLDED_OPTIONS)
     for cls in classes:
         options = set(inspect.signature(cls.__init__).parameters) - {"self"}
