@@ -86,3 +86,22 @@ def test_the_forward_without_gradients_runs_in_chunks_with_the_same_values(pad_k
     with torch.no_grad():
         chunked, _ = att(bg, x)
     torch.testing.assert_close(chunked, with_grad)
+
+
+@pytest.mark.parametrize("pad_keys", [False, True])
+@pytest.mark.parametrize("group_rows", [1, 50, 10_000])
+def test_the_forward_without_gradients_on_the_dense_layout_has_the_same_values(pad_keys, group_rows):
+    graphs = with_features([random_graph(23, 60, 1), random_graph(4, 6, 2), dgl.graph(([], []), num_nodes=0),
+                            random_graph(9, 20, 3), random_graph(23, 40, 4)], D)
+    bg = dgl.batch(graphs)
+    torch.manual_seed(0)
+    att = PerformerAttention(D, H, head_dim=4, pad_keys=pad_keys).double().eval()
+    x = bg.ndata["h"].double()
+    with_grad, _ = att(bg, x)
+    att.group_rows = group_rows  # one graph per group, two (W = 23), all in one
+    with torch.no_grad():
+        dense, _ = att(bg, x)
+    torch.testing.assert_close(dense, with_grad)
+    width = max(g.num_nodes() for g in graphs) if pad_keys else None
+    expected = torch.cat([dense_favor(att, g.ndata["h"].double(), width) for g in graphs])
+    torch.testing.assert_close(dense, expected)
