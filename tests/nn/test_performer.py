@@ -103,5 +103,5 @@ def test_the_forward_without_gradients_on_the_dense_layout_has_the_same_values(p
         dense, _ = att(bg, x)
     torch.testing.assert_close(dense, with_grad)
     width = max(g.num_nodes() for g in graphs) if pad_keys else None
-    expected = torch.cat([dense_favor(att, g.ndata["h"].double(), width) for g in graphs])
+    expected = torch.cat([dense_favor(att, g.ndata["h"].double(), width) for g in graphs if g.num_nodes()])
     torch.testing.assert_close(dense, expected)
