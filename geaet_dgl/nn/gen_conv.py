@@ -35,6 +35,25 @@ def softmax_aggregate(graph: dgl.DGLGraph, messages: torch.Tensor) -> torch.Tens
     return dgl.ops.copy_e_sum(graph, weights * messages) / total.clamp_min(torch.finfo(total.dtype).tiny)
 
 
+@torch.no_grad()
+def softmax_aggregate_inference(graph: dgl.DGLGraph, messages: torch.Tensor, dst: torch.Tensor, eps: float = 0.0
+                                ) -> torch.Tensor:
+    """:func:`softmax_aggregate` of ``messages + eps`` without autograd, up to float rounding: (E, d) -> (N, d);
+    ``dst`` (E,) the edges' destinations. The softmax does not see a constant shift, so ``eps`` enters the
+    (N, d) sums (``sum_j w_ji (m_ji + eps) = sum_j w_ji m_ji + eps sum_j w_ji``) instead of an (E, d) pass,
+    and a node without incoming edges still gets 0. The shift is gathered by ``index_select``, which runs
+    2-3x faster than DGL's SDDMM on CPU (as :func:`geaet_dgl.nn.gated_gcn.gather_add`); everything on the
+    (E, d) tensors is in place."""
+    top = dgl.ops.copy_e_max(graph, messages)  # (N, d)
+    weights = top.index_select(0, dst)
+    torch.sub(messages, weights, out=weights).exp_()  # (E, d), in (0, 1]
+    total = dgl.ops.copy_e_sum(graph, weights)  # >= 1 where a node has incoming edges, else 0
+    weighted = dgl.ops.copy_e_sum(graph, weights.mul_(messages))
+    if eps:
+        weighted.add_(total, alpha=eps)
+    return weighted.div_(total.clamp_min_(torch.finfo(total.dtype).tiny))
+
+
 class GENConvLayer(nn.Module):
     """Generalised graph convolution with softmax aggregation; edges pass through.
 
@@ -73,6 +92,13 @@ class GENConvLayer(nn.Module):
                 layout=None, pe_dist: Optional[torch.Tensor] = None,
                 edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, d), (E, d) or None -> (N, d); ``edge_feat`` passes through (other keywords unused)."""
+        if not torch.is_grad_enabled():
+            src, dst = layout.edge_endpoints(graph) if layout is not None else graph.edges()
+            messages = node_feat.index_select(0, src)  # (E, d), as u_add_e, 2-3x faster without autograd
+            if edge_feat is not None:
+                messages.add_(edge_feat)
+            messages.relu_()
+            return self.mlp(node_feat + softmax_aggregate_inference(graph, messages, dst, self.eps)), edge_feat
         if edge_feat is None:
             messages = dgl.ops.copy_u(graph, node_feat)
         else:

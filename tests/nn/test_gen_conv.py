@@ -53,3 +53,20 @@ def test_gradients_save_load_permutation_and_batching():
     assert_save_load(conv, GENConvLayer(D), bg, bg.ndata["h"], bg.edata["h"])
     assert_permutation_equivariant(conv, bg, bg.ndata["h"], bg.edata["h"])
     assert_batched_equals_single(conv, graphs, D)
+
+
+@pytest.mark.parametrize("with_edges", [False, True])
+def test_the_forward_without_gradients_matches_the_node_loop(with_edges):
+    graphs = with_features([random_graph(7, 20, 1), random_graph(4, 6, 2), dgl.graph(([], []), num_nodes=2)], D)
+    g = dgl.batch(graphs)  # two nodes without incoming edges aggregate 0, not eps
+    torch.manual_seed(0)
+    conv = GENConvLayer(D).double().eval()
+    x = g.ndata["h"].double()
+    e = g.edata["h"].double() if with_edges else None
+    with_grad, _ = conv(g, x, e)
+    with torch.no_grad():
+        out, edges_out = conv(g, x, e)
+    assert edges_out is e
+    torch.testing.assert_close(out, with_grad)
+    expected = conv.mlp(x + loop_aggregate(g, x, e if with_edges else torch.zeros(g.num_edges(), D).double()))
+    torch.testing.assert_close(out, expected)
