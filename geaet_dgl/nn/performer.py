@@ -96,6 +96,110 @@ class FeatureMap(nn.Module):
         return exponent.exp_().add(KERNEL_EPS * self.num_features ** -0.5)
 
 
+def favor_group(qk: torch.Tensor, values: torch.Tensor, projection: torch.Tensor,
+                valid: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """FAVOR+ for a group of g graphs on the dense head-major layout, without autograd.
+
+    ``qk`` (2, g, H, W, C): queries and keys; ``values`` (g, H, W, C + 1): ``[v, 1]`` (the ones column
+    0 at keys to skip); ``projection`` (C, M): ``c P^T``; ``valid`` (g, 1, W) or None: 0 at keys that the
+    stabiliser skips. Returns the features less their eps, ``exp(c P u - c^2 |u|^2 / 2 - s) / sqrt(M)``
+    (2, g, H, W, M), the context ``sum_j phi(k_j) [v_j, 1]`` (g H, M, C + 1) and
+    ``phi(q_i)^T context`` (g H, W, C + 1).
+
+    One GEMM gives the logits of queries and keys; the features take four in-place passes (the stabiliser,
+    the shift, the floor of :meth:`FeatureMap.features`, ``exp``), on a tensor small enough to stay in the L2
+    cache at MNIST's sizes; their ``+ eps`` enters as the beta term of the two batched products
+    (``(e + eps)^T V = e^T V + eps 1^T V``), not as a pass over the features.
+    """
+    _, graphs, heads, width, head_dim = qk.shape
+    features = projection.shape[1]
+    eps = KERNEL_EPS * features ** -0.5
+    logits = torch.matmul(qk, projection)  # (2, g, H, W, M)
+    shift = (qk * qk).sum(-1, keepdim=True).mul_(head_dim ** -0.5 / 2.0).add_(0.5 * math.log(features))
+    row_max = logits.amax(-1, keepdim=True)  # (2, g, H, W, 1)
+    key_max = row_max[1]
+    if valid is not None:
+        key_max = key_max.masked_fill(valid.view(graphs, 1, width, 1) == 0, float("-inf"))
+    key_max = key_max.amax(2, keepdim=True)
+    if valid is not None:  # a graph without keys (only padding): any finite stabiliser
+        key_max = torch.nan_to_num(key_max, neginf=0.0)
+    shift[0] += row_max[0]
+    shift[1] += key_max
+    exps = logits.sub_(shift).clamp_min_(EXP_FLOOR).exp_()
+    q_exp, k_exp = exps[0].view(graphs * heads, width, features), exps[1].view(graphs * heads, width, features)
+    values = values.reshape(graphs * heads, width, -1)
+    context = torch.baddbmm((values.sum(1, keepdim=True) * eps).expand(-1, features, -1), k_exp.transpose(1, 2),
+                            values)
+    res = torch.baddbmm((context.sum(1, keepdim=True) * eps).expand(-1, width, -1), q_exp, context)
+    return exps, context, res
+
+
+def favor_ratio(res: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """(g H, W, C + 1) numerators and denominators -> their ratio, written into ``out`` (g, H, W, C); a row
+    whose denominator is 0 (a query of a graph without keys, padding) gets 0."""
+    columns = res.shape[-1]
+    res = res.view(out.shape[:-1] + (columns,))
+    return torch.div(res[..., :-1], res[..., -1:].clamp_min(torch.finfo(res.dtype).tiny), out=out)
+
+
+class FavorAttention(torch.autograd.Function):
+    """:func:`favor_group` and :func:`favor_ratio` over all groups, with a written-out backward:
+    (2, B, H, W, C), (B, H, W, C + 1) -> (B, W, H, C).
+
+    The forward keeps each group's features, context and products; the backward, per group, is
+    ``dR = [dA / den, -(dA . num) / den^2]``, ``d context = phi(q)^T dR``, ``d phi(q) = dR context^T``,
+    ``d phi(k) = V d context^T``, ``dV = phi(k) d context``, then through ``exp`` (``d logits = d phi * e``)
+    to ``du = d logits (c P) - (sum_m d logits) c^2 u`` (the stabiliser without gradient, as the
+    reference's; the floor's mask is left out: below it ``e < 1e-26``). The eps of the features enters the
+    products as their beta term, as in the forward.
+    """
+
+    @staticmethod
+    def forward(ctx, qk, values, projection, valid, group):
+        _, graphs, heads, width, head_dim = qk.shape
+        out = qk.new_empty(graphs, width, heads, head_dim)
+        parts = []
+        for start in range(0, graphs, group):
+            stop = min(graphs, start + group)
+            exps, context, res = favor_group(qk[:, start:stop], values[start:stop], projection,
+                                             None if valid is None else valid[start:stop])
+            favor_ratio(res, out[start:stop].permute(0, 2, 1, 3))
+            parts.append((start, stop, exps, context, res))
+        ctx.parts, ctx.group = parts, group
+        ctx.save_for_backward(qk, values, projection)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        qk, values, projection = ctx.saved_tensors
+        _, graphs, heads, width, head_dim = qk.shape
+        features = projection.shape[1]
+        eps = KERNEL_EPS * features ** -0.5
+        grad_qk, grad_values = torch.empty_like(qk), torch.empty_like(values)
+        for start, stop, exps, context, res in ctx.parts:
+            batch = (stop - start) * heads
+            den = res[..., head_dim:].clamp_min(torch.finfo(res.dtype).tiny)  # (gH, W, 1)
+            d_res = res.new_empty(batch, width, head_dim + 1)
+            torch.div(grad_out[start:stop].permute(0, 2, 1, 3).reshape(batch, width, head_dim), den,
+                      out=d_res[..., :head_dim])
+            d_res[..., head_dim:] = -(d_res[..., :head_dim] * res[..., :head_dim]).sum(-1, keepdim=True) / den
+            q_exp, k_exp = exps[0].view(batch, width, features), exps[1].view(batch, width, features)
+            v = values[start:stop].view(batch, width, head_dim + 1)
+            d_context = torch.baddbmm((d_res.sum(1, keepdim=True) * eps).expand(-1, features, -1),
+                                      q_exp.transpose(1, 2), d_res)  # (gH, M, C + 1)
+            d_feat = res.new_empty(2, batch, width, features)
+            torch.bmm(d_res, context.transpose(1, 2), out=d_feat[0])
+            torch.bmm(v, d_context.transpose(1, 2), out=d_feat[1])
+            torch.baddbmm((d_context.sum(1, keepdim=True) * eps).expand(-1, width, -1), k_exp, d_context,
+                          out=grad_values[start:stop].view(batch, width, head_dim + 1))
+            d_logits = d_feat.mul_(exps.view(2, batch, width, features))
+            u = qk[:, start:stop]
+            d_half = d_logits.sum(-1).view(u.shape[:-1] + (1,)).mul_(-head_dim ** -0.5)  # d|u|^2/2 * c^2
+            grad_qk[:, start:stop] = torch.matmul(d_logits.view(u.shape[:-1] + (features,)), projection.t()
+                                                  ).addcmul_(u, d_half)
+        return grad_qk, grad_values, None, None, None
+
+
 class PerformerAttention(nn.Module):
     """FAVOR+ linear attention among the nodes of each graph: (N, d) -> (N, d).
 
@@ -151,11 +255,10 @@ class PerformerAttention(nn.Module):
         layout = layout_of(graph, layout)
         rows, heads, width = node_feat.shape[0], self.num_heads, self.head_dim
         sizes = layout.cached("num_nodes_list", layout.num_nodes_per_graph.tolist)
-        if not torch.is_grad_enabled() and rows:
-            if layout.max_nodes <= self.chunk_rows and layout.batch_size * layout.max_nodes <= 4 * rows:
-                out = self._attend_dense(node_feat, layout)
-            else:  # a graph larger than a chunk, or padding that would more than quadruple the work
-                out = self.to_out(self._attend_in_chunks(node_feat, layout, sizes))
+        if rows and layout.max_nodes <= self.chunk_rows and layout.batch_size * layout.max_nodes <= 4 * rows:
+            return F.dropout(self._attend_dense(node_feat, layout), self.dropout, self.training), edge_feat
+        if not torch.is_grad_enabled() and rows:  # a graph larger than a chunk, or very uneven padding
+            out = self.to_out(self._attend_in_chunks(node_feat, layout, sizes))
             return F.dropout(out, self.dropout, self.training), edge_feat
         q, k, v = (lin(node_feat).view(rows, heads, width) for lin in (self.to_q, self.to_k, self.to_v))
         phi = self.fast_attention
@@ -188,60 +291,40 @@ class PerformerAttention(nn.Module):
         return F.dropout(self.to_out(out), self.dropout, self.training), edge_feat
 
     def _attend_dense(self, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
-        """The whole layer without autograd (before dropout), (N, d) -> (N, d), on the (B, W) dense layout of the
-        reference's padded batch (``W`` = the largest graph's nodes), ``graphs_per_group`` graphs at a time.
+        """The whole layer before dropout, (N, d) -> (N, d), on the (B, W) dense layout of the reference's padded
+        batch (``W`` = the largest graph's nodes), ``group_rows // W`` graphs at a time (:func:`favor_group`).
 
-        Per group everything is head-major, (2, g, H, W, M) for the features of queries and keys, so that one
-        GEMM gives their logits and the per-graph sums are two batched products over (g H) matrices with no copy
-        of a feature tensor; a group's features (about 1.3 MB at MNIST's W = 75) stay in the L2 cache through
-        the four elementwise passes that make them (measured 1.9x faster than the per-node layout and a
-        scatter to the dense one at batch 64, 1.3x faster than one group of all graphs). The ``+ eps`` of the
-        features enters as the beta term of those products (``(e + eps)^T V = e^T V + eps 1^T V``), not as a
-        pass over the features. A padding row has input 0, so its key logits and value are 0 as the
-        reference's; with ``pad_keys`` its feature enters the key sum (the ones column is 1 there), otherwise
-        the ones column is 0 there and the stabiliser skips it."""
+        The projections run on the dense rows (a padding row has input 0, so its key logits and value are 0,
+        as the reference's); queries and keys come out head-major, (2, B, H, W, C). With ``pad_keys`` a
+        padding key's feature enters the key sum (the ones column is 1 there), otherwise the ones column is 0
+        there and the stabiliser skips it. With autograd the products run in :class:`FavorAttention`, whose
+        backward is written out (two more GEMMs per product, on the group's features it kept)."""
         graphs, width = layout.batch_size, layout.max_nodes
         heads, head_dim, phi = self.num_heads, self.head_dim, self.fast_attention
-        features, columns = phi.num_features, self.head_dim + 1
         index = layout.cached("performer_dense_index", lambda: layout.node_graph_id * width + layout.node_position)
-        dense_x = node_feat.new_zeros(graphs * width, node_feat.shape[1]).index_copy_(0, index, node_feat)
+        dense_x = node_feat.new_zeros(graphs * width, node_feat.shape[1]).index_copy(0, index, node_feat)
         valid = None
         if not self.pad_keys:
             valid = layout.cached(("performer_valid", node_feat.dtype), lambda: node_feat.new_zeros(
                 graphs * width).index_fill_(0, index, 1.0).view(graphs, 1, width))  # (B, 1, W)
-        weight = torch.cat([self.to_q.weight, self.to_k.weight, self.to_v.weight]).t()  # (d, 3 H C)
-        scale = head_dim ** -0.25
-        projection = (phi.projection_matrix.to(node_feat.dtype) * scale).t()  # (C, M): c P^T
-        eps = KERNEL_EPS * features ** -0.5
-        out = node_feat.new_empty(graphs * width, self.to_out.out_features)
+        weight = torch.cat([self.to_q.weight, self.to_k.weight, self.to_v.weight])  # (3 H C, d)
+        qkv = F.linear(dense_x, weight).view(graphs, width, 3, heads, head_dim)
+        qk = qkv[:, :, :2].permute(2, 0, 3, 1, 4).contiguous()  # (2, B, H, W, C)
+        ones = (qk.new_ones(graphs, heads, width, 1) if valid is None
+                else valid.view(graphs, 1, width, 1).expand(graphs, heads, width, 1))
+        values = torch.cat([qkv[:, :, 2].transpose(1, 2), ones], dim=-1)  # (B, H, W, C + 1)
+        projection = (phi.projection_matrix.to(node_feat.dtype) * head_dim ** -0.25).t()  # (C, M): c P^T
         group = max(1, self.group_rows // max(width, 1))
-        for start in range(0, graphs, group):
-            stop = min(graphs, start + group)
-            g, rows = stop - start, slice(start * width, stop * width)
-            qkv = torch.mm(dense_x[rows], weight).view(g, width, 3, heads, head_dim)
-            qk = qkv[:, :, :2].permute(2, 0, 3, 1, 4).contiguous()  # (2, g, H, W, C)
-            values = node_feat.new_empty(g, heads, width, columns)  # [v, 1] per head
-            values[..., :head_dim] = qkv[:, :, 2].transpose(1, 2)
-            values[..., head_dim] = 1.0 if valid is None else valid[start:stop]
-            logits = torch.matmul(qk, projection)  # (2, g, H, W, M)
-            shift = qk.mul_(qk).sum(-1, keepdim=True).mul_(scale * scale / 2.0).add_(0.5 * math.log(features))
-            row_max = logits.amax(-1, keepdim=True)  # (2, g, H, W, 1)
-            key_max = row_max[1] if valid is None else row_max[1].masked_fill(
-                valid[start:stop].view(g, 1, width, 1) == 0, float("-inf"))
-            shift[0] += row_max[0]
-            shift[1] += key_max.amax(2, keepdim=True)
-            exps = logits.sub_(shift).clamp_min_(EXP_FLOOR).exp_()  # phi without its eps
-            q_exp, k_exp = exps[0].view(g * heads, width, features), exps[1].view(g * heads, width, features)
-            values = values.view(g * heads, width, columns)
-            context = torch.baddbmm((values.sum(1, keepdim=True) * eps).expand(-1, features, -1),
-                                    k_exp.transpose(1, 2), values)  # (g H, M, C + 1): sum_j phi(k_j) [v_j, 1]
-            res = torch.baddbmm((context.sum(1, keepdim=True) * eps).expand(-1, width, -1), q_exp, context)
-            res = res.view(g, heads, width, columns)
-            attended = node_feat.new_empty(g, width, heads, head_dim)
-            torch.div(res[..., :head_dim], res[..., head_dim:], out=attended.permute(0, 2, 1, 3))
-            torch.addmm(self.to_out.bias, attended.view(g * width, heads * head_dim), self.to_out.weight.t(),
-                        out=out[rows])
-        return out.index_select(0, index)
+        if torch.is_grad_enabled():
+            attended = FavorAttention.apply(qk, values, projection, valid, group)
+        else:
+            attended = node_feat.new_empty(graphs, width, heads, head_dim)
+            for start in range(0, graphs, group):
+                stop = min(graphs, start + group)
+                _, _, res = favor_group(qk[:, start:stop], values[start:stop], projection,
+                                        None if valid is None else valid[start:stop])
+                favor_ratio(res, attended[start:stop].permute(0, 2, 1, 3))
+        return self.to_out(attended.view(graphs * width, heads * head_dim)).index_select(0, index)
 
     def _attend_in_chunks(self, node_feat: torch.Tensor, layout: BatchLayout, sizes) -> torch.Tensor:
         """The attention before ``to_out``, (N, H C), without autograd: graph by graph, ``chunk_rows`` nodes at
