@@ -307,12 +307,14 @@ class PerformerAttention(nn.Module):
         if not self.pad_keys:
             valid = layout.cached(("performer_valid", node_feat.dtype), lambda: node_feat.new_zeros(
                 graphs * width).index_fill_(0, index, 1.0).view(graphs, 1, width))  # (B, 1, W)
-        weight = torch.cat([self.to_q.weight, self.to_k.weight, self.to_v.weight])  # (3 H C, d)
-        qkv = F.linear(dense_x, weight).view(graphs, width, 3, heads, head_dim)
-        qk = qkv[:, :, :2].permute(2, 0, 3, 1, 4).contiguous()  # (2, B, H, W, C)
+        # Queries and keys in one GEMM, values in another: a slice of one (B, W, 3, H, C) output would cost its
+        # backward two zero-filled tensors of that size (measured: a sixth of the layer's training step).
+        qk = F.linear(dense_x, torch.cat([self.to_q.weight, self.to_k.weight])).view(graphs, width, 2, heads, head_dim)
+        qk = qk.permute(2, 0, 3, 1, 4).contiguous()  # (2, B, H, W, C)
         ones = (qk.new_ones(graphs, heads, width, 1) if valid is None
                 else valid.view(graphs, 1, width, 1).expand(graphs, heads, width, 1))
-        values = torch.cat([qkv[:, :, 2].transpose(1, 2), ones], dim=-1)  # (B, H, W, C + 1)
+        v = self.to_v(dense_x).view(graphs, width, heads, head_dim).transpose(1, 2)
+        values = torch.cat([v, ones], dim=-1)  # (B, H, W, C + 1)
         projection = (phi.projection_matrix.to(node_feat.dtype) * head_dim ** -0.25).t()  # (C, M): c P^T
         group = max(1, self.group_rows // max(width, 1))
         if torch.is_grad_enabled():
