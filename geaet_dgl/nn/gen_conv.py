@@ -54,6 +54,47 @@ def softmax_aggregate_inference(graph: dgl.DGLGraph, messages: torch.Tensor, dst
     return weighted.div_(total.clamp_min_(torch.finfo(total.dtype).tiny))
 
 
+class SoftmaxAggregate(torch.autograd.Function):
+    """GENConv's aggregation with a written-out backward: node (N, d) and edge (E, d) features (or None)
+    -> ``softmax_aggregate(graph, relu(x_src + e) + eps)`` (N, d).
+
+    The forward is :func:`softmax_aggregate_inference` on messages gathered by ``index_select`` (2-3x
+    faster than DGL's SDDMM on CPU) and made in place. With ``m = relu(x_j + e_ji)``, ``s_j = w_j / S_i``
+    the softmax weight of edge j -> i and ``a_i`` node i's aggregate less eps, the gradient of
+    ``a_i = sum_j s_j m_j`` in ``m_j`` is ``s_j (1 + m_j - a_i)`` per channel: the backward gathers
+    ``a`` and ``g / S`` to the edges, takes four in-place passes over (E, d) and ``relu``'s mask in place,
+    and sums the result over each edge's source for the nodes. Autograd's chain through ``exp``, the two
+    products, the two sums and the division allocated twice as many (E, d) tensors, and on CPU each
+    fresh (E, d) tensor costs page faults comparable to the arithmetic. Saves ``m``, ``w`` (E, d) and
+    ``S``, ``a`` (N, d).
+    """
+
+    @staticmethod
+    def forward(ctx, graph, node_feat, edge_feat, src, dst, eps):
+        messages = node_feat.index_select(0, src)  # (E, d)
+        if edge_feat is not None:
+            messages.add_(edge_feat)
+        messages.relu_()
+        top = dgl.ops.copy_e_max(graph, messages)  # (N, d)
+        weights = top.index_select(0, dst)
+        torch.sub(messages, weights, out=weights).exp_()  # (E, d), in (0, 1]
+        total = dgl.ops.copy_e_sum(graph, weights)  # >= 1 where a node has incoming edges, else 0
+        total = total.clamp_min_(torch.finfo(total.dtype).tiny)
+        aggregate = dgl.ops.copy_e_sum(graph, weights * messages).div_(total)  # (N, d), less eps
+        ctx.save_for_backward(messages, weights, total, aggregate, src, dst)
+        ctx.has_edges = edge_feat is not None
+        return aggregate + eps * (total >= 1).to(aggregate.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        messages, weights, total, aggregate, src, dst = ctx.saved_tensors
+        grad = aggregate.index_select(0, dst)  # (E, d)
+        torch.sub(messages, grad, out=grad).add_(1.0).mul_(weights).mul_((grad_out / total).index_select(0, dst))
+        torch.ops.aten.threshold_backward.grad_input(grad, messages, 0.0, grad_input=grad)  # relu's mask
+        grad_nodes = grad_out.new_zeros(grad_out.shape).index_add_(0, src, grad)
+        return None, grad_nodes, grad if ctx.has_edges else None, None, None, None
+
+
 class GENConvLayer(nn.Module):
     """Generalised graph convolution with softmax aggregation; edges pass through.
 
@@ -99,9 +140,5 @@ class GENConvLayer(nn.Module):
                 messages.add_(edge_feat)
             messages.relu_()
             return self.mlp(node_feat + softmax_aggregate_inference(graph, messages, dst, self.eps)), edge_feat
-        if edge_feat is None:
-            messages = dgl.ops.copy_u(graph, node_feat)
-        else:
-            messages = dgl.ops.u_add_e(graph, node_feat, edge_feat)
-        messages = F.relu(messages) + self.eps  # (E, d)
-        return self.mlp(node_feat + softmax_aggregate(graph, messages)), edge_feat
+        src, dst = layout.edge_endpoints(graph) if layout is not None else graph.edges()
+        return self.mlp(node_feat + SoftmaxAggregate.apply(graph, node_feat, edge_feat, src, dst, self.eps)), edge_feat
