@@ -21,6 +21,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .batch_layout import BatchLayout
+from .norm import batchnorm_affine
+
 
 def softmax_aggregate(graph: dgl.DGLGraph, messages: torch.Tensor) -> torch.Tensor:
     """Per channel, ``a_i = sum_j softmax_j(m_ji) m_ji`` over node i's incoming edges: (E, d) -> (N, d).
@@ -36,22 +39,46 @@ def softmax_aggregate(graph: dgl.DGLGraph, messages: torch.Tensor) -> torch.Tens
 
 
 @torch.no_grad()
-def softmax_aggregate_inference(graph: dgl.DGLGraph, messages: torch.Tensor, dst: torch.Tensor, eps: float = 0.0
-                                ) -> torch.Tensor:
+def softmax_aggregate_inference(graph: dgl.DGLGraph, messages: torch.Tensor, dst: torch.Tensor, eps: float = 0.0,
+                                weights: Optional[torch.Tensor] = None) -> torch.Tensor:
     """:func:`softmax_aggregate` of ``messages + eps`` without autograd, up to float rounding: (E, d) -> (N, d);
-    ``dst`` (E,) the edges' destinations. The softmax does not see a constant shift, so ``eps`` enters the
-    (N, d) sums (``sum_j w_ji (m_ji + eps) = sum_j w_ji m_ji + eps sum_j w_ji``) instead of an (E, d) pass,
-    and a node without incoming edges still gets 0. The shift is gathered by ``index_select``, which runs
-    2-3x faster than DGL's SDDMM on CPU (as :func:`geaet_dgl.nn.gated_gcn.gather_add`); everything on the
-    (E, d) tensors is in place."""
+    ``dst`` (E,) the edges' destinations; ``weights`` an (E, d) buffer to use (else a fresh one).
+
+    The softmax does not see a constant shift, so ``eps`` enters the (N, d) sums
+    (``sum_j w_ji (m_ji + eps) = sum_j w_ji m_ji + eps sum_j w_ji``) instead of an (E, d) pass, and a node
+    without incoming edges still gets 0. The shift is gathered by ``index_select``, which runs 2-3x faster
+    than DGL's SDDMM on CPU (as :func:`geaet_dgl.nn.gated_gcn.gather_add`); everything on the (E, d)
+    tensors is in place."""
     top = dgl.ops.copy_e_max(graph, messages)  # (N, d)
-    weights = top.index_select(0, dst)
+    weights = torch.index_select(top, 0, dst, out=weights) if weights is not None else top.index_select(0, dst)
     torch.sub(messages, weights, out=weights).exp_()  # (E, d), in (0, 1]
     total = dgl.ops.copy_e_sum(graph, weights)  # >= 1 where a node has incoming edges, else 0
     weighted = dgl.ops.copy_e_sum(graph, weights.mul_(messages))
     if eps:
         weighted.add_(total, alpha=eps)
     return weighted.div_(total.clamp_min_(torch.finfo(total.dtype).tiny))
+
+
+@torch.no_grad()
+def gen_conv_aggregate_inference(graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor],
+                                 eps: float, layout: Optional[BatchLayout] = None) -> torch.Tensor:
+    """``softmax_aggregate(graph, relu(x_src + e) + eps)`` without autograd: (N, d), (E, d) or None -> (N, d).
+
+    The messages are gathered by ``index_select`` and made in place. With a ``layout`` the two (E, d) tensors
+    are buffers kept with it, shared by every GENConv layer of the batch's forward: on CPU a fresh tensor of
+    that size costs page faults comparable to the arithmetic on it.
+    """
+    src, dst = layout.edge_endpoints(graph) if layout is not None else graph.edges()
+    shape = (src.shape[0], node_feat.shape[1])
+    if layout is not None:
+        messages, weights = layout.cached(("gen_conv_edge_buffers", shape, node_feat.dtype, node_feat.device),
+                                          lambda: (node_feat.new_empty(shape), node_feat.new_empty(shape)))
+        torch.index_select(node_feat, 0, src, out=messages)
+    else:
+        messages, weights = node_feat.index_select(0, src), None
+    if edge_feat is not None:
+        messages.add_(edge_feat)
+    return softmax_aggregate_inference(graph, messages.relu_(), dst, eps, weights)
 
 
 class SoftmaxAggregate(torch.autograd.Function):
@@ -134,11 +161,44 @@ class GENConvLayer(nn.Module):
                 edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, d), (E, d) or None -> (N, d); ``edge_feat`` passes through (other keywords unused)."""
         if not torch.is_grad_enabled():
-            src, dst = layout.edge_endpoints(graph) if layout is not None else graph.edges()
-            messages = node_feat.index_select(0, src)  # (E, d), as u_add_e, 2-3x faster without autograd
-            if edge_feat is not None:
-                messages.add_(edge_feat)
-            messages.relu_()
-            return self.mlp(node_feat + softmax_aggregate_inference(graph, messages, dst, self.eps)), edge_feat
+            aggregate = gen_conv_aggregate_inference(graph, node_feat, edge_feat, self.eps, layout)
+            return self.mlp(aggregate.add_(node_feat)), edge_feat
         src, dst = layout.edge_endpoints(graph) if layout is not None else graph.edges()
         return self.mlp(node_feat + SoftmaxAggregate.apply(graph, node_feat, edge_feat, src, dst, self.eps)), edge_feat
+
+    def folded(self) -> Optional["FoldedGENConv"]:
+        """An eval-mode copy with the MLP's BatchNorm folded into its first linear map (:class:`FoldedGENConv`),
+        or None where the BatchNorm has no running statistics or for a subclass."""
+        affine = batchnorm_affine(self.mlp[1])
+        if type(self) is not GENConvLayer or affine is None:
+            return None
+        return FoldedGENConv(self, affine)
+
+
+class FoldedGENConv(nn.Module):
+    """:class:`GENConvLayer` in eval mode: same call, same outputs up to float rounding, without autograd.
+
+    ``MLP(h) = W_2 relu(BN(W_1 h))`` with the eval BatchNorm ``s z + t`` becomes
+    ``W_2 relu((s W_1) h + t)``: one ``addmm``, an in-place ``relu`` and one ``mm``; the aggregation is
+    :func:`gen_conv_aggregate_inference` (edge buffers kept with the batch's layout). Built by
+    :meth:`GENConvLayer.folded`.
+    """
+
+    applies_residual = False
+
+    def __init__(self, layer: GENConvLayer, affine):
+        super().__init__()
+        scale, shift = affine
+        self.eps = layer.eps
+        with torch.no_grad():
+            self.register_buffer("weight1_t", (layer.mlp[0].weight * scale.unsqueeze(1)).t().contiguous())
+            self.register_buffer("bias1", shift.clone())
+            self.register_buffer("weight2_t", layer.mlp[4].weight.detach().t().contiguous())
+
+    @torch.no_grad()
+    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None, *,
+                layout=None, pe_dist: Optional[torch.Tensor] = None,
+                edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """As :meth:`GENConvLayer.forward` in eval mode."""
+        h = gen_conv_aggregate_inference(graph, node_feat, edge_feat, self.eps, layout).add_(node_feat)
+        return torch.addmm(self.bias1, h, self.weight1_t).relu_().mm(self.weight2_t), edge_feat

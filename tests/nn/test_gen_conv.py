@@ -3,7 +3,8 @@ import dgl
 import pytest
 import torch
 
-from geaet_dgl.nn.gen_conv import GENConvLayer, SoftmaxAggregate, softmax_aggregate
+from geaet_dgl.nn.batch_layout import BatchLayout
+from geaet_dgl.nn.gen_conv import FoldedGENConv, GENConvLayer, SoftmaxAggregate, softmax_aggregate
 from tests.conftest import random_graph, with_features
 from tests.nn.layer_checks import (assert_batched_equals_single, assert_gradients, assert_permutation_equivariant,
                                    assert_save_load)
@@ -96,3 +97,32 @@ def test_the_written_out_backward_matches_autograd_and_finite_differences(with_e
         torch.testing.assert_close(a, b)
     assert torch.autograd.gradcheck(
         lambda *args: SoftmaxAggregate.apply(g, args[0], args[1] if with_edges else None, src, dst, 1e-7), inputs)
+
+
+def test_folded_copy_matches_eval_mode_and_reuses_the_layouts_edge_buffers():
+    graphs = with_features([random_graph(7, 20, 1), random_graph(4, 6, 2), dgl.graph(([], []), num_nodes=2)], D)
+    g = dgl.batch(graphs)
+    torch.manual_seed(0)
+    conv = GENConvLayer(D).double()
+    bn = conv.mlp[1]
+    bn.running_mean.uniform_(-0.5, 0.5)
+    bn.running_var.uniform_(0.5, 2.0)
+    with torch.no_grad():
+        bn.weight.uniform_(-1.0, 1.0)
+        bn.bias.uniform_(-0.5, 0.5)
+    conv.eval()
+    folded = conv.folded()
+    assert isinstance(folded, FoldedGENConv)
+    layout = BatchLayout.from_graph(g)
+    x, e = g.ndata["h"].double(), g.edata["h"].double()
+    expected = conv.mlp(x + loop_aggregate(g, x, e))
+    for edges in (e, None):
+        first, _ = folded(g, x, edges, layout=layout)
+        second, _ = folded(g, 2.0 * x, edges, layout=layout)  # the same edge buffers again
+        again, _ = folded(g, x, edges)  # no layout: fresh tensors
+        torch.testing.assert_close(again, first)
+        if edges is e:
+            torch.testing.assert_close(first, expected)
+        torch.testing.assert_close(second, conv(g, 2.0 * x, edges)[0])
+    bn.running_var = None  # a BatchNorm with batch statistics does not fold
+    assert conv.folded() is None
