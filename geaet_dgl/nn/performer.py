@@ -114,7 +114,7 @@ def favor_group(qk: torch.Tensor, values: torch.Tensor, projection: torch.Tensor
     _, graphs, heads, width, head_dim = qk.shape
     features = projection.shape[1]
     eps = KERNEL_EPS * features ** -0.5
-    logits = torch.matmul(qk, projection)  # (2, g, H, W, M)
+    logits = torch.mm(qk.reshape(-1, head_dim), projection).view(2, graphs, heads, width, features)
     shift = (qk * qk).sum(-1, keepdim=True).mul_(head_dim ** -0.5 / 2.0).add_(0.5 * math.log(features))
     row_max = logits.amax(-1, keepdim=True)  # (2, g, H, W, 1)
     key_max = row_max[1]
@@ -142,62 +142,88 @@ def favor_ratio(res: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     return torch.div(res[..., :-1], res[..., -1:].clamp_min(torch.finfo(res.dtype).tiny), out=out)
 
 
-class FavorAttention(torch.autograd.Function):
-    """:func:`favor_group` and :func:`favor_ratio` over all groups, with a written-out backward:
-    (2, B, H, W, C), (B, H, W, C + 1) -> (B, W, H, C).
+def project_group(rows: torch.Tensor, weight: torch.Tensor, graphs: int, heads: int,
+                  valid: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    """A group's dense rows (g W, d) and the stacked ``to_q``, ``to_k``, ``to_v`` weights (3 H C, d) -> the
+    group's queries and keys, head-major (2, g, H, W, C), and ``[v, 1]`` (g, H, W, C + 1), whose ones column
+    is ``valid`` (g, 1, W) where given. One GEMM; the head-major copies are the size of a group (in the cache),
+    not of the batch."""
+    width, head_dim = rows.shape[0] // max(graphs, 1), weight.shape[0] // (3 * heads)
+    qkv = torch.mm(rows, weight.t()).view(graphs, width, 3, heads, head_dim)
+    qk = qkv[:, :, :2].permute(2, 0, 3, 1, 4).contiguous()
+    values = rows.new_empty(graphs, heads, width, head_dim + 1)
+    values[..., :head_dim] = qkv[:, :, 2].transpose(1, 2)
+    values[..., head_dim] = 1.0 if valid is None else valid
+    return qk, values
 
-    The forward keeps each group's features, context and products; the backward, per group, is
-    ``dR = [dA / den, -(dA . num) / den^2]``, ``d context = phi(q)^T dR``, ``d phi(q) = dR context^T``,
-    ``d phi(k) = V d context^T``, ``dV = phi(k) d context``, then through ``exp`` (``d logits = d phi * e``)
-    to ``du = d logits (c P) - (sum_m d logits) c^2 u`` (the stabiliser without gradient, as the
-    reference's; the floor's mask is left out: below it ``e < 1e-26``). The eps of the features enters the
-    products as their beta term, as in the forward.
+
+class FavorAttention(torch.autograd.Function):
+    """The attention of :meth:`PerformerAttention._attend_dense` before ``to_out``, with a written-out backward:
+    dense rows (B W, d) and the stacked ``to_q``, ``to_k``, ``to_v`` weights (3 H C, d) -> (B, W, H, C).
+
+    Per group of graphs the forward projects the group's rows (one GEMM, the head-major copies the size of
+    a group), runs :func:`favor_group` and :func:`favor_ratio`, and keeps the group's features, context
+    and products. The backward, per group, is ``dR = [dA / den, -(dA . num) / den^2]``,
+    ``d context = phi(q)^T dR``, ``d phi(q) = dR context^T``, ``d phi(k) = V d context^T``,
+    ``dV = phi(k) d context``, then through ``exp`` (``d logits = d phi * e``) to
+    ``du = d logits (c P) - (sum_m d logits) c^2 u`` (the stabiliser without gradient, as the reference's; the
+    floor's mask is left out: below it ``e < 1e-26``) and back through the projection GEMM. The eps of the
+    features enters the products as their beta term, as in the forward.
     """
 
     @staticmethod
-    def forward(ctx, qk, values, projection, valid, group):
-        _, graphs, heads, width, head_dim = qk.shape
-        out = qk.new_empty(graphs, width, heads, head_dim)
+    def forward(ctx, dense_x, weight, projection, valid, graphs, heads, group):
+        width = dense_x.shape[0] // max(graphs, 1)
+        head_dim = weight.shape[0] // (3 * heads)
+        out = dense_x.new_empty(graphs, width, heads, head_dim)
         parts = []
         for start in range(0, graphs, group):
             stop = min(graphs, start + group)
-            exps, context, res = favor_group(qk[:, start:stop], values[start:stop], projection,
-                                             None if valid is None else valid[start:stop])
+            group_valid = None if valid is None else valid[start:stop]
+            qk, values = project_group(dense_x[start * width:stop * width], weight, stop - start, heads, group_valid)
+            exps, context, res = favor_group(qk, values, projection, group_valid)
             favor_ratio(res, out[start:stop].permute(0, 2, 1, 3))
-            parts.append((start, stop, exps, context, res))
-        ctx.parts, ctx.group = parts, group
-        ctx.save_for_backward(qk, values, projection)
+            parts.append((start, stop, qk, values, exps, context, res))
+        ctx.parts, ctx.shape = parts, (graphs, width, heads, head_dim)
+        ctx.save_for_backward(dense_x, weight, projection)
         return out
 
     @staticmethod
     def backward(ctx, grad_out):
-        qk, values, projection = ctx.saved_tensors
-        _, graphs, heads, width, head_dim = qk.shape
+        dense_x, weight, projection = ctx.saved_tensors
+        graphs, width, heads, head_dim = ctx.shape
         features = projection.shape[1]
         eps = KERNEL_EPS * features ** -0.5
-        grad_qk, grad_values = torch.empty_like(qk), torch.empty_like(values)
-        for start, stop, exps, context, res in ctx.parts:
-            batch = (stop - start) * heads
+        grad_x, grad_weight = torch.empty_like(dense_x), torch.zeros_like(weight)
+        for start, stop, qk, values, exps, context, res in ctx.parts:
+            count = stop - start
+            batch = count * heads
             den = res[..., head_dim:].clamp_min(torch.finfo(res.dtype).tiny)  # (gH, W, 1)
             d_res = res.new_empty(batch, width, head_dim + 1)
             torch.div(grad_out[start:stop].permute(0, 2, 1, 3).reshape(batch, width, head_dim), den,
                       out=d_res[..., :head_dim])
             d_res[..., head_dim:] = -(d_res[..., :head_dim] * res[..., :head_dim]).sum(-1, keepdim=True) / den
             q_exp, k_exp = exps[0].view(batch, width, features), exps[1].view(batch, width, features)
-            v = values[start:stop].view(batch, width, head_dim + 1)
+            v = values.view(batch, width, head_dim + 1)
             d_context = torch.baddbmm((d_res.sum(1, keepdim=True) * eps).expand(-1, features, -1),
                                       q_exp.transpose(1, 2), d_res)  # (gH, M, C + 1)
             d_feat = res.new_empty(2, batch, width, features)
             torch.bmm(d_res, context.transpose(1, 2), out=d_feat[0])
             torch.bmm(v, d_context.transpose(1, 2), out=d_feat[1])
-            torch.baddbmm((d_context.sum(1, keepdim=True) * eps).expand(-1, width, -1), k_exp, d_context,
-                          out=grad_values[start:stop].view(batch, width, head_dim + 1))
+            d_values = torch.baddbmm((d_context.sum(1, keepdim=True) * eps).expand(-1, width, -1), k_exp, d_context)
             d_logits = d_feat.mul_(exps.view(2, batch, width, features))
-            u = qk[:, start:stop]
-            d_half = d_logits.sum(-1).view(u.shape[:-1] + (1,)).mul_(-head_dim ** -0.5)  # d|u|^2/2 * c^2
-            grad_qk[:, start:stop] = torch.matmul(d_logits.view(u.shape[:-1] + (features,)), projection.t()
-                                                  ).addcmul_(u, d_half)
-        return grad_qk, grad_values, None, None, None
+            d_half = d_logits.sum(-1, keepdim=True).mul_(-head_dim ** -0.5)  # d(c^2 |u|^2 / 2) / du = c^2 u
+            d_qk = torch.mm(d_logits.view(-1, features), projection.t()).view(qk.shape)
+            d_qk.addcmul_(qk, d_half.view(qk.shape[:-1] + (1,)))
+            # Back through the group's projection GEMM: (g W, 3 H C) in the layout of its output.
+            d_qkv = res.new_empty(count, width, 3, heads, head_dim)
+            d_qkv[:, :, :2] = d_qk.permute(1, 3, 0, 2, 4)
+            d_qkv[:, :, 2] = d_values.view(count, heads, width, head_dim + 1)[..., :head_dim].transpose(1, 2)
+            d_qkv = d_qkv.view(count * width, -1)
+            rows = dense_x[start * width:stop * width]
+            torch.mm(d_qkv, weight, out=grad_x[start * width:stop * width])
+            grad_weight.addmm_(d_qkv.t(), rows)
+        return grad_x, grad_weight, None, None, None, None, None
 
 
 class PerformerAttention(nn.Module):
@@ -292,13 +318,13 @@ class PerformerAttention(nn.Module):
 
     def _attend_dense(self, node_feat: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
         """The whole layer before dropout, (N, d) -> (N, d), on the (B, W) dense layout of the reference's padded
-        batch (``W`` = the largest graph's nodes), ``group_rows // W`` graphs at a time (:func:`favor_group`).
+        batch (``W`` = the largest graph's nodes), ``group_rows // W`` graphs at a time (:func:`project_group`,
+        :func:`favor_group`).
 
-        The projections run on the dense rows (a padding row has input 0, so its key logits and value are 0,
-        as the reference's); queries and keys come out head-major, (2, B, H, W, C). With ``pad_keys`` a
-        padding key's feature enters the key sum (the ones column is 1 there), otherwise the ones column is 0
-        there and the stabiliser skips it. With autograd the products run in :class:`FavorAttention`, whose
-        backward is written out (two more GEMMs per product, on the group's features it kept)."""
+        A padding row has input 0, so its key logits and value are 0, as the reference's. With ``pad_keys``
+        a padding key's feature enters the key sum (the ones column is 1 there), otherwise the ones column
+        is 0 there and the stabiliser skips it. With autograd the group loop runs in :class:`FavorAttention`,
+        whose backward is written out."""
         graphs, width = layout.batch_size, layout.max_nodes
         heads, head_dim, phi = self.num_heads, self.head_dim, self.fast_attention
         index = layout.cached("performer_dense_index", lambda: layout.node_graph_id * width + layout.node_position)
@@ -307,24 +333,19 @@ class PerformerAttention(nn.Module):
         if not self.pad_keys:
             valid = layout.cached(("performer_valid", node_feat.dtype), lambda: node_feat.new_zeros(
                 graphs * width).index_fill_(0, index, 1.0).view(graphs, 1, width))  # (B, 1, W)
-        # Queries and keys in one GEMM, values in another: a slice of one (B, W, 3, H, C) output would cost its
-        # backward two zero-filled tensors of that size (measured: a sixth of the layer's training step).
-        qk = F.linear(dense_x, torch.cat([self.to_q.weight, self.to_k.weight])).view(graphs, width, 2, heads, head_dim)
-        qk = qk.permute(2, 0, 3, 1, 4).contiguous()  # (2, B, H, W, C)
-        ones = (qk.new_ones(graphs, heads, width, 1) if valid is None
-                else valid.view(graphs, 1, width, 1).expand(graphs, heads, width, 1))
-        v = self.to_v(dense_x).view(graphs, width, heads, head_dim).transpose(1, 2)
-        values = torch.cat([v, ones], dim=-1)  # (B, H, W, C + 1)
+        weight = torch.cat([self.to_q.weight, self.to_k.weight, self.to_v.weight])  # (3 H C, d)
         projection = (phi.projection_matrix.to(node_feat.dtype) * head_dim ** -0.25).t()  # (C, M): c P^T
         group = max(1, self.group_rows // max(width, 1))
         if torch.is_grad_enabled():
-            attended = FavorAttention.apply(qk, values, projection, valid, group)
+            attended = FavorAttention.apply(dense_x, weight, projection, valid, graphs, heads, group)
         else:
             attended = node_feat.new_empty(graphs, width, heads, head_dim)
             for start in range(0, graphs, group):
                 stop = min(graphs, start + group)
-                _, _, res = favor_group(qk[:, start:stop], values[start:stop], projection,
-                                        None if valid is None else valid[start:stop])
+                group_valid = None if valid is None else valid[start:stop]
+                qk, values = project_group(dense_x[start * width:stop * width], weight, stop - start, heads,
+                                           group_valid)
+                _, _, res = favor_group(qk, values, projection, group_valid)
                 favor_ratio(res, attended[start:stop].permute(0, 2, 1, 3))
         return self.to_out(attended.view(graphs * width, heads * head_dim)).index_select(0, index)
 

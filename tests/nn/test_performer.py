@@ -131,14 +131,16 @@ def test_the_dense_backward_matches_autograd_through_the_per_graph_products(pad_
             torch.testing.assert_close(got, expected)
 
 
-def test_favor_attention_gradcheck_in_the_values():
-    """In the values (the stabiliser depends on queries and keys and has no gradient, so finite differences in
-    those see it move: their gradients are checked against autograd above)."""
+def test_favor_attention_gradcheck_in_the_value_weights():
+    """In ``to_v``'s weights (the stabiliser depends on queries and keys and has no gradient, so finite
+    differences in those see it move: their gradients are checked against autograd above)."""
     torch.manual_seed(0)
-    qk = torch.randn(2, 3, 2, 5, 4, dtype=torch.float64)
-    v = torch.randn(3, 2, 5, 4, dtype=torch.float64)
-    values = torch.cat([v, torch.ones(3, 2, 5, 1, dtype=torch.float64)], -1).requires_grad_()
-    projection = torch.randn(4, 7, dtype=torch.float64)
+    graphs, width, heads, head_dim, d = 3, 5, 2, 4, 6
+    dense_x = torch.randn(graphs * width, d, dtype=torch.float64)
+    qk_weight = torch.randn(2 * heads * head_dim, d, dtype=torch.float64) / 3
+    v_weight = torch.randn(heads * head_dim, d, dtype=torch.float64, requires_grad=True)
+    projection = torch.randn(head_dim, 7, dtype=torch.float64)
     valid = torch.tensor([[1.0] * 5, [1.0] * 3 + [0.0] * 2, [1.0] * 4 + [0.0]], dtype=torch.float64).view(3, 1, 5)
     for mask in (None, valid):
-        assert torch.autograd.gradcheck(lambda b: FavorAttention.apply(qk, b, projection, mask, 2), (values,))
+        assert torch.autograd.gradcheck(lambda w: FavorAttention.apply(
+            dense_x, torch.cat([qk_weight, w]), projection, mask, graphs, heads, 2), (v_weight,))
