@@ -10,7 +10,10 @@ with the softmax per channel over the node's incoming edges (``aggr='softmax'``,
 without biases. A node without incoming edges aggregates zero. The softmax and the weighted sum run
 as one normalised sum, :func:`softmax_aggregate`: two ``gspmm`` sums (numerator and denominator) on DGL's
 kernels and one division per node, instead of ``edge_softmax`` (whose CPU path costs about twice as much
-for (E, d) scores) and a division per edge.
+for (E, d) scores) and a division per edge. The layer runs it as :class:`SoftmaxAggregate` (messages
+gathered by ``index_select`` and made in place, a written-out backward) and, without autograd, as
+:func:`gen_conv_aggregate_inference` (the same with edge buffers kept per batch); :class:`FoldedGENConv` is
+its eval-mode copy with the BatchNorm folded.
 """
 from __future__ import annotations
 
@@ -18,7 +21,6 @@ from typing import Optional, Tuple
 
 import dgl
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from .batch_layout import BatchLayout
