@@ -56,14 +56,15 @@ def test_gradients_save_load_permutation_and_batching():
     assert_batched_equals_single(conv, graphs, D)
 
 
+@pytest.mark.parametrize("scale", [1.0, 100.0])  # messages below SHIFT_FREE_MAX (exp unshifted), and above
 @pytest.mark.parametrize("with_edges", [False, True])
-def test_the_forward_without_gradients_matches_the_node_loop(with_edges):
+def test_the_forward_without_gradients_matches_the_node_loop(with_edges, scale):
     graphs = with_features([random_graph(7, 20, 1), random_graph(4, 6, 2), dgl.graph(([], []), num_nodes=2)], D)
     g = dgl.batch(graphs)  # two nodes without incoming edges aggregate 0, not eps
     torch.manual_seed(0)
     conv = GENConvLayer(D).double().eval()
-    x = g.ndata["h"].double()
-    e = g.edata["h"].double() if with_edges else None
+    x = scale * g.ndata["h"].double()
+    e = scale * g.edata["h"].double() if with_edges else None
     with_grad, _ = conv(g, x, e)
     with torch.no_grad():
         out, edges_out = conv(g, x, e)
@@ -73,14 +74,15 @@ def test_the_forward_without_gradients_matches_the_node_loop(with_edges):
     torch.testing.assert_close(out, expected)
 
 
+@pytest.mark.parametrize("scale", [1.0, 100.0])  # messages below SHIFT_FREE_MAX (exp unshifted), and above
 @pytest.mark.parametrize("with_edges", [False, True])
-def test_the_written_out_backward_matches_autograd_and_finite_differences(with_edges):
+def test_the_written_out_backward_matches_autograd_and_finite_differences(with_edges, scale):
     graphs = with_features([random_graph(7, 20, 1), random_graph(4, 6, 2), dgl.graph(([], []), num_nodes=2)], D)
     g = dgl.batch(graphs)
     src, dst = g.edges()
     torch.manual_seed(0)
-    x = g.ndata["h"].double().requires_grad_()
-    e = g.edata["h"].double().requires_grad_() if with_edges else None
+    x = (scale * g.ndata["h"].double()).requires_grad_()
+    e = (scale * g.edata["h"].double()).requires_grad_() if with_edges else None
     weights = torch.randn(g.num_nodes(), D, dtype=torch.float64)
 
     def autograd_chain(x, e):  # the formulation on DGL's kernels, differentiated by autograd
@@ -95,8 +97,10 @@ def test_the_written_out_backward_matches_autograd_and_finite_differences(with_e
     want = torch.autograd.grad((expected * weights).sum(), inputs)
     for a, b in zip(got, want):
         torch.testing.assert_close(a, b)
-    assert torch.autograd.gradcheck(
-        lambda *args: SoftmaxAggregate.apply(g, args[0], args[1] if with_edges else None, src, dst, 1e-7), inputs)
+    assert float(out.abs().max()) > (10.0 if scale > 1 else 0.1)
+    if scale == 1.0:
+        assert torch.autograd.gradcheck(
+            lambda *args: SoftmaxAggregate.apply(g, args[0], args[1] if with_edges else None, src, dst, 1e-7), inputs)
 
 
 def test_folded_copy_matches_eval_mode_and_reuses_the_layouts_edge_buffers():
