@@ -239,8 +239,8 @@ class PerformerAttention(nn.Module):
     pad_keys : bool, count the reference's padding keys (module docstring).
 
     The layer runs on the reference's dense (B, W) layout, ``group_rows // W`` graphs at a time
-    (:meth:`_attend_dense`; with autograd through :class:`FavorAttention`), measured 2.5x faster without
-    gradients and 1.3x with them than the per-node layout at MNIST batch 64. A batch with a graph of more
+    (:meth:`_attend_dense`; with autograd through :class:`FavorAttention`), measured 1.5-1.8x faster without
+    gradients and 1.15-1.25x with them than the per-node layout at MNIST batch 16-64. A batch with a graph of more
     than ``chunk_rows`` nodes (or so uneven that padding would more than quadruple the rows) runs graph by
     graph: without gradients on ``chunk_rows`` nodes at a time, never holding an (N, H, M) tensor, with
     them as one product per graph.
