@@ -21,6 +21,7 @@ from geaet_dgl.models.positional import EquivStableLapPEEncoder, KernelSEEncoder
 from geaet_dgl.models.signnet import FoldedSignNetEncoder, SignNetEncoder
 from geaet_dgl.nn.external_attention import FoldedGEANet, GEANet
 from geaet_dgl.nn.gated_gcn import FoldedGatedGCN, GatedGCNLayer
+from geaet_dgl.nn.gen_conv import FoldedGENConv, GENConvLayer
 from geaet_dgl.nn.geaet_layer import FoldedGEAETLayer, GEAETLayer
 from geaet_dgl.nn.self_attention import FoldedSelfAttention, GraphSelfAttention
 from geaet_dgl.config.presets import get_preset
@@ -88,6 +89,8 @@ def test_folded_model_matches_the_model_for_every_paper_preset(preset):
     for layer in folded.layers:
         if cfg.mpnn == "gatedgcn":
             assert isinstance(layer.local_model, FoldedGatedGCN)
+        if cfg.mpnn == "genconv":
+            assert isinstance(layer.local_model, FoldedGENConv)
         if cfg.attention == "transformer":
             assert isinstance(layer.global_model, FoldedSelfAttention)
         assert isinstance(layer.external_model, FoldedGEANet)
@@ -166,6 +169,8 @@ def test_folded_model_matches_the_model_for_every_layer_of_the_menu(name):
         assert isinstance(layer, FoldedGEAETLayer)
         if cfg.mpnn == "gatedgcn":
             assert isinstance(layer.local_model, FoldedGatedGCN)
+        if cfg.mpnn == "genconv":
+            assert isinstance(layer.local_model, FoldedGENConv)
         if cfg.attention == "transformer":
             assert isinstance(layer.global_model, FoldedSelfAttention)
         if cfg.external and cfg.geanet.variant == "reference":
@@ -187,12 +192,13 @@ FOLDED_OPTIONS = {
     "LinearEncoder": {"in_feats", "out_feats"},
     "EquivStableLapPEEncoder": {"k", "out_feats"},
     "SignNetEncoder": {"k", "pe_dim", "model", "phi_layers", "phi_hidden_dim", "phi_out_dim", "rho_layers"},
+    "GENConvLayer": {"feats", "expansion", "eps"},  # the model builds it with its defaults (MENU's genconv entry)
 }
 
 
 def test_every_option_of_a_folded_module_is_in_the_menu():
     classes = (GatedGCNLayer, GraphSelfAttention, GEANet, GEAETLayer, KernelSEEncoder, LinearEncoder,
-               EquivStableLapPEEncoder, SignNetEncoder)
+               EquivStableLapPEEncoder, SignNetEncoder, GENConvLayer)
     assert {cls.__name__ for cls in classes} == set(FOLDED_OPTIONS)
     for cls in classes:
         options = set(inspect.signature(cls.__init__).parameters) - {"self"}
