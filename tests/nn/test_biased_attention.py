@@ -196,3 +196,37 @@ def test_grouped_path_lookup_matches_loops_in_a_padded_batch(num_edge_types, pat
     paths[0, 1, 0] = num_edge_types  # an edge type past the table, inside a graph
     with pytest.raises(ValueError, match="num_edge_types to at least"):
         bias(types, lay, paths)
+
+
+def test_folded_biased_attention_matches_the_layer_and_shares_the_batch_bias():
+    """Eval-mode copy (score scale in the queries, a norm's scale in out_proj, head-major bias summed once per
+    batch) against the layer's own forward, with the bias given and taken from the layout; the training
+    forward's per-batch sum of the layout's bias and padding keeps the bias's gradient."""
+    torch.manual_seed(4)
+    graphs = [dgl.rand_graph(n, 2 * n) for n in (7, 3, 5)]
+    g = dgl.batch(graphs)
+    attn = BiasedGraphSelfAttention(D, H, attn_dropout=0.0)
+    torch.nn.init.normal_(attn.in_proj_bias)
+    lay = BatchLayout.from_graph(g)
+    w = lay.dense_width
+    bias = torch.randn(len(graphs) * H, w, w, requires_grad=True)
+    x = torch.randn(g.num_nodes(), D)
+    scale = torch.rand(D) + 0.5
+    attn.eval()
+    with torch.no_grad():
+        expected = attn(g, x, layout=lay, attn_bias=bias)[0]
+    folded = attn.folded((scale, torch.zeros(D)))
+    torch.testing.assert_close(folded(g, x, layout=BatchLayout.from_graph(g), attn_bias=bias)[0], expected * scale)
+    own = BatchLayout.from_graph(g)
+    own.cached("graphormer_attention_bias", lambda: bias)
+    torch.testing.assert_close(folded(g, x, layout=own)[0], expected * scale)
+    torch.testing.assert_close(folded(g, x, layout=own)[0], expected * scale)  # the cached head-major bias
+    attn.train()
+    given = attn(g, x, layout=BatchLayout.from_graph(g), attn_bias=bias)[0]
+    grad_given, = torch.autograd.grad(given.square().sum(), bias)
+    shared = BatchLayout.from_graph(g)
+    shared.cached("graphormer_attention_bias", lambda: bias)
+    out = attn(g, x, layout=shared)[0] + attn(g, x, layout=shared)[0]  # two layers, one summed bias
+    torch.testing.assert_close(out, 2 * given)
+    grad_shared, = torch.autograd.grad(out.square().sum(), bias)
+    torch.testing.assert_close(grad_shared, 4 * grad_given)
