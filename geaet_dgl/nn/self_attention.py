@@ -122,7 +122,9 @@ class GraphSelfAttention(nn.Module):
         # Scores with the key padding bias in one batched GEMM, then softmax over the keys.
         bias = self.scores_bias(layout, qkv.dtype, attn_bias)
         scores = torch.baddbmm(bias, query, key.transpose(1, 2), alpha=self.score_scale)
-        weights = torch.softmax(scores, dim=-1)  # (B*H, W, W)
+        # (B*H, W, W); scores is a fresh buffer nothing else reads. Kept weights: PyTorch's kernel, whose
+        # padding keys get exactly 0 (softmax_'s get at most e^-80).
+        weights = torch.softmax(scores, dim=-1) if self.keep_attention else _InPlaceSoftmax.apply(scores)
         out = torch.bmm(F.dropout(weights, self.attn_dropout, self.training), value)  # (B*H, W, d/H)
         out = out.view(num_graphs, heads, width, head_dim).transpose(1, 2).reshape(num_graphs * width, -1)
         out = self.out_proj(out.index_select(0, rows))
@@ -233,6 +235,23 @@ def softmax_(scores: torch.Tensor) -> torch.Tensor:
     top = scores.amax(-1, keepdim=True)
     scores.sub_(top).clamp_(min=EXP_FLOOR).exp_()
     return scores.div_(scores.sum(-1, keepdim=True))
+
+
+class _InPlaceSoftmax(torch.autograd.Function):
+    """:func:`softmax_` on a fresh (.., W) buffer, differentiable: backward is PyTorch's softmax backward, from
+    the saved output alone (as ``torch.softmax``'s)."""
+
+    @staticmethod
+    def forward(ctx, scores: torch.Tensor) -> torch.Tensor:
+        ctx.mark_dirty(scores)
+        weights = softmax_(scores)
+        ctx.save_for_backward(weights)
+        return weights
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+        weights, = ctx.saved_tensors
+        return torch._softmax_backward_data(grad, weights, -1, weights.dtype)
 
 
 def attention_workspace(layout: BatchLayout, heads: int, head_dim: int, dtype: torch.dtype) -> torch.Tensor:

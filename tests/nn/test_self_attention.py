@@ -78,3 +78,15 @@ def test_in_place_softmax_matches_torch_with_padding_keys(width):
     torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-7)
     assert float(got[:, :, width // 2 + 1:].max()) < 1e-30
     torch.testing.assert_close(got.sum(-1), torch.ones(6, 4))
+
+
+def test_in_place_softmax_gradient_matches_torch():
+    """The attention's differentiable in-place softmax (width 37: whole-tensor ops) has torch.softmax's gradient."""
+    from geaet_dgl.nn.self_attention import _InPlaceSoftmax
+
+    torch.manual_seed(6)
+    scores = torch.randn(3, 5, 37, requires_grad=True)
+    weights = torch.randn(3, 5, 37)
+    expected, = torch.autograd.grad((torch.softmax(scores, -1) * weights).sum(), scores)
+    got, = torch.autograd.grad((_InPlaceSoftmax.apply(scores * 1.0) * weights).sum(), scores)
+    torch.testing.assert_close(got, expected)
