@@ -71,8 +71,7 @@ class BatchLayout:
         """(B * num_heads, 1, W) additive attention bias: 0 for a graph's nodes, the dtype's minimum for padding.
 
         Built once per batch and shared by every layer. A finite minimum (not -inf) keeps a graph
-        without nodes free of NaN; wherever a row has a real key, the padded keys' weights are 0 (at most e^-80 after
-        ``self_attention.softmax_``'s floor).
+        without nodes free of NaN; wherever a row has a real key, the padded keys' weights are exactly 0.
         """
         def build() -> torch.Tensor:
             padding = torch.ones(self.batch_size, self.dense_width, dtype=torch.bool,
