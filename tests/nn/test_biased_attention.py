@@ -7,7 +7,7 @@ import torch
 from geaet_dgl.data.encodings.se_cache import StructuralSpec, attach_structural
 from geaet_dgl.nn.batch_layout import BatchLayout
 from geaet_dgl.nn.biased_attention import BiasedGraphSelfAttention
-from geaet_dgl.nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder
+from geaet_dgl.nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder, _group_size
 from geaet_dgl.nn.self_attention import GraphSelfAttention
 from tests.conftest import graph_cases
 
@@ -161,7 +161,7 @@ def _bias_loops(bias: GraphormerBias, types: torch.Tensor, paths: torch.Tensor, 
     return out
 
 
-@pytest.mark.parametrize("num_edge_types,path_steps", [(4, 6), (7, 5), (2, 3)])
+@pytest.mark.parametrize("num_edge_types,path_steps", [(4, 6), (7, 5), (2, 3), (2, 7)])
 def test_grouped_path_lookup_matches_loops_in_a_padded_batch(num_edge_types, path_steps):
     """The bias built from grouped path-step lookups (G = ceil(S / g) rows per pair, the last group filled with
     zero steps where g does not divide S) equals per-pair float64 loops over every step, on a batch of graphs
@@ -182,6 +182,8 @@ def test_grouped_path_lookup_matches_loops_in_a_padded_batch(num_edge_types, pat
     for table in (bias.spatial_encoder, bias.edge_encoder, bias.edge_dis_encoder):
         torch.nn.init.normal_(table.weight)
     lay = BatchLayout.from_graph(g)
+    group = _group_size(num_edge_types, path_steps, num * lay.dense_width)
+    assert (num_edge_types, path_steps) != (2, 7) or path_steps % group  # one case fills its last group
     got = bias(types, lay, paths).view(len(sizes), H, lay.dense_width, lay.dense_width)
     expected = _bias_loops(bias, types, paths, sizes)
     for b, n in enumerate(sizes):
