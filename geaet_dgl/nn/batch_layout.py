@@ -51,6 +51,10 @@ class BatchLayout:
             self._cache[key] = build()
         return self._cache[key]
 
+    def holds(self, key: Hashable, value: object) -> bool:
+        """Whether :meth:`cached` keeps exactly ``value`` (the same object) under ``key``; builds nothing."""
+        return self._cache.get(key) is value
+
     @property
     def dense_width(self) -> int:
         """Per-graph width W of the dense attention layout: ``max_nodes``, rounded up to a multiple of

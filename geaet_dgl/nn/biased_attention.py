@@ -5,9 +5,11 @@ from typing import Optional, Tuple
 
 import dgl
 import torch
+import torch.nn.functional as F
 
 from .batch_layout import BatchLayout, layout_of
-from .self_attention import GraphSelfAttention
+from .norm import Affine
+from .self_attention import FoldedSelfAttention, GraphSelfAttention, attention_workspace, softmax_
 
 #: Key of the batch's (B * H, W, W) attention bias in :meth:`BatchLayout.cached`: the model computes it
 #: once per forward (:class:`~.graphormer_bias.GraphormerBias`) and every biased layer reads it.
@@ -64,10 +66,81 @@ class BiasedGraphSelfAttention(GraphSelfAttention):
         attn_bias: Optional[torch.Tensor] = None,
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         layout = layout_of(graph, layout)
+        return super().forward(graph, node_feat, edge_feat, layout=layout,
+                               attn_bias=_checked_bias(layout, self.num_heads, attn_bias))
+
+    def scores_bias(self, layout: BatchLayout, dtype: torch.dtype, attn_bias: Optional[torch.Tensor] = None
+                    ) -> torch.Tensor:
+        """The key padding bias plus ``attn_bias``, (B * H, W, W); for the batch's own bias (the layout's
+        :data:`ATTENTION_BIAS`) summed once per batch and shared by every layer."""
+        if attn_bias is not None and layout.holds(ATTENTION_BIAS, attn_bias):
+            return layout.cached(("attention_bias_with_padding", self.num_heads, dtype),
+                                 lambda: super(BiasedGraphSelfAttention, self).scores_bias(layout, dtype, attn_bias))
+        return super().scores_bias(layout, dtype, attn_bias)
+
+    def folded(self, out_affine: Optional[Affine] = None) -> Optional["FoldedBiasedSelfAttention"]:
+        """``out_affine(self(x))`` as an eval-mode copy (:class:`FoldedBiasedSelfAttention`), or None while
+        ``keep_attention`` is set."""
+        if type(self) is not BiasedGraphSelfAttention or self.keep_attention:
+            return None
+        return FoldedBiasedSelfAttention(self, out_affine)
+
+
+def _checked_bias(layout: BatchLayout, heads: int, attn_bias: Optional[torch.Tensor]) -> torch.Tensor:
+    """``attn_bias``, or the layout's :data:`ATTENTION_BIAS` where None, checked to be (B * H, W, W)."""
+    if attn_bias is None:
+        attn_bias = layout.cached(ATTENTION_BIAS, _no_bias)
+    expected = (layout.batch_size * heads, layout.dense_width, layout.dense_width)
+    if tuple(attn_bias.shape) != expected:
+        raise ValueError(f"attn_bias has shape {tuple(attn_bias.shape)}, expected {expected} "
+                         "(B * num_heads, W, W with W = layout.dense_width)")
+    return attn_bias
+
+
+class FoldedBiasedSelfAttention(FoldedSelfAttention):
+    """``out_affine(BiasedGraphSelfAttention(x))`` in eval mode: (N, d) -> (N, d). Built by
+    :meth:`BiasedGraphSelfAttention.folded`.
+
+    As :class:`~.self_attention.FoldedSelfAttention` (score scale in the query projection, ``out_affine`` in
+    ``out_proj``, the nodes scattered once into the batch's shared (head, graph, position) workspace,
+    softmax in place), with the scores' bias a full (H * B, W, W) tensor: the Graphormer bias plus the key
+    padding bias, reordered head-major and summed once per batch, added by the scores' ``baddbmm``.
+    """
+
+    def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor] = None, *,
+                layout: Optional[BatchLayout] = None, pe_dist: Optional[torch.Tensor] = None,
+                edge_output: bool = True, attn_bias: Optional[torch.Tensor] = None
+                ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """(N, d) -> (N, d) as the layer's eval forward; ``edge_feat`` passes through."""
+        layout = layout_of(graph, layout)
+        num_graphs, width = layout.batch_size, layout.dense_width
+        heads, head_dim = self.num_heads, self.hidden_dim // self.num_heads
+        rows = layout.dense_index  # node -> row of the (B * W) dense layout
+        num_nodes = node_feat.shape[0]
+        qkv = F.linear(node_feat, self.in_weight, self.in_bias)  # (N, 3d)
+        bias = self._head_major_bias(layout, attn_bias, qkv.dtype)  # (H * B, W, W)
+        workspace = attention_workspace(layout, heads, head_dim, qkv.dtype)  # (3, H, B * W, d/H + 1)
+        workspace.view(3 * heads, num_graphs * width, head_dim + 1)[:, :, :head_dim].index_copy_(
+            1, rows, qkv.view(num_nodes, 3 * heads, head_dim).transpose(0, 1))
+        # q, k, v without the workspace's padding channel (the padding is in ``bias``)
+        query, key, value = (workspace[i, :, :, :head_dim].view(heads * num_graphs, width, head_dim)
+                             for i in range(3))
+        scores = torch.baddbmm(bias, query, key.transpose(1, 2))  # (H*B, W, W)
+        weights = softmax_(scores)
+        out = torch.bmm(weights, value).view(heads, num_graphs * width, head_dim).index_select(1, rows)
+        return F.linear(out.transpose(0, 1).reshape(num_nodes, self.hidden_dim), self.out_weight,
+                        self.out_bias), edge_feat
+
+    def _head_major_bias(self, layout: BatchLayout, attn_bias: Optional[torch.Tensor], dtype: torch.dtype
+                         ) -> torch.Tensor:
+        """(B * H, W, W) ``attn_bias`` + key padding bias -> (H * B, W, W); the layout's own bias once per batch."""
+        def build(bias: torch.Tensor) -> torch.Tensor:
+            heads, num_graphs, width = self.num_heads, layout.batch_size, layout.dense_width
+            padding = layout.key_bias(heads, dtype).view(num_graphs, heads, 1, width)
+            full = bias.view(num_graphs, heads, width, width) + padding
+            return full.transpose(0, 1).reshape(heads * num_graphs, width, width)
+
+        checked = _checked_bias(layout, self.num_heads, attn_bias)
         if attn_bias is None:
-            attn_bias = layout.cached(ATTENTION_BIAS, _no_bias)
-        expected = (layout.batch_size * self.num_heads, layout.dense_width, layout.dense_width)
-        if tuple(attn_bias.shape) != expected:
-            raise ValueError(f"attn_bias has shape {tuple(attn_bias.shape)}, expected {expected} "
-                             "(B * num_heads, W, W with W = layout.dense_width)")
-        return super().forward(graph, node_feat, edge_feat, layout=layout, attn_bias=attn_bias)
+            return layout.cached(("head_major_attention_bias", self.num_heads, dtype), lambda: build(checked))
+        return build(checked)

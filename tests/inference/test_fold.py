@@ -23,6 +23,7 @@ from geaet_dgl.nn.external_attention import FoldedGEANet, GEANet
 from geaet_dgl.nn.gated_gcn import FoldedGatedGCN, GatedGCNLayer
 from geaet_dgl.nn.gen_conv import FoldedGENConv, GENConvLayer
 from geaet_dgl.nn.geaet_layer import FoldedGEAETLayer, GEAETLayer
+from geaet_dgl.nn.biased_attention import BiasedGraphSelfAttention, FoldedBiasedSelfAttention
 from geaet_dgl.nn.self_attention import FoldedSelfAttention, GraphSelfAttention
 from geaet_dgl.config.presets import get_preset
 from tests.inference.layer_menu import MENU, menu_graphs, menu_model, trained_looking
@@ -93,6 +94,8 @@ def test_folded_model_matches_the_model_for_every_paper_preset(preset):
             assert isinstance(layer.local_model, FoldedGENConv)
         if cfg.attention == "transformer":
             assert isinstance(layer.global_model, FoldedSelfAttention)
+        if cfg.attention == "biased_transformer":
+            assert isinstance(layer.global_model, FoldedBiasedSelfAttention)
         assert isinstance(layer.external_model, FoldedGEANet)
     with torch.no_grad():
         expected = model.eval()(graph)
@@ -173,6 +176,8 @@ def test_folded_model_matches_the_model_for_every_layer_of_the_menu(name):
             assert isinstance(layer.local_model, FoldedGENConv)
         if cfg.attention == "transformer":
             assert isinstance(layer.global_model, FoldedSelfAttention)
+        if cfg.attention == "biased_transformer":
+            assert isinstance(layer.global_model, FoldedBiasedSelfAttention)
         if cfg.external and cfg.geanet.variant == "reference":
             assert isinstance(layer.external_model, FoldedGEANet)
     if cfg.pe == "signnet":
@@ -185,6 +190,7 @@ def test_folded_model_matches_the_model_for_every_layer_of_the_menu(name):
 FOLDED_OPTIONS = {
     "GatedGCNLayer": {"in_feats", "out_feats", "dropout", "residual", "activation", "equivstable_pe"},
     "GraphSelfAttention": {"hidden_dim", "num_heads", "attn_dropout"},
+    "BiasedGraphSelfAttention": {"hidden_dim", "num_heads", "attn_dropout"},
     "GEANet": {"hidden_dim", "num_heads", "unit_size", "node_unit", "edge_unit", "shared_unit", "scope"},
     "GEAETLayer": {"hidden_dim", "local_model", "global_model", "external_model", "local_dropout", "global_dropout",
                    "external_dropout", "ffn_dropout", "norm", "use_ffn", "local_out_act", "activation", "residual"},
@@ -197,8 +203,8 @@ FOLDED_OPTIONS = {
 
 
 def test_every_option_of_a_folded_module_is_in_the_menu():
-    classes = (GatedGCNLayer, GraphSelfAttention, GEANet, GEAETLayer, KernelSEEncoder, LinearEncoder,
-               EquivStableLapPEEncoder, SignNetEncoder, GENConvLayer)
+    classes = (GatedGCNLayer, GraphSelfAttention, BiasedGraphSelfAttention, GEANet, GEAETLayer, KernelSEEncoder,
+               LinearEncoder, EquivStableLapPEEncoder, SignNetEncoder, GENConvLayer)
     assert {cls.__name__ for cls in classes} == set(FOLDED_OPTIONS)
     for cls in classes:
         options = set(inspect.signature(cls.__init__).parameters) - {"self"}

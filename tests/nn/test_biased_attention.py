@@ -7,7 +7,7 @@ import torch
 from geaet_dgl.data.encodings.se_cache import StructuralSpec, attach_structural
 from geaet_dgl.nn.batch_layout import BatchLayout
 from geaet_dgl.nn.biased_attention import BiasedGraphSelfAttention
-from geaet_dgl.nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder
+from geaet_dgl.nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder, _group_size
 from geaet_dgl.nn.self_attention import GraphSelfAttention
 from tests.conftest import graph_cases
 
@@ -141,3 +141,94 @@ def test_path_encoding_matches_loops_and_follows_shortest_paths():
             edge_part = sum(z[paths[i, j, k]] @ steps[k] for k in range(S)) / max(int(types[i, j]), 1)
             expected = bias.spatial_encoder.weight.double()[types[i, j]] + edge_part
             torch.testing.assert_close(got[:, i, j].double(), expected, atol=1e-5, rtol=1e-5)
+
+
+def _bias_loops(bias: GraphormerBias, types: torch.Tensor, paths: torch.Tensor, sizes) -> list:
+    """Float64 loops: per graph (H, n, n), b_{phi} + sum_k z[t_k] W_k / max(phi, 1) on every pair."""
+    z = bias.edge_encoder.weight.double()
+    steps = bias.edge_dis_encoder.weight.double().view(-1, H, H)
+    spatial = bias.spatial_encoder.weight.double()
+    out, start = [], 0
+    for n in sizes:
+        block = torch.zeros(H, n, n, dtype=torch.float64)
+        for i in range(n):
+            for j in range(n):
+                phi = int(types[start + i, j])
+                path = sum(z[int(paths[start + i, j, k])] @ steps[k] for k in range(paths.shape[-1]))
+                block[:, i, j] = spatial[phi] + path / max(phi, 1)
+        out.append(block)
+        start += n
+    return out
+
+
+@pytest.mark.parametrize("num_edge_types,path_steps", [(4, 6), (7, 5), (2, 3), (2, 7)])
+def test_grouped_path_lookup_matches_loops_in_a_padded_batch(num_edge_types, path_steps):
+    """The bias built from grouped path-step lookups (G = ceil(S / g) rows per pair, the last group filled with
+    zero steps where g does not divide S) equals per-pair float64 loops over every step, on a batch of graphs
+    of different sizes whose stored rows are wider than the batch (cut) and whose padding holds junk; the
+    table gradients equal those of the loops."""
+    torch.manual_seed(3)
+    sizes, data_width = [5, 2, 4], 7
+    num = sum(sizes)
+    types = torch.full((num, data_width), 255, dtype=torch.uint8)  # 255: se_cache's padding
+    paths = torch.randint(0, 250, (num, data_width, path_steps), dtype=torch.uint8)  # junk outside the graphs
+    start = 0
+    for n in sizes:
+        types[start:start + n, :n] = torch.randint(0, path_steps + 1, (n, n), dtype=torch.uint8)
+        paths[start:start + n, :n] = torch.randint(0, num_edge_types, (n, n, path_steps), dtype=torch.uint8)
+        start += n
+    g = dgl.batch([dgl.rand_graph(n, 0) for n in sizes])
+    bias = GraphormerBias(H, path_steps, num_edge_types=num_edge_types).double()
+    for table in (bias.spatial_encoder, bias.edge_encoder, bias.edge_dis_encoder):
+        torch.nn.init.normal_(table.weight)
+    lay = BatchLayout.from_graph(g)
+    group = _group_size(num_edge_types, path_steps, num * lay.dense_width)
+    assert (num_edge_types, path_steps) != (2, 7) or path_steps % group  # one case fills its last group
+    got = bias(types, lay, paths).view(len(sizes), H, lay.dense_width, lay.dense_width)
+    expected = _bias_loops(bias, types, paths, sizes)
+    for b, n in enumerate(sizes):
+        torch.testing.assert_close(got[b, :, :n, :n], expected[b])
+        assert not got[b, :, n:].any() and not got[b, :, :, n:].any()  # zero outside the graph
+    weights = [torch.randn(H, n, n, dtype=torch.float64) for n in sizes]
+    grads = torch.autograd.grad(sum((got[b, :, :n, :n] * w).sum() for b, (n, w) in enumerate(zip(sizes, weights))),
+                                list(bias.parameters()))
+    expected_grads = torch.autograd.grad(sum((e * w).sum() for e, w in zip(expected, weights)), list(bias.parameters()))
+    for a, e in zip(grads, expected_grads):
+        torch.testing.assert_close(a, e)
+    paths[0, 1, 0] = num_edge_types  # an edge type past the table, inside a graph
+    with pytest.raises(ValueError, match="num_edge_types to at least"):
+        bias(types, lay, paths)
+
+
+def test_folded_biased_attention_matches_the_layer_and_shares_the_batch_bias():
+    """Eval-mode copy (score scale in the queries, a norm's scale in out_proj, head-major bias summed once per
+    batch) against the layer's own forward, with the bias given and taken from the layout; the training
+    forward's per-batch sum of the layout's bias and padding keeps the bias's gradient."""
+    torch.manual_seed(4)
+    graphs = [dgl.rand_graph(n, 2 * n) for n in (7, 3, 5)]
+    g = dgl.batch(graphs)
+    attn = BiasedGraphSelfAttention(D, H, attn_dropout=0.0)
+    torch.nn.init.normal_(attn.in_proj_bias)
+    lay = BatchLayout.from_graph(g)
+    w = lay.dense_width
+    bias = torch.randn(len(graphs) * H, w, w, requires_grad=True)
+    x = torch.randn(g.num_nodes(), D)
+    scale = torch.rand(D) + 0.5
+    attn.eval()
+    with torch.no_grad():
+        expected = attn(g, x, layout=lay, attn_bias=bias)[0]
+    folded = attn.folded((scale, torch.zeros(D)))
+    torch.testing.assert_close(folded(g, x, layout=BatchLayout.from_graph(g), attn_bias=bias)[0], expected * scale)
+    own = BatchLayout.from_graph(g)
+    own.cached("graphormer_attention_bias", lambda: bias)
+    torch.testing.assert_close(folded(g, x, layout=own)[0], expected * scale)
+    torch.testing.assert_close(folded(g, x, layout=own)[0], expected * scale)  # the cached head-major bias
+    attn.train()
+    given = attn(g, x, layout=BatchLayout.from_graph(g), attn_bias=bias)[0]
+    grad_given, = torch.autograd.grad(given.square().sum(), bias)
+    shared = BatchLayout.from_graph(g)
+    shared.cached("graphormer_attention_bias", lambda: bias)
+    out = attn(g, x, layout=shared)[0] + attn(g, x, layout=shared)[0]  # two layers, one summed bias
+    torch.testing.assert_close(out, 2 * given)
+    grad_shared, = torch.autograd.grad(out.square().sum(), bias)
+    torch.testing.assert_close(grad_shared, 4 * grad_given)

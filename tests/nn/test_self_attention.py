@@ -1,5 +1,6 @@
 """Per-graph self-attention against torch.nn.MultiheadAttention run on each graph alone."""
 import dgl
+import pytest
 import torch
 
 from geaet_dgl.nn import GraphSelfAttention
@@ -60,3 +61,32 @@ def test_dense_width_aligns_only_when_padding_is_cheap():
         return BatchLayout.from_graph(dgl.batch([dgl.rand_graph(max_nodes, 0), dgl.rand_graph(1, 0)])).dense_width
 
     assert [width(n) for n in (75, 80, 190, 38, 23, 1)] == [80, 80, 192, 38, 23, 1]
+
+
+@pytest.mark.parametrize("width", [37, 48, 5])
+def test_in_place_softmax_matches_torch_with_padding_keys(width):
+    """softmax_ (whole-tensor ops with a floor before exp where the width is not a multiple of 16, PyTorch's
+    kernel where it is) against torch.softmax, with padding keys at the dtype's minimum and a row far below."""
+    from geaet_dgl.nn.self_attention import softmax_
+
+    torch.manual_seed(5)
+    scores = torch.randn(6, 4, width) * 4
+    scores[:, :, width // 2 + 1:] = torch.finfo(torch.float32).min
+    scores[0, 0, 1] = scores[0, 0, 0] - 200.0  # a real key whose weight underflows
+    expected = torch.softmax(scores, -1)
+    got = softmax_(scores.clone())
+    torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-7)
+    assert float(got[:, :, width // 2 + 1:].max()) < 1e-30
+    torch.testing.assert_close(got.sum(-1), torch.ones(6, 4))
+
+
+def test_in_place_softmax_gradient_matches_torch():
+    """The attention's differentiable in-place softmax (width 37: whole-tensor ops) has torch.softmax's gradient."""
+    from geaet_dgl.nn.self_attention import _InPlaceSoftmax
+
+    torch.manual_seed(6)
+    scores = torch.randn(3, 5, 37, requires_grad=True)
+    weights = torch.randn(3, 5, 37)
+    expected, = torch.autograd.grad((torch.softmax(scores, -1) * weights).sum(), scores)
+    got, = torch.autograd.grad((_InPlaceSoftmax.apply(scores * 1.0) * weights).sum(), scores)
+    torch.testing.assert_close(got, expected)
