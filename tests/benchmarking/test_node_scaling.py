@@ -150,3 +150,18 @@ def test_planted_task_graph_has_the_asked_degree_and_blocks():
     src, dst = g.edges()
     same = (g.ndata["label"][src] == g.ndata["label"][dst]).float().mean()
     assert 0.75 < float(same) < 0.85  # 4/5 of the edges inside blocks
+
+
+def test_short_measurements_are_repeated_and_long_ones_are_not():
+    from geaet_dgl.benchmarking.node_scaling import repeat_while_short
+
+    calls = []
+    times = repeat_while_short(lambda: calls.append(1), 1, short_cpu_s=10.0, most=5)
+    assert len(times) == 5 == len(calls)  # each call far under 10 CPU s: repeated up to 5 calls
+
+    def busy():
+        calls.append(1)
+        sum(i * i for i in range(20_000))
+
+    calls.clear()
+    assert len(repeat_while_short(busy, 2, short_cpu_s=1e-9, most=5)) == 2 == len(calls)  # long: only the asked 2
