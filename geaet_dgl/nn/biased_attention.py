@@ -5,11 +5,10 @@ from typing import Optional, Tuple
 
 import dgl
 import torch
-import torch.nn.functional as F
 
 from .batch_layout import BatchLayout, layout_of
 from .norm import Affine
-from .self_attention import FoldedSelfAttention, GraphSelfAttention, attention_workspace, softmax_
+from .self_attention import FoldedSelfAttention, GraphSelfAttention, softmax_
 
 #: Key of the batch's (B * H, W, W) attention bias in :meth:`BatchLayout.cached`: the model computes it
 #: once per forward (:class:`~.graphormer_bias.GraphormerBias`) and every biased layer reads it.
@@ -113,23 +112,14 @@ class FoldedBiasedSelfAttention(FoldedSelfAttention):
                 ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, d) -> (N, d) as the layer's eval forward; ``edge_feat`` passes through."""
         layout = layout_of(graph, layout)
-        num_graphs, width = layout.batch_size, layout.dense_width
         heads, head_dim = self.num_heads, self.hidden_dim // self.num_heads
-        rows = layout.dense_index  # node -> row of the (B * W) dense layout
-        num_nodes = node_feat.shape[0]
-        qkv = F.linear(node_feat, self.in_weight, self.in_bias)  # (N, 3d)
-        bias = self._head_major_bias(layout, attn_bias, qkv.dtype)  # (H * B, W, W)
-        workspace = attention_workspace(layout, heads, head_dim, qkv.dtype)  # (3, H, B * W, d/H + 1)
-        workspace.view(3 * heads, num_graphs * width, head_dim + 1)[:, :, :head_dim].index_copy_(
-            1, rows, qkv.view(num_nodes, 3 * heads, head_dim).transpose(0, 1))
-        # q, k, v without the workspace's padding channel (the padding is in ``bias``)
-        query, key, value = (workspace[i, :, :, :head_dim].view(heads * num_graphs, width, head_dim)
-                             for i in range(3))
+        workspace = self.scattered_qkv(layout, node_feat)  # (3, H, B * W, d/H + 1)
+        bias = self._head_major_bias(layout, attn_bias, workspace.dtype)  # (H * B, W, W)
+        # q and k without the workspace's padding channel (the padding is in ``bias``)
+        query, key = (workspace[i, :, :, :head_dim].view(heads * layout.batch_size, layout.dense_width, head_dim)
+                      for i in range(2))
         scores = torch.baddbmm(bias, query, key.transpose(1, 2))  # (H*B, W, W)
-        weights = softmax_(scores)
-        out = torch.bmm(weights, value).view(heads, num_graphs * width, head_dim).index_select(1, rows)
-        return F.linear(out.transpose(0, 1).reshape(num_nodes, self.hidden_dim), self.out_weight,
-                        self.out_bias), edge_feat
+        return self.attend(softmax_(scores), workspace, layout), edge_feat
 
     def _head_major_bias(self, layout: BatchLayout, attn_bias: Optional[torch.Tensor], dtype: torch.dtype
                          ) -> torch.Tensor:

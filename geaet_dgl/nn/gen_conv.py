@@ -8,8 +8,8 @@
 with the softmax per channel over the node's incoming edges (``aggr='softmax'``, ``t = 1``),
 :math:`\\epsilon = 10^{-7}` and the MLP ``Linear(d, 2d) -> BatchNorm -> ReLU -> Linear(2d, d)``
 without biases. A node without incoming edges aggregates zero. The softmax and the weighted sum run
-as one normalised sum, :func:`softmax_aggregate`: two ``gspmm`` sums (numerator and denominator) on DGL's
-kernels and one division per node, instead of ``edge_softmax`` (whose CPU path costs about twice as much
+as one normalised sum, ``sum_j w_ji m_ji / sum_j w_ji`` with ``w_ji = exp(m_ji - max_j m_ji)``: two ``gspmm``
+sums (numerator and denominator) on DGL's kernels and one division per node, instead of ``edge_softmax`` (whose CPU path costs about twice as much
 for (E, d) scores) and a division per edge. The layer runs it as :class:`SoftmaxAggregate` (messages
 gathered by ``index_select`` and made in place, a written-out backward) and, without autograd, as
 :func:`gen_conv_aggregate_inference` (the same with edge buffers kept per batch); :class:`FoldedGENConv` is
@@ -25,19 +25,6 @@ from torch import nn
 
 from .batch_layout import BatchLayout
 from .norm import batchnorm_affine
-
-
-def softmax_aggregate(graph: dgl.DGLGraph, messages: torch.Tensor) -> torch.Tensor:
-    """Per channel, ``a_i = sum_j softmax_j(m_ji) m_ji`` over node i's incoming edges: (E, d) -> (N, d).
-
-    Computed as ``sum_j w_ji m_ji / sum_j w_ji`` with ``w_ji = exp(m_ji - max_j m_ji)`` (the maximum without
-    gradient: any per-node shift gives the same softmax); a node without incoming edges gets 0.
-    """
-    with torch.no_grad():
-        top = dgl.ops.copy_e_max(graph, messages)  # (N, d)
-    weights = dgl.ops.e_sub_v(graph, messages, top).exp_()  # (E, d), in (0, 1]
-    total = dgl.ops.copy_e_sum(graph, weights)  # >= 1 where a node has incoming edges, else 0
-    return dgl.ops.copy_e_sum(graph, weights * messages) / total.clamp_min(torch.finfo(total.dtype).tiny)
 
 
 #: Largest message for which :func:`softmax_weights` takes ``exp(m)`` unshifted: its sums stay far from
@@ -62,7 +49,7 @@ def softmax_weights(graph: dgl.DGLGraph, messages: torch.Tensor, dst: torch.Tens
 @torch.no_grad()
 def softmax_aggregate_inference(graph: dgl.DGLGraph, messages: torch.Tensor, dst: torch.Tensor, eps: float = 0.0,
                                 weights: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """:func:`softmax_aggregate` of ``messages + eps`` without autograd, up to float rounding: (E, d) -> (N, d);
+    """The softmax aggregation (module docstring) of ``messages + eps`` without autograd, up to float rounding: (E, d) -> (N, d);
     ``dst`` (E,) the edges' destinations; ``weights`` an (E, d) buffer to use (else a fresh one).
 
     The softmax does not see a constant shift, so ``eps`` enters the (N, d) sums
@@ -81,7 +68,7 @@ def softmax_aggregate_inference(graph: dgl.DGLGraph, messages: torch.Tensor, dst
 @torch.no_grad()
 def gen_conv_aggregate_inference(graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat: Optional[torch.Tensor],
                                  eps: float, layout: Optional[BatchLayout] = None) -> torch.Tensor:
-    """``softmax_aggregate(graph, relu(x_src + e) + eps)`` without autograd: (N, d), (E, d) or None -> (N, d).
+    """the softmax aggregation of ``relu(x_src + e) + eps`` without autograd: (N, d), (E, d) or None -> (N, d).
 
     The messages are gathered by ``index_select`` and made in place. With a ``layout`` the two (E, d) tensors
     are buffers kept with it, shared by every GENConv layer of the batch's forward: on CPU a fresh tensor of
@@ -102,7 +89,7 @@ def gen_conv_aggregate_inference(graph: dgl.DGLGraph, node_feat: torch.Tensor, e
 
 class SoftmaxAggregate(torch.autograd.Function):
     """GENConv's aggregation with a written-out backward: node (N, d) and edge (E, d) features (or None)
-    -> ``softmax_aggregate(graph, relu(x_src + e) + eps)`` (N, d).
+    -> the softmax aggregation of ``relu(x_src + e) + eps`` (N, d).
 
     The forward is :func:`softmax_aggregate_inference` on messages gathered by ``index_select`` (2-3x
     faster than DGL's SDDMM on CPU) and made in place. With ``m = relu(x_j + e_ji)``, ``s_j = w_j / S_i``

@@ -192,22 +192,32 @@ class FoldedSelfAttention(nn.Module):
                 edge_output: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(N, d) -> (N, d) as the layer's eval forward; ``edge_feat`` passes through."""
         layout = layout_of(graph, layout)
-        num_graphs, width = layout.batch_size, layout.dense_width
         heads, head_dim = self.num_heads, self.hidden_dim // self.num_heads
-        rows = layout.dense_index  # node -> row of the (B * W) dense layout
-        num_nodes = node_feat.shape[0]
-        qkv = F.linear(node_feat, self.in_weight, self.in_bias)  # (N, 3d)
-        workspace = attention_workspace(layout, heads, head_dim, qkv.dtype)  # (3, H, B * W, d/H + 1)
-        # One scatter of the nodes' q, k, v rows into their (head, graph, position) slots; padding stays 0.
-        workspace.view(3 * heads, num_graphs * width, head_dim + 1)[:, :, :head_dim].index_copy_(
-            1, rows, qkv.view(num_nodes, 3 * heads, head_dim).transpose(0, 1))
-        query, key = (t.view(heads * num_graphs, width, head_dim + 1) for t in workspace[:2])
-        value = workspace[2, :, :, :head_dim].view(heads * num_graphs, width, head_dim)
+        workspace = self.scattered_qkv(layout, node_feat)
+        query, key = (t.view(heads * layout.batch_size, layout.dense_width, head_dim + 1) for t in workspace[:2])
         scores = torch.bmm(query, key.transpose(1, 2))  # (H*B, W, W): q k^T + key padding bias
         weights = softmax_(scores)  # in place: nothing else reads scores
-        out = torch.bmm(weights, value).view(heads, num_graphs * width, head_dim).index_select(1, rows)
-        return F.linear(out.transpose(0, 1).reshape(num_nodes, self.hidden_dim), self.out_weight,
-                        self.out_bias), edge_feat
+        return self.attend(weights, workspace, layout), edge_feat
+
+    def scattered_qkv(self, layout: BatchLayout, node_feat: torch.Tensor) -> torch.Tensor:
+        """The nodes' (N, d) features projected to q, k, v and scattered with one ``index_copy_`` into their
+        (head, graph, position) slots of the batch's workspace (:func:`attention_workspace`), padding rows 0:
+        (3, H, B * W, d/H + 1)."""
+        heads, head_dim = self.num_heads, self.hidden_dim // self.num_heads
+        qkv = F.linear(node_feat, self.in_weight, self.in_bias)  # (N, 3d)
+        workspace = attention_workspace(layout, heads, head_dim, qkv.dtype)
+        workspace.view(3 * heads, layout.batch_size * layout.dense_width, head_dim + 1)[:, :, :head_dim].index_copy_(
+            1, layout.dense_index, qkv.view(node_feat.shape[0], 3 * heads, head_dim).transpose(0, 1))
+        return workspace
+
+    def attend(self, weights: torch.Tensor, workspace: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
+        """(H * B, W, W) attention ``weights`` times the workspace's values, back to the nodes' rows and through
+        the folded ``out_proj``: (N, d)."""
+        heads, head_dim = self.num_heads, self.hidden_dim // self.num_heads
+        rows = layout.dense_index  # node -> row of the (B * W) dense layout
+        value = workspace[2, :, :, :head_dim].view(heads * layout.batch_size, layout.dense_width, head_dim)
+        out = torch.bmm(weights, value).view(heads, -1, head_dim).index_select(1, rows)
+        return F.linear(out.transpose(0, 1).reshape(rows.shape[0], self.hidden_dim), self.out_weight, self.out_bias)
 
 
 #: Widths whose rows CPU softmax runs in whole vectors (16 float32 lanes of AVX-512; 8 of AVX2 divide them too).
