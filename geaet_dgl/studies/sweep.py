@@ -34,7 +34,7 @@ from ..config import ConfigError, ModelConfig, TrainConfig, default_preset, get_
 from ..models import build_model
 from ..training import run_dir as files
 from .aggregate import STD_NOTE, format_mean_std
-from .seeds import run_seeds
+from .seeds import run_seeds, run_splits, split_indices
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,8 @@ class SweepJob:
     """One sweep: every point of ``settings`` (``--set`` pairs; a comma list makes an axis) on ``dataset`` with
     ``preset`` (None: the dataset's own) and the data options ``data``, each point over ``seeds``, trained on
     ``device`` with ``workers`` loader processes into ``out/<point>/seed<k>``; ``overwrite`` retrains every
-    point and seed from scratch."""
+    point and seed from scratch. ``splits`` (``("all",)`` or indices, a named node set only): each point once
+    per public split (and seed, if any) into ``out/<point>/split<k>[-seed<s>]``."""
 
     dataset: str
     preset: Optional[str]
@@ -142,6 +143,7 @@ class SweepJob:
     workers: int = 0
     overwrite: bool = False
     progress: bool = True
+    splits: Sequence[str] = ()
 
 
 def run_sweep(job: SweepJob) -> Dict[str, Any]:
@@ -169,21 +171,40 @@ def run_sweep(job: SweepJob) -> Dict[str, Any]:
         except ConfigError as exc:
             raise ConfigError(f"sweep point {point.name}: {exc}") from exc
         runs.append((point, run, build_model(run.model).num_parameters))
+    splits = _sweep_splits(job.splits, runs[0][1]) if job.splits else []
     out = Path(job.out)
     out.mkdir(parents=True, exist_ok=True)
-    log.info("sweep: %d points x %d seeds into %s", len(points), len(seeds), out)
-    table: Dict[str, Any] = {"dataset": dataset, "preset": preset_name, "std": STD_NOTE, "seeds": list(seeds),
-                             "axes": axes, "fixed": fixed, "metric_name": None, "rows": []}
+    log.info("sweep: %d points x %d seeds%s into %s", len(points), max(1, len(seeds)),
+             f" x {len(splits)} splits" if splits else "", out)
+    std = STD_NOTE.replace("over seeds, at each seed's", "over runs (splits x seeds), at each run's") if splits \
+        else STD_NOTE
+    table: Dict[str, Any] = {"dataset": dataset, "preset": preset_name, "std": std, "seeds": list(seeds),
+                             "splits": splits, "axes": axes, "fixed": fixed, "metric_name": None, "rows": []}
     for point, run, params in runs:
         log.info("sweep point %s (%s parameters)", point.name, f"{params:,}")
-        agg = run_seeds(run, seeds, out / point.name, overwrite=job.overwrite, progress=job.progress,
-                        title=f"{dataset} / {preset_name}: {point.name}")
+        title = f"{dataset} / {preset_name}: {point.name}"
+        if splits:
+            agg = run_splits(run, splits, out / point.name, seeds=list(seeds) or None, overwrite=job.overwrite,
+                             progress=job.progress, title=title)
+        else:
+            agg = run_seeds(run, seeds, out / point.name, overwrite=job.overwrite, progress=job.progress,
+                            title=title)
         table["metric_name"] = agg["metric_name"]
         table["rows"].append({"point": point.name, "values": point.values, "derived": point.derived,
                               "params": params, **{k: agg[k] for k in ("val_metric", "test_metric",
                                                                          "seconds_per_epoch") if k in agg}})
         _write(table, out)  # after every point: a partial table survives an interruption
     return table
+
+
+def _sweep_splits(values: Sequence[str], run) -> List[int]:
+    """``--splits all|K...`` of a sweep -> the public split indices of its named node set."""
+    from ..data.nodes.node_sets import is_node_set, node_set_splits
+
+    if not is_node_set(run.data.dataset):
+        raise ConfigError(f"--splits sweeps over the public splits of a named node set (cora, actor, ...), not "
+                          f"{run.data.dataset!r}; drop it (or use --seeds)")
+    return split_indices(values, node_set_splits(run.data.dataset, run.data.data_dir), run.data.dataset)
 
 
 def _write(table: Dict[str, Any], out: Path) -> None:
@@ -199,7 +220,9 @@ def sweep_markdown(table: Mapping[str, Any]) -> str:
     heads = [_short(k) for k in keys] + [f"{_short(k)} (derived)" for k in derived_keys] + \
         ["params", f"val {metric}", f"test {metric}", "s/epoch"]
     lines = [f"# Sweep: {table['dataset']} / preset {table['preset']}", "",
-             f"{table['std']}; seeds {table['seeds']}.",
+             f"{table['std']}; " + (f"public splits {table['splits']}" + (f", seeds {table['seeds']}"
+                                     if table["seeds"] else "") if table.get("splits") else f"seeds {table['seeds']}")
+             + ".",
              "Fixed settings: " + (", ".join(f"{k}={v}" for k, v in table["fixed"].items()) or "none") + ".", "",
              "| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     for row in table["rows"]:

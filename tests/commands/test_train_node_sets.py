@@ -159,3 +159,25 @@ def test_feature_propagation_is_recorded_and_eval_applies_it_again(tmp_path):
                  "--set", "data.feature_propagation=-1")
     assert bad.exit_code != 0 and "data.feature_propagation=-1 must be an integer in 0..16" in bad.output
     assert not (tmp_path / "bad").exists()
+
+
+def test_sweep_over_splits_trains_each_point_on_every_split(tmp_path):
+    write_node_set_fixture("tolokers", tmp_path, num_splits=3)
+    out = tmp_path / "sweep"
+    result = CliRunner().invoke(cli.main, ["sweep", "--dataset", "tolokers", "--data-dir", str(tmp_path), "--splits",
+                                           "all", "--set", "model.hidden_dim=8", "--set", "model.input_dropout=0.1,0.2", "--epochs", "1", "--no-progress",
+                                           "--set", "model.num_layers=1", "--set", "model.geanet.unit_size=2",
+                                           "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    table = json.loads((out / "sweep.json").read_text())
+    assert table["splits"] == [0, 1, 2] and len(table["rows"]) == 2
+    for row in table["rows"]:
+        point = out / row["point"]
+        tests = [json.loads((point / f"split{k}" / "summary.json").read_text())["test_metric"] for k in range(3)]
+        configs = [json.loads((point / f"split{k}" / "config.json").read_text()) for k in range(3)]
+        assert [c["data"]["split_index"] for c in configs] == [0, 1, 2]
+        assert row["test_metric"]["mean"] == pytest.approx(sum(tests) / 3)
+    assert "public splits [0, 1, 2]" in (out / "sweep.md").read_text()
+    refused = CliRunner().invoke(cli.main, ["sweep", "--dataset", "tolokers", "--data-dir", str(tmp_path), "--splits",
+                                            "all", "--split-index", "1", "--out", str(tmp_path / "no")])
+    assert refused.exit_code == 2 and "drop --split-index" in refused.output
