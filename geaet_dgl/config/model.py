@@ -158,6 +158,9 @@ class ModelConfig:
     #: Weight w of a 2-layer GCN on the raw float node features mixed into what the head reads:
     #: ``(1 - w) * stack + w * GCN(X)`` (SGFormer's graph branch; models/input_gcn.py). 0: no such branch.
     input_gcn_weight: float = 0.0
+    #: What that raw-feature branch is: ``gcn`` (two GCN convolutions) or ``mlp`` (the same two layers without
+    #: the graph, for sets where a node's own features beat its neighbours', e.g. WebKB).
+    input_branch: str = "gcn"
     local_out_act: bool = False
     activation: str = "relu"
     head: str = "graph"

@@ -49,6 +49,7 @@ PE_MODEL_CHOICES = ("linear", "mlp")
 SIGNNET_MODEL_CHOICES = ("deepset", "mlp")
 NORM_CHOICES = ("batch", "layer", "node_layer", "none")
 JK_CHOICES = ("none", "cat", "max")
+INPUT_BRANCH_CHOICES = ("gcn", "mlp")
 SCOPE_CHOICES = ("graph", "batch")
 GEANET_VARIANT_CHOICES = ("reference", "paper")
 HEAD_CHOICES = ("graph", "mlp_graph", "san_graph", "node", "root", "link", "sequence")
@@ -149,6 +150,7 @@ def validate_model(model: Any) -> Any:
     if not 0.0 <= model.input_gcn_weight < 1.0:
         raise ConfigError(f"input_gcn_weight={model.input_gcn_weight} must be in [0, 1) (the GCN branch's share of "
                           "what the head reads; 0: no branch)")
+    check_choice("input_branch", model.input_branch, INPUT_BRANCH_CHOICES)
     if model.input_gcn_weight > 0 and (model.node_encoder != "linear" or model.graphormer.graph_token):
         raise ConfigError("input_gcn_weight > 0 convolves float node features (node_encoder=linear) without a "
                           "graph token; set model.input_gcn_weight=0")

@@ -150,7 +150,7 @@ class GEAET(nn.Module):
         self.input_dropout = nn.Dropout(config.input_dropout) if config.input_dropout > 0 else None
         self.feature_dropout = nn.Dropout(config.feature_dropout) if config.feature_dropout > 0 else None
         self.jk = JumpingKnowledge(config.jk, d, config.num_layers) if config.jk != "none" else None
-        self.input_gcn = InputGCN(config.node_in_feats, d, config.feature_dropout) \
+        self.input_gcn = InputGCN(config.node_in_feats, d, config.feature_dropout, config.input_branch == "gcn") \
             if config.input_gcn_weight > 0 else None
 
     @property

@@ -168,6 +168,31 @@ def test_input_gcn_branch_against_a_dense_computation():
         _config(input_gcn_weight=1.0)
 
 
+def test_input_mlp_branch_ignores_the_graph():
+    """model.input_branch=mlp: the branch is Linear2(ReLU(Linear1(X))) on the raw features, the same whatever the
+    edges; its weights have the GCN branch's names and initial values; the same mix goes to the head."""
+    g = _graph()
+    torch.manual_seed(0)
+    model = build_model(_config(input_gcn_weight=0.6, input_branch="mlp")).eval()
+    torch.manual_seed(0)
+    gcn = build_model(_config(input_gcn_weight=0.6)).eval()
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), gcn.state_dict().values()))
+    branch, x = model.input_gcn, g.ndata["feat"]
+    first = torch.relu(x @ branch.first.lin.weight.t() + branch.first.bias)
+    expected_branch = first @ branch.second.lin.weight.t() + branch.second.bias
+    with torch.no_grad():
+        assert torch.allclose(branch(g, x), expected_branch, atol=1e-6)
+        assert torch.allclose(branch(dgl.graph(([], []), num_nodes=g.num_nodes()), x), expected_branch, atol=1e-6)
+        stack = [model.node_encoder(x)]
+        for layer in model.layers:
+            stack.append(layer(g, stack[-1])[0])
+        expected = model.head(0.4 * stack[-1] + 0.6 * expected_branch, None)
+        assert torch.allclose(model(g), expected, atol=1e-5)
+        assert (layerwise_forward(model, g, chunk_nodes=5) - expected).abs().max() < 1e-5
+    with pytest.raises(ConfigError, match="input_branch='sage' is not one of gcn, mlp"):
+        _config(input_gcn_weight=0.6, input_branch="sage")
+
+
 def test_input_and_feature_dropout_act_in_training_only():
     torch.manual_seed(0)
     plain = build_model(_config())
