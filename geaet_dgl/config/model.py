@@ -161,6 +161,11 @@ class ModelConfig:
     #: What that raw-feature branch is: ``gcn`` (two GCN convolutions) or ``mlp`` (the same two layers without
     #: the graph, for sets where a node's own features beat its neighbours', e.g. WebKB).
     input_branch: str = "gcn"
+    #: Where that branch joins: ``hidden`` (its (N, d) output mixed into what the head reads) or ``logits`` (its
+    #: second layer maps straight to the outputs, mixed with the head's: ``(1 - w) * head(stack) + w * branch``;
+    #: node heads only). On Cora a GCN whose second layer feeds another linear map is ~1.7 points under a plain
+    #: 2-layer GCN (docs/node-classification.md).
+    input_branch_mix: str = "hidden"
     local_out_act: bool = False
     activation: str = "relu"
     head: str = "graph"

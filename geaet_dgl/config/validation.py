@@ -50,6 +50,7 @@ SIGNNET_MODEL_CHOICES = ("deepset", "mlp")
 NORM_CHOICES = ("batch", "layer", "node_layer", "none")
 JK_CHOICES = ("none", "cat", "max")
 INPUT_BRANCH_CHOICES = ("gcn", "mlp")
+INPUT_BRANCH_MIX_CHOICES = ("hidden", "logits")
 SCOPE_CHOICES = ("graph", "batch")
 GEANET_VARIANT_CHOICES = ("reference", "paper")
 HEAD_CHOICES = ("graph", "mlp_graph", "san_graph", "node", "root", "link", "sequence")
@@ -151,6 +152,10 @@ def validate_model(model: Any) -> Any:
         raise ConfigError(f"input_gcn_weight={model.input_gcn_weight} must be in [0, 1) (the GCN branch's share of "
                           "what the head reads; 0: no branch)")
     check_choice("input_branch", model.input_branch, INPUT_BRANCH_CHOICES)
+    check_choice("input_branch_mix", model.input_branch_mix, INPUT_BRANCH_MIX_CHOICES)
+    if model.input_gcn_weight > 0 and model.input_branch_mix == "logits" and model.head != "node":
+        raise ConfigError(f"input_branch_mix=logits mixes per-node outputs, but head={model.head!r}; set "
+                          "model.input_branch_mix=hidden")
     if model.input_gcn_weight > 0 and (model.node_encoder != "linear" or model.graphormer.graph_token):
         raise ConfigError("input_gcn_weight > 0 convolves float node features (node_encoder=linear) without a "
                           "graph token; set model.input_gcn_weight=0")

@@ -150,7 +150,8 @@ class GEAET(nn.Module):
         self.input_dropout = nn.Dropout(config.input_dropout) if config.input_dropout > 0 else None
         self.feature_dropout = nn.Dropout(config.feature_dropout) if config.feature_dropout > 0 else None
         self.jk = JumpingKnowledge(config.jk, d, config.num_layers) if config.jk != "none" else None
-        self.input_gcn = InputGCN(config.node_in_feats, d, config.feature_dropout, config.input_branch == "gcn") \
+        self.input_gcn = InputGCN(config.node_in_feats, d, config.feature_dropout, config.input_branch == "gcn",
+                                  config.out_feats if config.input_branch_mix == "logits" else None) \
             if config.input_gcn_weight > 0 else None
 
     @property
@@ -231,10 +232,12 @@ class GEAET(nn.Module):
         """The head on the last of ``outputs`` (the encoder's and each layer's (N, d) node features), or on
         their jumping-knowledge combination (``model.jk``)."""
         h = self.jk(outputs) if self.jk is not None else outputs[-1]
-        if getattr(self, "input_gcn", None) is not None:
-            w = self.config.input_gcn_weight
-            h = (1.0 - w) * h + w * layout.cached(INPUT_GCN_KEY, _missing_input_gcn)
-        return self.head(self.dropped(h), layout)
+        if getattr(self, "input_gcn", None) is None:
+            return self.head(self.dropped(h), layout)
+        w, branch = self.config.input_gcn_weight, layout.cached(INPUT_GCN_KEY, _missing_input_gcn)
+        if self.config.input_branch_mix == "logits":
+            return (1.0 - w) * self.head(self.dropped(h), layout) + w * branch
+        return self.head(self.dropped((1.0 - w) * h + w * branch), layout)
 
 
 def _missing_input_gcn():

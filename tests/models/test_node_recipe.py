@@ -193,6 +193,33 @@ def test_input_mlp_branch_ignores_the_graph():
         _config(input_gcn_weight=0.6, input_branch="sage")
 
 
+@pytest.mark.parametrize("branch", ["gcn", "mlp"])
+def test_input_branch_mixed_with_the_logits(branch):
+    """model.input_branch_mix=logits: (1 - w) * head(stack) + w * branch, the branch's second layer mapping to the
+    outputs; batched equals single graphs, layer-wise inference equals the model; graph heads are refused."""
+    g = dgl.add_edges(_graph(), [3], [3])
+    torch.manual_seed(0)
+    model = build_model(_config(input_gcn_weight=0.8, input_branch=branch, input_branch_mix="logits",
+                                jk="cat")).eval()
+    layer = model.input_gcn
+    assert layer.second.lin.weight.shape == (3, 8)
+    prop = _dense_gcn_propagation(g).float() if branch == "gcn" else torch.eye(g.num_nodes())
+    x = g.ndata["feat"]
+    first = torch.relu(prop @ (x @ layer.first.lin.weight.t()) + layer.first.bias)
+    expected_branch = prop @ (first @ layer.second.lin.weight.t()) + layer.second.bias
+    with torch.no_grad():
+        stack = [model.node_encoder(x)]
+        for each in model.layers:
+            stack.append(each(g, stack[-1])[0])
+        expected = 0.2 * model.head(model.jk(stack), None) + 0.8 * expected_branch
+        assert torch.allclose(model(g), expected, atol=1e-5)
+        assert (layerwise_forward(model, g, chunk_nodes=5) - expected).abs().max() < 1e-5
+        graphs = [_graph(seed=s) for s in range(3)]
+        assert torch.allclose(model(dgl.batch(graphs)), torch.cat([model(one) for one in graphs]), atol=1e-5)
+    with pytest.raises(ConfigError, match="input_branch_mix=logits mixes per-node outputs"):
+        _config(input_gcn_weight=0.8, input_branch_mix="logits", head="graph")
+
+
 def test_input_and_feature_dropout_act_in_training_only():
     torch.manual_seed(0)
     plain = build_model(_config())
