@@ -23,7 +23,8 @@ class TrainConfig:
     #: The best epoch is chosen among epochs 1, k, 2k, ... and the last (graphgym's ``train.eval_period``);
     #: every epoch is still scored and logged.
     eval_every: int = 1
-    #: Learning-rate decay after the warm-up: ``cosine`` or ``linear`` (GraphGPS's ``linear_with_warmup``).
+    #: Learning-rate decay after the warm-up: ``cosine``, ``linear`` (GraphGPS's ``linear_with_warmup``) or
+    #: ``constant`` (none, graphgym's ``none``).
     schedule: str = "cosine"
     #: Batches whose gradients are summed before one optimiser step (graphgym's ``optim.batch_accumulation``).
     accumulate: int = 1

@@ -284,7 +284,7 @@ def validate_train(train: Any) -> Any:
         raise ConfigError("warmup_epochs must be >= 0")
     if train.eval_every < 1 or train.accumulate < 1:
         raise ConfigError("eval_every and accumulate must be >= 1")
-    check_choice("schedule", train.schedule, ("cosine", "linear"))
+    check_choice("schedule", train.schedule, ("cosine", "linear", "constant"))
     check_choice("optimizer", train.optimizer, ("adamw", "adam"))
     if train.patience < 0:
         raise ConfigError("train.patience must be >= 0 (epochs without validation improvement; 0: no early "

@@ -48,8 +48,17 @@ def linear_with_warmup_factor(epoch: int, warmup_epochs: int, epochs: int) -> fl
     return max(0.0, (epochs - epoch) / max(1, epochs - warmup_epochs))
 
 
+def constant_with_warmup_factor(epoch: int, warmup_epochs: int, epochs: int) -> float:
+    """The warm-up of :func:`cosine_with_warmup_factor`, then the base rate unchanged (graphgym's ``none``;
+    GCN's and GAT's training on citation graphs)."""
+    if epoch < warmup_epochs:
+        return max(1e-6, epoch / max(1, warmup_epochs))
+    return 1.0
+
+
 #: ``train.schedule`` -> the learning-rate factor of an epoch.
-SCHEDULES = {"cosine": cosine_with_warmup_factor, "linear": linear_with_warmup_factor}
+SCHEDULES = {"cosine": cosine_with_warmup_factor, "linear": linear_with_warmup_factor,
+             "constant": constant_with_warmup_factor}
 
 
 def build_optimizer(parameters: Iterable[nn.Parameter], lr: float, weight_decay: float,

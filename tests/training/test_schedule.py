@@ -27,6 +27,19 @@ def test_learning_rate_per_epoch_matches_closed_form(warmup, total):
     assert seen == pytest.approx(expected, rel=1e-12, abs=1e-18)
 
 
+@pytest.mark.parametrize("warmup", [0, 3])
+def test_constant_schedule_keeps_the_base_rate_after_its_warmup(warmup):
+    optimizer = build_optimizer(torch.nn.Linear(2, 1).parameters(), lr=1e-2, weight_decay=0.0)
+    scheduler = build_scheduler(optimizer, warmup_epochs=warmup, epochs=8, schedule="constant")
+    seen = []
+    for _ in range(8):
+        seen.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    expected = [1e-2 * max(1e-6, e / warmup) if e < warmup else 1e-2 for e in range(8)]
+    assert seen == pytest.approx(expected, rel=1e-12, abs=1e-18)
+
+
 def test_first_warmup_epoch_runs_at_one_millionth():
     optimizer = build_optimizer(torch.nn.Linear(2, 1).parameters(), lr=1e-3, weight_decay=0.0)
     build_scheduler(optimizer, warmup_epochs=5, epochs=10)
