@@ -41,15 +41,14 @@ from .options import (ListOptionCommand, data_source_options, device_option, gat
 @handle_errors
 @gather_data
 def sweep(dataset: str, preset: Optional[str], settings: Tuple[str, ...], seeds: Tuple[int, ...],
-          split_list: Tuple[str, ...], epochs: Optional[int], batch_size: Optional[int], lr: Optional[float], device: str, workers: int,
-          out: Optional[str], data: Dict[str, Any], overwrite: bool, progress: bool) -> None:
+          split_list: Tuple[str, ...], epochs: Optional[int], batch_size: Optional[int], lr: Optional[float],
+          device: str, workers: int, out: Optional[str], data: Dict[str, Any], overwrite: bool,
+          progress: bool) -> None:
     """Sweep settings (heads, PE, GEANet unit ablation) over seeds; print one table with parameter counts."""
-    from geaet_dgl.config import settings_with_options
+    from geaet_dgl.config import OptionConflict, settings_with_options
     from geaet_dgl.studies import SweepJob, run_sweep
     from geaet_dgl.studies.sweep import SWEEP_MD
     from geaet_dgl.training.run_dir import default_sweep_dir
-
-    from geaet_dgl.config import OptionConflict
 
     if split_list and "split_index" in data:
         raise OptionConflict("--splits picks the splits to sweep over; drop --split-index")
