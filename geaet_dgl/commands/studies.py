@@ -45,13 +45,14 @@ def sweep(dataset: str, preset: Optional[str], settings: Tuple[str, ...], seeds:
           device: str, workers: int, out: Optional[str], data: Dict[str, Any], overwrite: bool,
           progress: bool) -> None:
     """Sweep settings (heads, PE, GEANet unit ablation) over seeds; print one table with parameter counts."""
-    from geaet_dgl.config import OptionConflict, settings_with_options
+    from geaet_dgl.config import settings_with_options
     from geaet_dgl.studies import SweepJob, run_sweep
     from geaet_dgl.studies.sweep import SWEEP_MD
+    from geaet_dgl.studies.seeds import check_splits_options
     from geaet_dgl.training.run_dir import default_sweep_dir
 
-    if split_list and "split_index" in data:
-        raise OptionConflict("--splits picks the splits to sweep over; drop --split-index")
+    check_splits_options(split_list, nproc=None, split_index_given="split_index" in data, resume=False,
+                         partitions=False)
     pairs = settings_with_options(parse_settings(settings), epochs=epochs, batch_size=batch_size, lr=lr)
     out = out or str(default_sweep_dir(dataset, preset))
     run_sweep(SweepJob(dataset, preset, pairs, list(seeds) or ([] if split_list else [0]), out, data, device=device,

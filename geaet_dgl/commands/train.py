@@ -217,17 +217,12 @@ def _evaluate_pretrained(ctx: click.Context, opts: TrainOptions) -> bool:
 def _train_splits(ctx: click.Context, opts: TrainOptions) -> bool:
     """``--splits all|K...`` (a named node set): one run per public split, and their mean ± std."""
     from geaet_dgl import training
-    from geaet_dgl.config import OptionConflict
-    from geaet_dgl.data.nodes.node_sets import is_node_set, node_set_splits
-    from geaet_dgl.studies.seeds import label_dir, run_splits, split_indices
+    from geaet_dgl.studies.seeds import label_dir, run_split_indices, run_splits
 
     if not opts.split_list:
         return False
     run = _new_run(opts)
-    if not is_node_set(run.data.dataset):
-        raise OptionConflict(f"--splits trains on the public splits of a named node set (cora, actor, ...), but "
-                             f"the run trains on {run.data.name!r}; drop it (or use --seeds)")
-    splits = split_indices(opts.split_list, node_set_splits(run.data.dataset, run.data.data_dir), run.data.dataset)
+    splits = run_split_indices(opts.split_list, run)
     out = opts.out or str(training.run_dir.default_splits_dir(run.data.dataset, run.preset))
     agg = run_splits(run, splits, out, seeds=list(opts.seeds) or None, overwrite=opts.overwrite,
                      progress=opts.progress, on_run=lambda label, summary: print_summary(summary,

@@ -82,6 +82,17 @@ def split_indices(values: Sequence[str], count: int, dataset: str) -> List[int]:
     return chosen
 
 
+def run_split_indices(values: Sequence[str], run: RunConfig) -> List[int]:
+    """``--splits all|K...`` for ``run`` -> the public split indices of its named node set (``train`` and
+    ``sweep`` alike); a run on anything else is refused in one line."""
+    from ..data.nodes.node_sets import is_node_set, node_set_splits
+
+    if not is_node_set(run.data.dataset):
+        raise OptionConflict(f"--splits trains on the public splits of a named node set (cora, actor, ...), but "
+                             f"the run trains on {run.data.name!r}; drop it (or use --seeds)")
+    return split_indices(values, node_set_splits(run.data.dataset, run.data.data_dir), run.data.dataset)
+
+
 def run_seed(run: RunConfig, run_dir: PathLike, overwrite: bool = False,
              progress: bool = True) -> Dict[str, Any]:
     """Train (or skip, or resume) one run in ``run_dir``; return its summary.

@@ -34,7 +34,7 @@ from ..config import ConfigError, ModelConfig, TrainConfig, default_preset, get_
 from ..models import build_model
 from ..training import run_dir as files
 from .aggregate import STD_NOTE, format_mean_std
-from .seeds import run_seeds, run_splits, split_indices
+from .seeds import run_seeds, run_split_indices, run_splits
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +171,7 @@ def run_sweep(job: SweepJob) -> Dict[str, Any]:
         except ConfigError as exc:
             raise ConfigError(f"sweep point {point.name}: {exc}") from exc
         runs.append((point, run, build_model(run.model).num_parameters))
-    splits = _sweep_splits(job.splits, runs[0][1]) if job.splits else []
+    splits = run_split_indices(job.splits, runs[0][1]) if job.splits else []
     out = Path(job.out)
     out.mkdir(parents=True, exist_ok=True)
     log.info("sweep: %d points x %d seeds%s into %s", len(points), max(1, len(seeds)),
@@ -195,16 +195,6 @@ def run_sweep(job: SweepJob) -> Dict[str, Any]:
                                                                          "seconds_per_epoch") if k in agg}})
         _write(table, out)  # after every point: a partial table survives an interruption
     return table
-
-
-def _sweep_splits(values: Sequence[str], run) -> List[int]:
-    """``--splits all|K...`` of a sweep -> the public split indices of its named node set."""
-    from ..data.nodes.node_sets import is_node_set, node_set_splits
-
-    if not is_node_set(run.data.dataset):
-        raise ConfigError(f"--splits sweeps over the public splits of a named node set (cora, actor, ...), not "
-                          f"{run.data.dataset!r}; drop it (or use --seeds)")
-    return split_indices(values, node_set_splits(run.data.dataset, run.data.data_dir), run.data.dataset)
 
 
 def _write(table: Dict[str, Any], out: Path) -> None:

@@ -41,6 +41,20 @@ def _dense_gcn_propagation(g: dgl.DGLGraph) -> torch.Tensor:
     return deg.rsqrt()[:, None] * adj * deg.rsqrt()[None, :]
 
 
+def _dense_branch(branch, x: torch.Tensor, prop: torch.Tensor) -> torch.Tensor:
+    """The raw-feature branch written out: ``P (ReLU(P X W1^T + b1)) W2^T + b2`` (P = I: the MLP branch)."""
+    first = torch.relu(prop @ (x @ branch.first.lin.weight.t()) + branch.first.bias)
+    return prop @ (first @ branch.second.lin.weight.t()) + branch.second.bias
+
+
+def _stack_outputs(model, g: dgl.DGLGraph) -> list:
+    """The encoder's and every layer's (N, d) node features, layer by layer (eval mode, no dropout)."""
+    stack = [model.node_encoder(g.ndata["feat"])]
+    for layer in model.layers:
+        stack.append(layer(g, stack[-1])[0])
+    return stack
+
+
 @pytest.mark.parametrize("kind", ["node_layer", "none"])
 def test_branch_norm_without_batch_statistics(kind):
     x = torch.randn(7, 6) * 3 + 1
@@ -145,15 +159,9 @@ def test_input_gcn_branch_against_a_dense_computation():
     torch.manual_seed(0)
     model = build_model(_config(input_gcn_weight=0.75)).eval()
     branch = model.input_gcn
-    prop = _dense_gcn_propagation(g).float()
-    x = g.ndata["feat"]
-    first = torch.relu(prop @ (x @ branch.first.lin.weight.t()) + branch.first.bias)
-    expected_branch = prop @ (first @ branch.second.lin.weight.t()) + branch.second.bias
+    expected_branch = _dense_branch(branch, g.ndata["feat"], _dense_gcn_propagation(g).float())
     with torch.no_grad():
-        stack = [model.node_encoder(x)]
-        for layer in model.layers:
-            stack.append(layer(g, stack[-1])[0])
-        expected = model.head(0.25 * stack[-1] + 0.75 * expected_branch, None)
+        expected = model.head(0.25 * _stack_outputs(model, g)[-1] + 0.75 * expected_branch, None)
         assert torch.allclose(model(g), expected, atol=1e-5)
     model.train()
     model(g).sum().backward()
@@ -178,15 +186,11 @@ def test_input_mlp_branch_ignores_the_graph():
     gcn = build_model(_config(input_gcn_weight=0.6)).eval()
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), gcn.state_dict().values()))
     branch, x = model.input_gcn, g.ndata["feat"]
-    first = torch.relu(x @ branch.first.lin.weight.t() + branch.first.bias)
-    expected_branch = first @ branch.second.lin.weight.t() + branch.second.bias
+    expected_branch = _dense_branch(branch, x, torch.eye(g.num_nodes()))
     with torch.no_grad():
         assert torch.allclose(branch(g, x), expected_branch, atol=1e-6)
         assert torch.allclose(branch(dgl.graph(([], []), num_nodes=g.num_nodes()), x), expected_branch, atol=1e-6)
-        stack = [model.node_encoder(x)]
-        for layer in model.layers:
-            stack.append(layer(g, stack[-1])[0])
-        expected = model.head(0.4 * stack[-1] + 0.6 * expected_branch, None)
+        expected = model.head(0.4 * _stack_outputs(model, g)[-1] + 0.6 * expected_branch, None)
         assert torch.allclose(model(g), expected, atol=1e-5)
         assert (layerwise_forward(model, g, chunk_nodes=5) - expected).abs().max() < 1e-5
     with pytest.raises(ConfigError, match="input_branch='sage' is not one of gcn, mlp"):
@@ -204,14 +208,9 @@ def test_input_branch_mixed_with_the_logits(branch):
     layer = model.input_gcn
     assert layer.second.lin.weight.shape == (3, 8)
     prop = _dense_gcn_propagation(g).float() if branch == "gcn" else torch.eye(g.num_nodes())
-    x = g.ndata["feat"]
-    first = torch.relu(prop @ (x @ layer.first.lin.weight.t()) + layer.first.bias)
-    expected_branch = prop @ (first @ layer.second.lin.weight.t()) + layer.second.bias
+    expected_branch = _dense_branch(layer, g.ndata["feat"], prop)
     with torch.no_grad():
-        stack = [model.node_encoder(x)]
-        for each in model.layers:
-            stack.append(each(g, stack[-1])[0])
-        expected = 0.2 * model.head(model.jk(stack), None) + 0.8 * expected_branch
+        expected = 0.2 * model.head(model.jk(_stack_outputs(model, g)), None) + 0.8 * expected_branch
         assert torch.allclose(model(g), expected, atol=1e-5)
         assert (layerwise_forward(model, g, chunk_nodes=5) - expected).abs().max() < 1e-5
         graphs = [_graph(seed=s) for s in range(3)]
