@@ -158,9 +158,12 @@ class ModelConfig:
     #: Weight w of a 2-layer GCN on the raw float node features mixed into what the head reads:
     #: ``(1 - w) * stack + w * GCN(X)`` (SGFormer's graph branch; models/input_gcn.py). 0: no such branch.
     input_gcn_weight: float = 0.0
-    #: What that raw-feature branch is: ``gcn`` (two GCN convolutions) or ``mlp`` (the same two layers without
-    #: the graph, for sets where a node's own features beat its neighbours', e.g. WebKB).
+    #: What that raw-feature branch is: ``gcn`` (two GCN convolutions), ``mlp`` (the same two layers without
+    #: the graph, for sets where a node's own features beat its neighbours') or ``hops`` (the node's own and its
+    #: 1..K-hop neighbours' embeddings kept apart, H2GCN's separation; chosen on WebKB).
     input_branch: str = "gcn"
+    #: K, the farthest neighbourhood ``input_branch=hops`` reads.
+    input_branch_hops: int = 1
     #: Where that branch joins: ``hidden`` (its (N, d) output mixed into what the head reads) or ``logits`` (its
     #: second layer maps straight to the outputs, mixed with the head's: ``(1 - w) * head(stack) + w * branch``;
     #: node heads only). On Cora a GCN whose second layer feeds another linear map is ~1.7 points under a plain

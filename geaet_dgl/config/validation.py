@@ -49,7 +49,7 @@ PE_MODEL_CHOICES = ("linear", "mlp")
 SIGNNET_MODEL_CHOICES = ("deepset", "mlp")
 NORM_CHOICES = ("batch", "layer", "node_layer", "none")
 JK_CHOICES = ("none", "cat", "max")
-INPUT_BRANCH_CHOICES = ("gcn", "mlp")
+INPUT_BRANCH_CHOICES = ("gcn", "mlp", "hops")
 INPUT_BRANCH_MIX_CHOICES = ("hidden", "logits")
 SCOPE_CHOICES = ("graph", "batch")
 GEANET_VARIANT_CHOICES = ("reference", "paper")
@@ -153,6 +153,9 @@ def validate_model(model: Any) -> Any:
                           "what the head reads; 0: no branch)")
     check_choice("input_branch", model.input_branch, INPUT_BRANCH_CHOICES)
     check_choice("input_branch_mix", model.input_branch_mix, INPUT_BRANCH_MIX_CHOICES)
+    if model.input_branch_hops < 1:
+        raise ConfigError(f"input_branch_hops={model.input_branch_hops} must be at least 1 (the farthest "
+                          "neighbourhood model.input_branch=hops reads)")
     if model.input_gcn_weight > 0 and model.input_branch_mix == "logits" and model.head != "node":
         raise ConfigError(f"input_branch_mix=logits mixes per-node outputs, but head={model.head!r}; set "
                           "model.input_branch_mix=hidden")

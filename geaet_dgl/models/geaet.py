@@ -18,7 +18,7 @@ from ..nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder
 from ..nn.hetero_mpnn import RelationMPNN
 from ..nn.pna import PNALayer, degree_histogram
 from .encoders import build_encoder
-from .input_gcn import INPUT_GCN_KEY, InputGCN
+from .input_gcn import INPUT_GCN_KEY, build_input_branch
 from .heads import GraphHead, LinkHead, NodeHead, RootHead, SequenceHead
 from .positional import EquivStableLapPEEncoder, KernelSEEncoder, LapPEDeepSetEncoder
 from .signnet import SignNetEncoder
@@ -150,9 +150,7 @@ class GEAET(nn.Module):
         self.input_dropout = nn.Dropout(config.input_dropout) if config.input_dropout > 0 else None
         self.feature_dropout = nn.Dropout(config.feature_dropout) if config.feature_dropout > 0 else None
         self.jk = JumpingKnowledge(config.jk, d, config.num_layers) if config.jk != "none" else None
-        self.input_gcn = InputGCN(config.node_in_feats, d, config.feature_dropout, config.input_branch == "gcn",
-                                  config.out_feats if config.input_branch_mix == "logits" else None) \
-            if config.input_gcn_weight > 0 else None
+        self.input_gcn = build_input_branch(config)
 
     @property
     def num_parameters(self) -> int:

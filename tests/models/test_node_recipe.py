@@ -193,7 +193,7 @@ def test_input_mlp_branch_ignores_the_graph():
         expected = model.head(0.4 * _stack_outputs(model, g)[-1] + 0.6 * expected_branch, None)
         assert torch.allclose(model(g), expected, atol=1e-5)
         assert (layerwise_forward(model, g, chunk_nodes=5) - expected).abs().max() < 1e-5
-    with pytest.raises(ConfigError, match="input_branch='sage' is not one of gcn, mlp"):
+    with pytest.raises(ConfigError, match="input_branch='sage' is not one of gcn, mlp, hops"):
         _config(input_gcn_weight=0.6, input_branch="sage")
 
 
@@ -217,6 +217,53 @@ def test_input_branch_mixed_with_the_logits(branch):
         assert torch.allclose(model(dgl.batch(graphs)), torch.cat([model(one) for one in graphs]), atol=1e-5)
     with pytest.raises(ConfigError, match="input_branch_mix=logits mixes per-node outputs"):
         _config(input_gcn_weight=0.8, input_branch_mix="logits", head="graph")
+
+
+def _dense_hop_propagation(g: dgl.DGLGraph) -> torch.Tensor:
+    """(N, N) D^-1/2 A D^-1/2 without self-loops (D: in-degrees, 1 for a node without any), written out densely."""
+    n = g.num_nodes()
+    adj = torch.zeros(n, n, dtype=torch.float64)
+    for s, d in zip(*(t.tolist() for t in g.edges())):
+        if s != d:
+            adj[d, s] += 1.0
+    deg = adj.sum(1).clamp(min=1)
+    return deg.rsqrt()[:, None] * adj * deg.rsqrt()[None, :]
+
+
+@pytest.mark.parametrize("hops", [1, 2])
+def test_hop_branch_keeps_ego_and_neighbours_apart(hops):
+    """model.input_branch=hops: [X W_0 | A X W_1 | A^2 X W_2 ...] (A without self-loops, symmetric normalisation)
+    -> ReLU -> Linear, against a dense computation; the node's own part ignores the edges; mixed with the logits,
+    batched equals single graphs and layer-wise inference equals the model; a gradient reaches every hop."""
+    g = dgl.add_edges(_graph(), [3, 7], [3, 2])  # a self-loop (dropped) and an extra edge
+    torch.manual_seed(0)
+    model = build_model(_config(input_gcn_weight=0.7, input_branch="hops", input_branch_hops=hops,
+                                input_branch_mix="logits")).eval()
+    branch, x = model.input_gcn, g.ndata["feat"]
+    prop = _dense_hop_propagation(g)
+    z = (x.double() @ branch.first.weight.t().double() + branch.first.bias.double()).split(8, dim=1)
+    parts = [torch.linalg.matrix_power(prop, k) @ part for k, part in enumerate(z)]
+    expected_branch = (torch.relu(torch.cat(parts, 1)) @ branch.second.weight.t().double()
+                       + branch.second.bias.double()).float()
+    assert len(z) == hops + 1 and branch.second.weight.shape == (3, 8 * (hops + 1))
+    with torch.no_grad():
+        assert torch.allclose(branch(g, x), expected_branch, atol=1e-5)
+        expected = 0.3 * model.head(_stack_outputs(model, g)[-1], None) + 0.7 * expected_branch
+        assert torch.allclose(model(g), expected, atol=1e-5)
+        assert (layerwise_forward(model, g, chunk_nodes=5) - expected).abs().max() < 1e-5
+        graphs = [_graph(seed=s) for s in range(3)]
+        assert torch.allclose(model(dgl.batch(graphs)), torch.cat([model(one) for one in graphs]), atol=1e-5)
+        # without edges only the node's own part is left: the neighbour parts are zero before the ReLU
+        empty = dgl.graph(([], []), num_nodes=g.num_nodes())
+        alone = torch.cat([z[0]] + [torch.zeros_like(part) for part in z[1:]], 1).float()
+        assert torch.allclose(branch(empty, x), torch.relu(alone) @ branch.second.weight.t() + branch.second.bias,
+                              atol=1e-5)
+    model.train()
+    model(g).sum().backward()
+    grad = branch.first.weight.grad.split(8, dim=0)
+    assert all(part.abs().sum() > 0 for part in grad)
+    with pytest.raises(ConfigError, match="input_branch_hops=0 must be at least 1"):
+        _config(input_gcn_weight=0.7, input_branch="hops", input_branch_hops=0)
 
 
 def test_input_and_feature_dropout_act_in_training_only():
