@@ -28,16 +28,18 @@ def _graph(n=12, e=40, seed=0, feats=5):
     return g
 
 
-def _dense_gcn_propagation(g: dgl.DGLGraph) -> torch.Tensor:
-    """(N, N) D^-1/2 (A + I) D^-1/2 with A's existing self-loops replaced by one, written out densely."""
+def _dense_gcn_propagation(g: dgl.DGLGraph, self_loops: bool = True) -> torch.Tensor:
+    """(N, N) D^-1/2 (A + I) D^-1/2 with A's existing self-loops replaced by one, written out densely;
+    ``self_loops=False``: D^-1/2 A D^-1/2 without any (D: in-degrees, 1 for a node without any)."""
     n = g.num_nodes()
     adj = torch.zeros(n, n, dtype=torch.float64)
     src, dst = g.edges()
     for s, d in zip(src.tolist(), dst.tolist()):
         if s != d:
             adj[d, s] += 1.0  # messages flow src -> dst; multi-edges count twice, as DGL's sum does
-    adj += torch.eye(n, dtype=torch.float64)
-    deg = adj.sum(1)
+    if self_loops:
+        adj += torch.eye(n, dtype=torch.float64)
+    deg = adj.sum(1).clamp(min=1)
     return deg.rsqrt()[:, None] * adj * deg.rsqrt()[None, :]
 
 
@@ -219,17 +221,6 @@ def test_input_branch_mixed_with_the_logits(branch):
         _config(input_gcn_weight=0.8, input_branch_mix="logits", head="graph")
 
 
-def _dense_hop_propagation(g: dgl.DGLGraph) -> torch.Tensor:
-    """(N, N) D^-1/2 A D^-1/2 without self-loops (D: in-degrees, 1 for a node without any), written out densely."""
-    n = g.num_nodes()
-    adj = torch.zeros(n, n, dtype=torch.float64)
-    for s, d in zip(*(t.tolist() for t in g.edges())):
-        if s != d:
-            adj[d, s] += 1.0
-    deg = adj.sum(1).clamp(min=1)
-    return deg.rsqrt()[:, None] * adj * deg.rsqrt()[None, :]
-
-
 @pytest.mark.parametrize("hops", [1, 2])
 def test_hop_branch_keeps_ego_and_neighbours_apart(hops):
     """model.input_branch=hops: [X W_0 | A X W_1 | A^2 X W_2 ...] (A without self-loops, symmetric normalisation)
@@ -240,7 +231,7 @@ def test_hop_branch_keeps_ego_and_neighbours_apart(hops):
     model = build_model(_config(input_gcn_weight=0.7, input_branch="hops", input_branch_hops=hops,
                                 input_branch_mix="logits")).eval()
     branch, x = model.input_gcn, g.ndata["feat"]
-    prop = _dense_hop_propagation(g)
+    prop = _dense_gcn_propagation(g, self_loops=False)
     z = (x.double() @ branch.first.weight.t().double() + branch.first.bias.double()).split(8, dim=1)
     parts = [torch.linalg.matrix_power(prop, k) @ part for k, part in enumerate(z)]
     expected_branch = (torch.relu(torch.cat(parts, 1)) @ branch.second.weight.t().double()
