@@ -27,11 +27,11 @@ Per layer, in eval mode (no dropout, BatchNorm with its running statistics):
 Example
 -------
 >>> import dgl, torch
->>> from geaet_dgl.config import ModelConfig
+>>> from geaet_dgl.config import GEANetConfig, ModelConfig
 >>> from geaet_dgl.models import build_model
 >>> g = dgl.rand_graph(50, 300); g.ndata['feat'] = torch.randn(50, 3); g.edata['feat'] = torch.randn(300, 1)
 >>> model = build_model(ModelConfig(node_in_feats=3, edge_in_feats=1, out_feats=2, hidden_dim=16, num_layers=2,
-...                                 head='node', pe='none', geanet=dict(num_heads=4, unit_size=4))).eval()
+...                                 head='node', pe='none', geanet=GEANetConfig(num_heads=4, unit_size=4))).eval()
 >>> torch.allclose(layerwise_forward(model, g, chunk_nodes=7), model(g), atol=1e-5)
 True
 """
@@ -47,7 +47,7 @@ from ..config import ModelConfig
 from ..nn.batch_layout import BatchLayout
 from ..nn.external_attention import column_logsumexp
 from ..nn.gated_gcn import GatedGCNLayer
-from ..nn.gcn import DEGREE_KEY, GCNLayer, gcn_degrees
+from ..nn.gcn import DEGREE_KEY, GCNLayer, gcn_degrees, without_self_loops
 from ..nn.norm import BranchNorm
 from ..nn.self_attention import MAX_DENSE_NODES, GraphSelfAttention
 
@@ -146,12 +146,6 @@ def layerwise_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes: 
         owned = owned or (e is not None and e is not before)
         outputs.append(h)
     return model.readout(outputs, layout)
-
-
-def without_self_loops(graph: dgl.DGLGraph) -> dgl.DGLGraph:
-    """``graph`` itself when it has no self-loop, else a copy without them (GCN adds its own)."""
-    src, dst = graph.edges()
-    return dgl.remove_self_loop(graph) if bool((src == dst).any()) else graph
 
 
 def whole_graph_gcn(layer: GCNLayer, loopless: dgl.DGLGraph, degrees: torch.Tensor, h: torch.Tensor

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from ..nn.batch_layout import BatchLayout
-from ..nn.gcn import GCNLayer
+from ..nn.gcn import GCNLayer, without_self_loops
 
 #: The layout cache key under which :meth:`GEAET.encode` leaves the branch's (N, d) output for the readout.
 INPUT_GCN_KEY = "input_gcn_output"
@@ -130,9 +130,7 @@ class HopBranch(nn.Module):
 def normalized_adjacency(graph: dgl.DGLGraph, dtype: torch.dtype = torch.float32):
     """``graph`` without self-loops and its (N, 1) :math:`D^{-1/2}` (D: in-degrees there, 1 where a node has
     none), so that ``copy_u_sum(g, h * norm) * norm`` is :math:`D^{-1/2} A D^{-1/2} h`."""
-    src, dst = graph.edges()
-    if bool((src == dst).any()):
-        graph = dgl.remove_self_loop(graph)
+    graph = without_self_loops(graph)
     degrees = graph.in_degrees().to(dtype).clamp(min=1)
     return graph, degrees.rsqrt().unsqueeze(-1)
 

@@ -30,12 +30,16 @@ def gcn_degrees(graph: dgl.DGLGraph) -> torch.Tensor:
 NORM_KEY = "gcn_graph_and_norm"
 
 
+def without_self_loops(graph: dgl.DGLGraph) -> dgl.DGLGraph:
+    """``graph`` itself when it has no self-loop, else a copy without them (GCN adds its own)."""
+    src, dst = graph.edges()
+    return dgl.remove_self_loop(graph) if bool((src == dst).any()) else graph
+
+
 def _loop_free_norm(graph: dgl.DGLGraph, dtype: torch.dtype = torch.float32) -> Tuple[dgl.DGLGraph, torch.Tensor]:
     """``graph`` without self-loops (PyG replaces them by the one GCN adds) and (N, 1) :math:`\hat d^{-1/2}` in
     ``dtype`` (the features')."""
-    src, dst = graph.edges()
-    if bool((src == dst).any()):
-        graph = dgl.remove_self_loop(graph)
+    graph = without_self_loops(graph)
     deg = graph.ndata[DEGREE_KEY] if DEGREE_KEY in graph.ndata else gcn_degrees(graph)
     return graph, deg.to(dtype).rsqrt().unsqueeze(-1)
 

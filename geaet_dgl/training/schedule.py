@@ -35,24 +35,29 @@ def cosine_with_warmup_factor(epoch: int, warmup_epochs: int, epochs: int, num_c
     first epoch therefore runs at 1e-6 times the base rate when W > 0.
     """
     if epoch < warmup_epochs:
-        return max(1e-6, epoch / max(1, warmup_epochs))
+        return warmup_factor(epoch, warmup_epochs)
     progress = (epoch - warmup_epochs) / max(1, epochs - warmup_epochs)
     return max(0.0, 0.5 * (1.0 + math.cos(math.pi * num_cycles * 2.0 * progress)))
 
 
+def warmup_factor(epoch: int, warmup_epochs: int) -> float:
+    """The linear warm-up every schedule shares: :math:`\\max(10^{-6}, e / W)` for epochs ``e < W``."""
+    return max(1e-6, epoch / max(1, warmup_epochs))
+
+
 def linear_with_warmup_factor(epoch: int, warmup_epochs: int, epochs: int) -> float:
-    """GraphGPS's ``linear_with_warmup``: the warm-up of :func:`cosine_with_warmup_factor`, then
+    """GraphGPS's ``linear_with_warmup``: the warm-up (:func:`warmup_factor`), then
     :math:`\\max(0, (T - e) / \\max(1, T - W))`."""
     if epoch < warmup_epochs:
-        return max(1e-6, epoch / max(1, warmup_epochs))
+        return warmup_factor(epoch, warmup_epochs)
     return max(0.0, (epochs - epoch) / max(1, epochs - warmup_epochs))
 
 
 def constant_with_warmup_factor(epoch: int, warmup_epochs: int, epochs: int) -> float:
-    """The warm-up of :func:`cosine_with_warmup_factor`, then the base rate unchanged (graphgym's ``none``;
+    """The warm-up (:func:`warmup_factor`), then the base rate unchanged (graphgym's ``none``;
     GCN's and GAT's training on citation graphs)."""
     if epoch < warmup_epochs:
-        return max(1e-6, epoch / max(1, warmup_epochs))
+        return warmup_factor(epoch, warmup_epochs)
     return 1.0
 
 
