@@ -4,8 +4,8 @@
 ``train_mask`` / ``val_mask`` / ``test_mask``; e.g. the ten split files of a
 geom-gcn dataset) and each seed:
 
-* GEAET with the run's defaults (``train(make_run_config(FILE, preset, overrides))``,
-  the model the training command would build);
+* GEAET with the run's defaults (what ``train --dataset FILE [--preset P]`` trains: without a preset, the
+  node recipe with the best validation metric, :mod:`geaet_dgl.training.recipe_choice`);
 * a 2-layer GCN of DGL's own ``GraphConv`` (Kipf and Welling's training: ReLU,
   dropout 0.5 on the input and the hidden layer, Adam with L2 weight decay 5e-4,
   lr 0.01, 200 epochs; ``hidden`` units, default 64);
@@ -28,6 +28,7 @@ True
 """
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import time
@@ -66,13 +67,17 @@ class TwoLayer(nn.Module):
 
 
 def train_baseline(graph: dgl.DGLGraph, kind: str, seed: int = 0, hidden: int = 64, epochs: int = 200,
-                   lr: float = 0.01, weight_decay: float = 5e-4, row_normalize: bool = False) -> Dict[str, float]:
+                   lr: float = 0.01, weight_decay: float = 5e-4, row_normalize: bool = False,
+                   metric: str = "accuracy") -> Dict[str, float]:
     """Train a :class:`TwoLayer` on ``graph``'s ``train_mask`` nodes (full batch, Adam with L2 weight decay);
-    -> ``{"val", "test", "epoch"}`` accuracies at the best validation epoch (first of equals)."""
-    feat = graph.ndata["feat"].float()
-    if row_normalize:
-        total = feat.sum(1, keepdim=True)
-        feat = feat / torch.where(total == 0, torch.ones_like(total), total)
+    -> ``{"val", "test", "epoch"}`` values of ``metric`` (the GEAET run's: ROC-AUC on minesweeper, tolokers and
+    questions) at the best validation epoch (first of equals). ``row_normalize``: the library's
+    ``data.feature_norm=row`` arithmetic (each row over its absolute sum)."""
+    from ..data.input_transform import row_normalize as row_normalized
+    from ..training.metrics import get_metric, is_improvement, predicted_labels
+
+    spec = get_metric(metric)
+    feat = row_normalized(graph.ndata["feat"]) if row_normalize else graph.ndata["feat"].float()
     label = graph.ndata["label"].long()
     masks = [graph.ndata[name].bool() for name in ("train_mask", "val_mask", "test_mask")]
     classes = int(label[masks[0] | masks[1] | masks[2]].max()) + 1
@@ -81,7 +86,7 @@ def train_baseline(graph: dgl.DGLGraph, kind: str, seed: int = 0, hidden: int = 
     torch.manual_seed(seed)
     model = TwoLayer(kind, feat.shape[1], hidden, classes)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
-    best = {"val": -1.0, "test": 0.0, "epoch": 0}
+    best = {"val": None, "test": 0.0, "epoch": 0}
     for epoch in range(1, epochs + 1):
         model.train()
         optimizer.zero_grad()
@@ -89,9 +94,10 @@ def train_baseline(graph: dgl.DGLGraph, kind: str, seed: int = 0, hidden: int = 
         optimizer.step()
         model.eval()
         with torch.no_grad():
-            predicted = model(graph, feat).argmax(1)
-        val, test = ((predicted[m] == label[m]).double().mean().item() for m in masks[1:])
-        if val > best["val"]:
+            output = model(graph, feat)
+        read = predicted_labels(output) if spec.reads == "labels" else output
+        val, test = (spec.fn(read[m], label[m]) for m in masks[1:])
+        if is_improvement(metric, val, best["val"]):
             best = {"val": val, "test": test, "epoch": epoch}
     return best
 
@@ -131,42 +137,68 @@ def compare_with_baselines(files: Sequence[PathLike], out: PathLike, seeds: Sequ
     ``test`` / ``val`` as ``{"mean", "std", "n"}`` and ``seconds`` (all its runs), and ``runs`` (per run).
     ``skip_geaet`` / ``skip_baselines`` leave out GEAET / the GCN and the MLP."""
     from ..config import make_run_config
-    from ..training import train
 
     results: Dict[str, List[Dict[str, float]]] = {"geaet": [], "gcn": [], "mlp": []}
     seconds = {name: 0.0 for name in results}
+    metric = "accuracy"
     for path in files:
         path = os.fspath(path)
         probe = make_run_config(path, preset=preset, overrides=dict(overrides or {}), threads=threads)
-        row_norm = probe.data.feature_norm == "row"
+        row_norm, metric = probe.data.feature_norm == "row", probe.train.metric
         graph = dgl.load_graphs(path)[0][0]
         for seed in seeds:
             for kind in () if skip_baselines else BASELINES:
                 started = time.perf_counter()
-                row = train_baseline(graph, kind, seed=seed, hidden=hidden, row_normalize=row_norm)
+                row = train_baseline(graph, kind, seed=seed, hidden=hidden, row_normalize=row_norm, metric=metric)
                 seconds[kind] += time.perf_counter() - started
                 results[kind].append({"file": path, "seed": seed, **row})
             if skip_geaet:
                 continue
             started = time.perf_counter()
-            run = make_run_config(path, preset=preset, overrides={**(overrides or {}), "train.seed": seed},
-                                  threads=threads)
-            summary = train(run, Path(out) / Path(path).stem / f"seed{seed}", overwrite=True, progress=progress)
+            summary = _train_geaet(path, preset, {**(overrides or {}), "train.seed": seed}, threads,
+                                   Path(out) / Path(path).stem / f"seed{seed}", progress)
             seconds["geaet"] += time.perf_counter() - started
             results["geaet"].append({"file": path, "seed": seed, "val": summary["val_metric"],
-                                     "test": summary["test_metric"], "epoch": summary["best_epoch"]})
+                                     "test": summary["test_metric"], "epoch": summary["best_epoch"],
+                                     "preset": summary["preset"]})
     table = {}
     for name, runs in results.items():
         if runs:
             table[name] = {"test": _mean_std([r["test"] for r in runs]), "val": _mean_std([r["val"] for r in runs]),
-                           "seconds": seconds[name], "runs": runs}
+                           "seconds": seconds[name], "runs": runs, "metric": metric}
     return table
 
 
+def _train_geaet(path: str, preset: Optional[str], overrides: Mapping[str, Any], threads: int, run_dir: Path,
+                 progress: bool) -> Dict[str, Any]:
+    """GEAET on ``path`` as ``train --dataset PATH [--preset P]`` trains it: without a preset, a file of one graph
+    with node masks gets the recipe with the best validation metric (:mod:`~geaet_dgl.training.recipe_choice`)."""
+    import shutil
+
+    from ..config import NODE_GRAPH_PRESET, make_run_config
+    from ..training import train
+    from ..training.recipe_choice import choose_node_recipe
+
+    run = make_run_config(path, preset=preset, overrides=dict(overrides), threads=threads)
+    if preset is not None or run.preset != NODE_GRAPH_PRESET or run.data.sampler != "full":
+        return train(run, run_dir, overwrite=True, progress=progress)
+    choice = choose_node_recipe(path, lambda name: make_run_config(path, name, dict(overrides), threads=threads),
+                                workdir=run_dir.parent)
+    try:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        if choice.take_run(run_dir):
+            return json.loads((run_dir / "summary.json").read_text())
+        return train(make_run_config(path, choice.preset, dict(overrides), threads=threads), run_dir,
+                     overwrite=True, progress=progress)
+    finally:
+        choice.discard()
+
+
 def format_table(table: Mapping[str, Mapping[str, Any]]) -> str:
-    """A markdown table of :func:`compare_with_baselines`' rows (accuracies in %)."""
+    """A markdown table of :func:`compare_with_baselines`' rows (the run's metric, in %)."""
     names = {"geaet": "GEAET (dataset defaults)", "gcn": "2-layer GCN (DGL GraphConv)", "mlp": "2-layer MLP"}
-    lines = ["| model | test accuracy (%) | val accuracy (%) | runs | seconds |", "|---|---|---|---|---|"]
+    metric = next((row.get("metric", "accuracy") for row in table.values()), "accuracy").replace("_", "-")
+    lines = [f"| model | test {metric} (%) | val {metric} (%) | runs | seconds |", "|---|---|---|---|---|"]
     for key, row in table.items():
         test, val = row["test"], row["val"]
         lines.append(f"| {names.get(key, key)} | {100 * test['mean']:.2f} ± {100 * test['std']:.2f} | "

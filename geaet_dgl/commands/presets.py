@@ -24,7 +24,8 @@ def presets(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows))
         return
-    click.echo(f"{'name':<16} {'dataset':<16} {'params':>10} {'paper':>10}")
+    width = max(16, *(len(row["name"]) for row in rows))
+    click.echo(f"{'name':<{width}} {'dataset':<16} {'params':>10} {'paper':>10}")
     for row in rows:
         paper = f"{row['paper_params']:,}" if row["paper_params"] is not None else "-"
-        click.echo(f"{row['name']:<16} {row['dataset']:<16} {row['params']:>10,} {paper:>10}")
+        click.echo(f"{row['name']:<{width}} {row['dataset']:<16} {row['params']:>10,} {paper:>10}")

@@ -1,10 +1,12 @@
 """``geaet-dgl train``: one run, one run per seed, or a resumed run."""
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, Optional
 
 import click
 
+from .node_recipe import recipe_chosen, refuse_existing_out, train_chosen
 from .train_options import TrainOptions
 from .options import (ListOptionCommand, allow_changed_data_option, data_source_options, gather_data, given,
                       given_on_command_line, handle_errors, limit_options, parse_settings, seeds_option,
@@ -99,7 +101,7 @@ def train(ctx: click.Context, **options: Any) -> None:
     """Train GEAET; write checkpoints, metrics, curves and a summary to the run directory.
 
     Your own graphs: --dataset PATH.bin (a dgl.save_graphs file), preset `geaet` unless --preset; one graph
-    with train/val/test node masks: preset `geaet-node`, --sampler to cut it into batches.
+    with node masks: the node recipe with the best validation metric (--sampler: preset `geaet-node`).
 
     With --seeds K [K ...]: one run per seed in OUT/seed<k>, and their mean ± std in OUT/aggregate.md.
 
@@ -175,8 +177,8 @@ def _resume(ctx: click.Context, opts: TrainOptions) -> bool:
     return True
 
 
-def _new_run(opts: TrainOptions) -> Any:
-    """The run configuration of a new run: a preset (or a reference config) with the options applied."""
+def _new_run(opts: TrainOptions, preset: Optional[str] = None) -> Any:
+    """A new run's configuration: a preset (``preset``, else --preset; or a reference config), options applied."""
     from geaet_dgl.config import check_run_source, make_run_config
 
     check_run_source(opts.dataset, opts.data.get("data_file"), opts.config, opts.preset, opts.allow_changed_data)
@@ -190,7 +192,7 @@ def _new_run(opts: TrainOptions) -> Any:
 
         return reference_run_config(opts.config, opts.overrides(), {**data, **given(dataset=opts.dataset)},
                                     **run_settings)
-    return make_run_config(opts.dataset, opts.preset, opts.overrides(), data, **run_settings)
+    return make_run_config(opts.dataset, preset or opts.preset, opts.overrides(), data, **run_settings)
 
 
 def _dry_run(ctx: click.Context, opts: TrainOptions) -> bool:
@@ -250,7 +252,9 @@ def _train_seeds(ctx: click.Context, opts: TrainOptions) -> bool:
 
     if not opts.seeds:
         return False
-    run = _new_run(opts)
+    run, choice = recipe_chosen(opts, _new_run(opts), lambda preset: _new_run(opts, preset))
+    if choice is not None:
+        choice.discard()
     out = opts.out or str(training.run_dir.default_seeds_dir(run.data.name, run.preset))
     agg = run_seeds(run, list(opts.seeds), out, overwrite=opts.overwrite, progress=opts.progress,
                     on_seed=lambda k, summary: print_summary(summary, f"{out}/seed{k}"))
@@ -263,13 +267,15 @@ def _train_one(ctx: click.Context, opts: TrainOptions) -> bool:
     from geaet_dgl import training
     from geaet_dgl.training import launcher
 
-    run = _new_run(opts)
+    refuse_existing_out(opts)
+    run, choice = recipe_chosen(opts, _new_run(opts), lambda preset: _new_run(opts, preset),
+                                workdir=os.path.dirname(os.path.abspath(opts.out or "runs/run")))
     run_dir = opts.out or str(training.default_run_dir(run.data.name, run.preset, run.train.seed))
     from .pretrained import fine_tune_from_pretrained_folder
 
     fine_tune_from_pretrained_folder(opts, run, run_dir)
-    summary = launcher.train_job(run, run_dir, nproc=opts.nproc or 1, overwrite=opts.overwrite,
-                                 progress=opts.progress)
+    summary = train_chosen(run, choice, run_dir, opts.overwrite, lambda: launcher.train_job(
+        run, run_dir, nproc=opts.nproc or 1, overwrite=opts.overwrite, progress=opts.progress))
     if summary is not None:  # None on the ranks other than 0 under torchrun
         print_summary(summary, run_dir)
     return True

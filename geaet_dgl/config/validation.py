@@ -34,7 +34,7 @@ from ..data.own_files.hetero_files import is_heterograph
 from ..data.validation import check_labels, node_label_sizes
 from ..errors import ConfigError, OptionConflict
 
-MPNN_CHOICES = ("gatedgcn", "gcn", "gin", "gine", "gat", "pna", "genconv", "none")
+MPNN_CHOICES = ("gatedgcn", "gcn", "sage", "gin", "gine", "gat", "pna", "genconv", "none")
 ATTENTION_CHOICES = ("transformer", "biased_transformer", "performer", "none")
 PE_CHOICES = ("none", "eslappe", "lappe", "rwse", "signnet", "hkdiagse", "elstaticse")
 #: Encodings concatenated to the node features (``pe_dim`` of the width).

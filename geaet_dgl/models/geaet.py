@@ -78,7 +78,7 @@ class JumpingKnowledge(nn.Module):
 
 
 #: Local MPNNs that never read edge features (they pass them through).
-MPNNS_IGNORING_EDGES = ("gcn", "gin", "none")
+MPNNS_IGNORING_EDGES = ("gcn", "sage", "gin", "none")
 
 
 def reads_edge_states(config: ModelConfig) -> bool:

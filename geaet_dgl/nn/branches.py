@@ -29,9 +29,10 @@ from .gen_conv import GENConvLayer
 from .gin import GINELayer, GINLayer
 from .performer import PerformerAttention
 from .pna import PNALayer
+from .sage import SAGELayer
 from .self_attention import GraphSelfAttention
 
-MPNNS = ("gatedgcn", "gcn", "gin", "gine", "gat", "pna", "genconv", "none")
+MPNNS = ("gatedgcn", "gcn", "sage", "gin", "gine", "gat", "pna", "genconv", "none")
 ATTENTIONS = ("transformer", "biased_transformer", "performer", "none")
 
 __all__ = ["MPNNS", "ATTENTIONS", "GEANET_VARIANTS", "build_mpnn", "build_attention", "build_geanet"]
@@ -56,6 +57,8 @@ def build_mpnn(name: str, hidden_dim: int, dropout: float = 0.0, activation: str
         raise ValueError(f"mpnn={name!r} does not read the EquivStableLapPE; only gatedgcn does")
     if name == "gcn":
         return GCNLayer(hidden_dim, hidden_dim)
+    if name == "sage":
+        return SAGELayer(hidden_dim, hidden_dim)
     if name == "gin":
         return GINLayer(hidden_dim, hidden_dim, activation)
     if name == "gine":

@@ -32,6 +32,7 @@ Files are written atomically (temp file in the same folder, flush, fsync,
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -79,15 +80,13 @@ def restore_rng_state(state: Dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def save_checkpoint(path: "os.PathLike | str", *, run_config: Dict[str, Any], model: torch.nn.Module,
-                    optimizer: torch.optim.Optimizer, scheduler: Any, epoch: int, step: int,
-                    global_step: int, best: Optional[Dict[str, Any]], history: List[Dict[str, Any]],
-                    progress: Optional[Dict[str, Any]], ranks: Optional[Dict[str, Any]] = None) -> None:
-    """Write the full training state to ``path`` atomically (see the module docstring).
-
-    ``ranks`` (multi-process runs only): ``{"world_size", "rng": [per rank],
-    "progress": [per rank]}``, stored under key ``ranks``.
-    """
+def checkpoint_bytes(*, run_config: Dict[str, Any], model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                     scheduler: Any, epoch: int, step: int, global_step: int, best: Optional[Dict[str, Any]],
+                     history: List[Dict[str, Any]], progress: Optional[Dict[str, Any]],
+                     ranks: Optional[Dict[str, Any]] = None) -> bytes:
+    """The full training state, serialised as :func:`save_checkpoint` writes it (a copy: later steps do not
+    change it). ``ranks`` (multi-process runs only): ``{"world_size", "rng": [per rank], "progress": [per rank]}``,
+    stored under key ``ranks``."""
     state = {
         "format_version": FORMAT_VERSION,
         "package_version": __version__,
@@ -105,9 +104,17 @@ def save_checkpoint(path: "os.PathLike | str", *, run_config: Dict[str, Any], mo
     }
     if ranks is not None:
         state["ranks"] = ranks
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    return buffer.getvalue()
+
+
+def write_checkpoint_bytes(path: "os.PathLike | str", data: bytes) -> None:
+    """Write serialised state (:func:`checkpoint_bytes`) to ``path`` atomically; a :class:`CheckpointError`
+    naming the fix when the disk refuses."""
     try:
         with atomic_write(path) as handle:
-            torch.save(state, handle)
+            handle.write(data)
     except OSError as exc:  # disk full, quota, permissions: the previous file is still whole (atomic write)
         folder = os.path.dirname(os.path.abspath(path))
         raise CheckpointError(
@@ -115,6 +122,13 @@ def save_checkpoint(path: "os.PathLike | str", *, run_config: Dict[str, Any], mo
             f"{os.path.basename(path)} (if any) is intact; free space or fix permissions in {folder}, then "
             f"continue with `geaet-dgl train --resume {folder}`"
         ) from exc
+
+
+def save_checkpoint(path: "os.PathLike | str", **state: Any) -> None:
+    """Write the full training state to ``path`` atomically (see the module docstring); the keyword arguments
+    are :func:`checkpoint_bytes`' (``run_config``, ``model``, ``optimizer``, ``scheduler``, ``epoch``, ``step``,
+    ``global_step``, ``best``, ``history``, ``progress`` and, in multi-process runs, ``ranks``)."""
+    write_checkpoint_bytes(path, checkpoint_bytes(**state))
 
 
 def load_checkpoint(path: "os.PathLike | str", expect_model: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:

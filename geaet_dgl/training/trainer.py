@@ -52,8 +52,8 @@ from ..data.nodes.node_graph import NodeGraph
 from ..models.geaet import set_degree_statistics
 from ..threads import apply_threads, per_process_threads, resolve_threads
 from . import run_dir as files
-from .checkpoint import (capture_rng_state, check_belongs_to_run, check_model_config, load_checkpoint,
-                         restore_rng_state, save_checkpoint)
+from .checkpoint import (capture_rng_state, check_belongs_to_run, check_model_config, checkpoint_bytes,
+                         load_checkpoint, restore_rng_state, write_checkpoint_bytes)
 from .curves import plot_curves
 from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, convert_sync_batchnorm, rank_seed,
                           wrap_model)
@@ -69,6 +69,10 @@ from .task import Task
 from .tensorboard_log import open_log
 
 log = logging.getLogger(__name__)
+
+#: Seconds between the epoch-end checkpoint writes of a single-process run (the first epoch, the last, an early
+#: stop and a stop signal always write): on small graphs an epoch takes less than writing last.pt and best.pt.
+CHECKPOINT_SECONDS = 30.0
 
 PathLike = Union[str, os.PathLike]
 
@@ -164,6 +168,10 @@ class Trainer:
         self.stop_signal: Optional[int] = None
         self.stop_agreed = False  # multi-process: every rank saw the stop signal's agreement
         self.saved_at: Optional[Tuple[int, int]] = None  # (epoch, step) of the newest checkpoint
+        # Single-process runs write their epoch-end checkpoints at most every CHECKPOINT_SECONDS: in between,
+        # the newest epoch's state (and the best epoch's) wait here, serialised (``_flush`` writes them).
+        self.pending: Dict[str, Tuple[Tuple[int, int], bytes]] = {}
+        self.flushed_at = time.monotonic()
         self.tensorboard = None  # TensorBoardLog while fit() runs with run.tensorboard (rank 0)
 
     def restore(self, state: Dict[str, Any]) -> None:
@@ -250,11 +258,19 @@ class Trainer:
             if extra:
                 self.best["extra"] = extra
         self.epoch, self.step, self.progress_state = epoch + 1, 0, None
-        self._save(files.LAST)
-        if improved:
-            self._save(files.BEST)
-        if self.dist.is_main:
-            files.write_metrics(self.run_dir, self.history)
+        if self.dist.enabled:  # every rank takes part in a checkpoint: the same epochs on all of them
+            self._save(files.LAST)
+            if improved:
+                self._save(files.BEST)
+            if self.dist.is_main:
+                files.write_metrics(self.run_dir, self.history)
+        else:
+            state = ((self.epoch, self.step), self._serialised())
+            self.pending[files.LAST] = state
+            if improved:
+                self.pending[files.BEST] = state  # best.pt is this epoch's last.pt
+            if self._checkpoint_due():
+                self._flush()
         if self.tensorboard is not None:
             self.tensorboard.log_epoch(self.history[-1])
         log.info("epoch %d/%d: lr %.3g | train loss %.4f %s %.4f | val loss %.4f %s %.4f | test %s %.4f | "
@@ -297,6 +313,8 @@ class Trainer:
                     tick = time.perf_counter()
                     continue
                 if not self._agree_finite(step.loss):
+                    if not self.dist.enabled:
+                        self._flush()  # the epochs before this one are good: keep them
                     raise NonFiniteLossError(
                         f"loss became {step.loss.item()} at epoch {self.epoch + 1}, batch {self.step + 1}/"
                         f"{batches.total} (training graphs {_short_list(batches.batch_indices(self.step))}); "
@@ -367,10 +385,35 @@ class Trainer:
                      "progress": [g["progress"] for g in gathered]}
             if not self.dist.is_main:
                 return
-        save_checkpoint(self.run_dir / name, run_config=self.run.to_dict(), model=self.model,
-                        optimizer=self.optimizer, scheduler=self.scheduler, epoch=self.epoch, step=self.step,
-                        global_step=self.global_step, best=self.best, history=self.history,
-                        progress=self.progress_state, ranks=ranks)
+        if name == files.LAST:  # a mid-epoch last.pt: the best epoch waiting to be written goes first
+            self.pending.pop(files.LAST, None)
+            self._flush()
+        write_checkpoint_bytes(self.run_dir / name, self._serialised(ranks))
+
+    def _serialised(self, ranks: Optional[Dict[str, Any]] = None) -> bytes:
+        return checkpoint_bytes(run_config=self.run.to_dict(), model=self.model, optimizer=self.optimizer,
+                                scheduler=self.scheduler, epoch=self.epoch, step=self.step,
+                                global_step=self.global_step, best=self.best, history=self.history,
+                                progress=self.progress_state, ranks=ranks)
+
+    def _checkpoint_due(self) -> bool:
+        """Whether this epoch end writes the checkpoints: the first one, then every :data:`CHECKPOINT_SECONDS`,
+        the last epoch, an early stop and a requested stop (a SIGKILL loses at most that much training; a resumed
+        run repeats it bit for bit)."""
+        return self.saved_at is None or time.monotonic() - self.flushed_at >= CHECKPOINT_SECONDS or \
+            self.epoch >= self.run.train.epochs or self.stopped_early() or self.stop_signal is not None
+
+    def _flush(self) -> None:
+        """Write the waiting best.pt, then last.pt (each atomically), and metrics.jsonl."""
+        for name in (files.BEST, files.LAST):
+            if name in self.pending:
+                position, data = self.pending.pop(name)
+                write_checkpoint_bytes(self.run_dir / name, data)
+                if name == files.LAST:
+                    self.saved_at = position
+        if self.history:
+            files.write_metrics(self.run_dir, self.history)
+        self.flushed_at = time.monotonic()
 
     def _interrupted(self) -> None:
         name = signal.Signals(self.stop_signal).name

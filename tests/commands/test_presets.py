@@ -23,4 +23,6 @@ def test_presets_json_lists_six_presets_matching_the_paper():
                                                                               "peptides-func", "pcqm-contact", "geaet",
                                                                               "geaet-node", "ogbn-arxiv", "ogbn-products",
                                                                               "ogbg-molhiv", "ogbg-molpcba", "ogbg-ppa",
-                                                                              "ogbg-code2", "pcqm4mv2", "malnet-tiny"} | set(NODE_SETS)
+                                                                              "ogbg-code2", "pcqm4mv2", "malnet-tiny",
+                                                                              "node-homophilous", "node-heterophilous",
+                                                                              "node-features", "node-ego-neighbours"} | set(NODE_SETS)

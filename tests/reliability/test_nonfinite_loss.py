@@ -75,16 +75,20 @@ def test_disk_full_while_saving_keeps_the_previous_checkpoint(tmp_path, monkeypa
 
     from geaet_dgl.training import checkpoint as checkpoint_module
 
-    real_save, calls = checkpoint_module.torch.save, []
+    import contextlib
 
-    def save_until_disk_full(obj, handle, *args, **kwargs):
+    real_write, calls = checkpoint_module.atomic_write, []
+
+    @contextlib.contextmanager
+    def write_until_disk_full(path, mode="wb"):
         calls.append(1)
-        if len(calls) == 3:  # epoch 1 wrote last.pt and best.pt; epoch 2's last.pt hits a full disk
-            handle.write(b"\0" * 100)
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real_save(obj, handle, *args, **kwargs)
+        with real_write(path, mode) as handle:
+            if len(calls) == 3:  # epoch 1 wrote best.pt and last.pt; epoch 2's last.pt hits a full disk
+                handle.write(b"\0" * 100)
+                raise OSError(errno.ENOSPC, "No space left on device")
+            yield handle
 
-    monkeypatch.setattr(checkpoint_module.torch, "save", save_until_disk_full)
+    monkeypatch.setattr(checkpoint_module, "atomic_write", write_until_disk_full)
     out = tmp_path / "run"
     line = one_line_error(run_cli(cli_args(2, out)))
     monkeypatch.undo()

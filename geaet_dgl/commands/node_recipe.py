@@ -1,0 +1,56 @@
+"""``geaet-dgl train`` on a graph file with node masks and no --preset: the node recipe chosen on validation.
+
+The choice itself is :mod:`geaet_dgl.training.recipe_choice`; here is when the command asks for it and how the
+chosen candidate's finished run becomes the run the user named (moved into place, not trained again).
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable, Dict, Optional, Tuple
+
+
+def recipe_chosen(opts: Any, run: Any, new_run: Callable[[str], Any],
+                  workdir: Optional[str] = None) -> Tuple[Any, Any]:
+    """(the run, the :class:`~geaet_dgl.training.recipe_choice.RecipeChoice` or None): a graph file with node
+    masks trained without --preset on the full graph by one process gets the node recipe with the best validation
+    metric (docs/node-classification.md#the-default-for-your-own-graph); any other run is returned as it is.
+    ``new_run(preset)`` resolves the command's run with that preset."""
+    from geaet_dgl.config import NODE_GRAPH_PRESET
+
+    if opts.preset is not None or opts.config is not None or run.preset != NODE_GRAPH_PRESET or \
+            run.data.sampler != "full" or (opts.nproc or 1) > 1:
+        return run, None
+    from geaet_dgl.training.recipe_choice import choose_node_recipe
+
+    choice = choose_node_recipe(run.data.data_file, new_run, workdir=workdir)
+    return new_run(choice.preset), choice
+
+
+def train_chosen(run: Any, choice: Any, run_dir: str, overwrite: bool,
+                 train_job: Callable[[], Optional[Dict[str, Any]]]) -> Optional[Dict[str, Any]]:
+    """The summary of ``run`` in ``run_dir``: the chosen candidate's finished run moved there when there is one
+    (``choice`` not None), else ``train_job()``; the candidates' folder is removed either way."""
+    from geaet_dgl.training import run_dir as files
+
+    if choice is None:
+        return train_job()
+    try:
+        if overwrite and os.path.isdir(run_dir):
+            files.prepare_new_run_dir(run_dir, overwrite=True)  # the run files go, so the chosen run moves in
+            if not os.listdir(run_dir):
+                os.rmdir(run_dir)
+        if choice.take_run(run_dir):
+            with open(os.path.join(run_dir, files.SUMMARY)) as handle:
+                return json.load(handle)
+        return train_job()
+    finally:
+        choice.discard()
+
+
+def refuse_existing_out(opts: Any) -> None:
+    """An existing --out is refused (without --overwrite) before any candidate recipe is trained."""
+    from geaet_dgl.training.run_dir import prepare_new_run_dir
+
+    if opts.out is not None and os.path.exists(opts.out) and not opts.overwrite:
+        prepare_new_run_dir(opts.out, overwrite=False)
