@@ -30,6 +30,11 @@ log = logging.getLogger(__name__)
 SPLITS = ("train", "val", "test")
 ALLOW_HINT = "--allow-changed-data"
 
+#: DataOptions fields a run records after reading its data (:func:`record_data`): a configuration built before
+#: reading anything (the rerun of a study) has them unset, and a run that reads its data again checks them
+#: against that data itself, so they are no part of what the run was asked to do.
+RECORDED_AFTER_LOADING = ("fingerprint", "input_transform")
+
 
 def file_identity(path: "os.PathLike | str", num_graphs: int) -> Dict[str, Any]:
     """``{"size": bytes, "graphs": G, "sha256": hex digest of the content}`` of a file holding ``num_graphs`` graphs."""

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import training
 from ..config import ConfigError, OptionConflict, RunConfig, normalised_run_dict
-from ..data.identity import identity_changes
+from ..data.identity import RECORDED_AFTER_LOADING, identity_changes
 from ..training import run_dir as files
 from .aggregate import LABEL_KEYS, aggregate_markdown, aggregate_summaries
 
@@ -143,7 +143,8 @@ def _check_same_config(run: RunConfig, run_dir: Path) -> None:
             f"{run.data.data_file} changed since {run_dir} was trained ({'; '.join(changes)}); the seeds of one "
             "study must see the same graphs: restore the file, or start a new study with another --out")
     for config in (saved, wanted):  # checked against the data itself when the seed's run reads it
-        (config.get("data") or {}).pop("fingerprint", None)
+        for key in RECORDED_AFTER_LOADING:
+            (config.get("data") or {}).pop(key, None)
     differ = sorted(key for key in wanted if key not in _EXECUTION_FIELDS and saved.get(key) != wanted[key])
     if differ:
         detail = []
