@@ -7,8 +7,8 @@ import click
 
 from .train_options import TrainOptions
 from .options import (ListOptionCommand, allow_changed_data_option, data_source_options, gather_data, given,
-                      given_on_command_line, handle_errors, limit_options, parse_settings, seeds_option,
-                      split_index_option, threads_option)
+                      given_on_command_line, handle_errors, limit_options, parse_settings, retry_failed_option,
+                      seeds_option, split_index_option, threads_option)
 
 
 @click.command(cls=ListOptionCommand)
@@ -46,6 +46,7 @@ from .options import (ListOptionCommand, allow_changed_data_option, data_source_
               help="Continue the run in RUN_DIR from its last.pt, with its own configuration "
                    "(only --device, --workers, --nproc, --threads, --progress and --allow-changed-data may change).")
 @click.option("--overwrite", is_flag=True, help="Replace the run files of an existing run directory.")
+@retry_failed_option
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
 @click.option("--nproc", type=click.IntRange(min=1), default=None,
               help="Data-parallel processes on this machine (DistributedDataParallel: gloo on cpu, nccl on cuda, "
@@ -119,6 +120,8 @@ def _check(opts: TrainOptions) -> None:
     from geaet_dgl.studies.seeds import check_seeds_options, check_splits_options
     from geaet_dgl.training import launcher
 
+    from geaet_dgl.config import OptionConflict
+
     launcher.check_nproc(opts.nproc)
     check_seeds_options(opts.seeds, nproc=opts.nproc, seed=opts.seed, resume=opts.resume_dir is not None)
     check_splits_options(opts.split_list, nproc=opts.nproc, split_index_given="split_index" in opts.data,
@@ -128,6 +131,8 @@ def _check(opts: TrainOptions) -> None:
              "--split-file": opts.split_file}
     dist_launch.check_partition_options(opts.partitions, opts.ip_config, opts.machine, given,
                                         parse_settings(opts.settings))
+    if opts.retry_failed and not (opts.seeds or opts.split_list):
+        raise OptionConflict("--retry-failed trains again the failed runs of a study (--seeds, --splits); drop it")
 
 
 def _resume_partitioned(ctx: click.Context, opts: TrainOptions) -> bool:
@@ -226,21 +231,28 @@ def _train_splits(ctx: click.Context, opts: TrainOptions) -> bool:
     out = opts.out or str(training.run_dir.default_splits_dir(run.data.dataset, run.preset))
     agg = run_splits(run, splits, out, seeds=list(opts.seeds) or None, overwrite=opts.overwrite,
                      progress=opts.progress, on_run=lambda label, summary: print_summary(summary,
-                                                                                          str(label_dir(out, label))))
+                                                                                          str(label_dir(out, label))),
+                     retry_failed=opts.retry_failed)
     _print_aggregate(agg, f"{agg['n']} runs on splits {sorted(set(agg['splits']))}", out)
     return True
 
 
 def _print_aggregate(agg: Dict[str, Any], heading: str, out: str) -> None:
+    """The study's mean ± std; then the runs that failed (a warning; all of them: an error)."""
+    from pathlib import Path
+
     from geaet_dgl.studies import format_mean_std
+    from geaet_dgl.studies.failures import report_failures
     from geaet_dgl.studies.seeds import AGGREGATE_MD
 
     metric = agg["metric_name"]
-    click.echo(f"{heading}, {agg['std']}:")
-    for name in ("val_metric", "test_metric"):
-        stat = agg[name]
-        click.echo(f"  {name.split('_')[0]} {metric}: {format_mean_std(stat['mean'], stat['std'])}")
-    click.echo(f"table in {out}/{AGGREGATE_MD} (and aggregate.json)")
+    if agg["n"]:
+        click.echo(f"{heading}, {agg['std']}:")
+        for name in ("val_metric", "test_metric"):
+            stat = agg[name]
+            click.echo(f"  {name.split('_')[0]} {metric}: {format_mean_std(stat['mean'], stat['std'])}")
+        click.echo(f"table in {out}/{AGGREGATE_MD} (and aggregate.json)")
+    report_failures(agg.get("failed", []), agg.get("runs", agg["n"]), Path(out) / AGGREGATE_MD)
 
 
 def _train_seeds(ctx: click.Context, opts: TrainOptions) -> bool:
@@ -253,7 +265,8 @@ def _train_seeds(ctx: click.Context, opts: TrainOptions) -> bool:
     run = _new_run(opts)
     out = opts.out or str(training.run_dir.default_seeds_dir(run.data.name, run.preset))
     agg = run_seeds(run, list(opts.seeds), out, overwrite=opts.overwrite, progress=opts.progress,
-                    on_seed=lambda k, summary: print_summary(summary, f"{out}/seed{k}"))
+                    on_seed=lambda k, summary: print_summary(summary, f"{out}/seed{k}"),
+                    retry_failed=opts.retry_failed)
     _print_aggregate(agg, f"{agg['n']} seeds {agg['seeds']}", out)
     return True
 
