@@ -108,10 +108,28 @@ def train(ctx: click.Context, **options: Any) -> None:
     """
     opts = TrainOptions(**options)
     _check(opts)
-    for mode in (_resume_partitioned, _train_partitions, _resume, _dry_run, _evaluate_pretrained, _train_splits,
-                 _train_seeds, _train_one):
-        if mode(ctx, opts):
-            return
+    with _claim_folder(opts):
+        for mode in (_resume_partitioned, _train_partitions, _resume, _dry_run, _evaluate_pretrained, _train_splits,
+                     _train_seeds, _train_one):
+            if mode(ctx, opts):
+                return
+
+
+def _claim_folder(opts: TrainOptions) -> Any:
+    """``--out`` (or ``--resume``'s folder) claimed for this process before any data is read: a second process
+    on it is refused at once (the training call claims it again; without ``--out`` only that claim holds)."""
+    import contextlib
+    import os
+
+    from geaet_dgl.training.distributed import launched_by_torchrun
+    from geaet_dgl.training.run_lock import claim_run_dir
+
+    folder = opts.resume_dir or opts.out
+    other_writer = (launched_by_torchrun() and os.environ.get("RANK", "0") != "0") or (opts.machine or 0) != 0 \
+        or (opts.resume_dir is not None and _partitioned_machine(opts.resume_dir) != 0)
+    if folder is None or opts.dry_run or other_writer:
+        return contextlib.nullcontext()
+    return claim_run_dir(folder)
 
 
 def _check(opts: TrainOptions) -> None:
@@ -133,6 +151,16 @@ def _check(opts: TrainOptions) -> None:
                                         parse_settings(opts.settings))
     if opts.retry_failed and not (opts.seeds or opts.split_list):
         raise OptionConflict("--retry-failed trains again the failed runs of a study (--seeds, --splits); drop it")
+
+
+def _partitioned_machine(run_dir: str) -> int:
+    """The machine a run on partitions was started on (``--machine``; 0 for any other run)."""
+    from geaet_dgl.distgraph import launch as dist_launch
+
+    try:
+        return int((dist_launch.partitioned_run(run_dir) or {}).get("machine") or 0)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return 0  # a damaged marker: its own error comes later
 
 
 def _resume_partitioned(ctx: click.Context, opts: TrainOptions) -> bool:

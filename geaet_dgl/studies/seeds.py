@@ -23,6 +23,7 @@ from ..atomic import atomic_write
 from ..config import ConfigError, OptionConflict, RunConfig, normalised_run_dict
 from ..data.identity import RECORDED_AFTER_LOADING, identity_changes
 from ..training import run_dir as files
+from ..training.run_lock import claim_run_dir
 from .aggregate import LABEL_KEYS, aggregate_markdown, aggregate_study
 from .failures import RecordedFailure, label_words, read_failure, record_failure
 
@@ -106,9 +107,14 @@ def run_seed(run: RunConfig, run_dir: PathLike, overwrite: bool = False,
     - ``summary.json`` present and covering ``train.epochs`` epochs: skipped.
     - ``last.pt`` present: resumed (``training.resume``).
     - otherwise: a new run (files of a run that wrote no checkpoint are replaced).
-    ``overwrite`` always starts afresh.
+    ``overwrite`` always starts afresh. The folder is claimed for this process first (a second process
+    on it is refused: :mod:`~geaet_dgl.training.run_lock`).
     """
-    run_dir = Path(run_dir)
+    with claim_run_dir(run_dir):
+        return _run_seed(run, Path(run_dir), overwrite, progress, retry_failed)
+
+
+def _run_seed(run: RunConfig, run_dir: Path, overwrite: bool, progress: bool, retry_failed: bool) -> Dict[str, Any]:
     if not overwrite and run_dir.is_dir() and any(run_dir.iterdir()):
         _check_same_config(run, run_dir)
         failure = read_failure(run_dir)
@@ -265,7 +271,13 @@ def run_study(variants: Sequence[Tuple[Dict[str, int], RunConfig]], out: PathLik
     loss) is recorded in its folder (:mod:`.failures`) and listed in the aggregate's ``failed``, and the
     study goes on; ``retry_failed`` trains such runs again.
     """
-    out = Path(out)
+    with claim_run_dir(out):
+        return _run_study(variants, Path(out), overwrite, progress, title, on_run, retry_failed)
+
+
+def _run_study(variants: Sequence[Tuple[Dict[str, int], RunConfig]], out: Path, overwrite: bool, progress: bool,
+               title: str, on_run: Optional[Callable[[Dict[str, int], Dict[str, Any]], None]],
+               retry_failed: bool) -> Dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     finished: List[Tuple[Dict[str, int], Dict[str, Any]]] = []
     failed: List[Dict[str, Any]] = []

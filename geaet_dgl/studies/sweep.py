@@ -36,6 +36,7 @@ from ..atomic import atomic_write
 from ..config import ConfigError, ModelConfig, TrainConfig, default_preset, get_preset, make_run_config
 from ..models import build_model
 from ..training import run_dir as files
+from ..training.run_lock import claim_run_dir
 from .aggregate import STD_NOTE, format_mean_std
 from .failures import failed_words, report_failures
 from .seeds import run_seeds, run_split_indices, run_splits
@@ -156,7 +157,9 @@ def run_sweep(job: SweepJob) -> Dict[str, Any]:
     """Run every point of the sweep ``job`` over its seeds; write and return the table.
 
     Every point's configuration is resolved and its model built (parameter
-    count) before any training, so a bad value fails at once.
+    count) before any training, so a bad value fails at once. The sweep folder
+    is claimed for this process before anything is read (a second process on
+    it is refused: :mod:`~geaet_dgl.training.run_lock`).
 
     Returns
     -------
@@ -166,6 +169,11 @@ def run_sweep(job: SweepJob) -> Dict[str, Any]:
         "seconds_per_epoch", "runs", "failed"}`` (the three metrics as ``{"mean", "std", "values"}`` over the
         point's runs that finished, absent when none did; ``failed``: its runs that diverged, with reasons).
     """
+    with claim_run_dir(job.out):
+        return _run_sweep(job)
+
+
+def _run_sweep(job: SweepJob) -> Dict[str, Any]:
     dataset, seeds = job.dataset, job.seeds
     fixed, axes = parse_sweep_settings(job.settings)
     preset_name = job.preset or default_preset(dataset)
