@@ -55,13 +55,22 @@ def sweep(dataset: str, preset: Optional[str], settings: Tuple[str, ...], seeds:
     check_splits_options(split_list, nproc=None, split_index_given="split_index" in data, resume=False,
                          partitions=False)
     pairs = settings_with_options(parse_settings(settings), epochs=epochs, batch_size=batch_size, lr=lr)
-    out = out or str(default_sweep_dir(dataset, preset))
+    out = out or str(default_sweep_dir(_dataset_label(dataset), preset))
     table = run_sweep(SweepJob(dataset, preset, pairs, list(seeds) or ([] if split_list else [0]), out, data,
                                device=device, workers=workers, overwrite=overwrite, progress=progress,
                                splits=tuple(split_list), retry_failed=retry_failed))
     click.echo((Path(out) / SWEEP_MD).read_text(), nl=False)
     click.echo(f"table in {out}/{SWEEP_MD} (and sweep.json)")
     report_sweep_failures(table, out)
+
+
+def _dataset_label(dataset: str) -> str:
+    """A dataset's name for a folder: a graph file's stem (``graphs`` for ``data/graphs.bin``), else the name."""
+    import os
+
+    from geaet_dgl.data.own_files.graph_files import is_graph_file_name
+
+    return os.path.splitext(os.path.basename(dataset))[0] if is_graph_file_name(dataset) else dataset
 
 
 @click.command(cls=ListOptionCommand)

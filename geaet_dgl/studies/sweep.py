@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..atomic import atomic_write
-from ..config import ConfigError, ModelConfig, TrainConfig, default_preset, get_preset, make_run_config
+from ..config import ConfigError, ModelConfig, TrainConfig, get_preset, make_run_config, run_preset_name
 from ..models import build_model
 from ..training import run_dir as files
 from ..training.run_lock import claim_run_dir
@@ -176,7 +176,7 @@ def run_sweep(job: SweepJob) -> Dict[str, Any]:
 def _run_sweep(job: SweepJob) -> Dict[str, Any]:
     dataset, seeds = job.dataset, job.seeds
     fixed, axes = parse_sweep_settings(job.settings)
-    preset_name = job.preset or default_preset(dataset)
+    preset_name = run_preset_name(dataset, job.preset, job.data)
     points = expand_sweep(preset_name, fixed, axes)
     runs = []
     for point in points:
