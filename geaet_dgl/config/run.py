@@ -29,7 +29,8 @@ from .model import ModelConfig
 from .presets import get_preset, preset_names
 from .settings import apply_overrides, from_dict, parse_setting_value
 from .train import TrainConfig
-from .validation import check_graph_file_options, check_sampler_options, validate_run
+from .validation import (check_graph_file_options, check_input_branch_takes_effect, check_sampler_options,
+                         validate_run)
 
 #: Layout version of a run configuration (``config_version`` in ``config.json`` and checkpoints). 1: before
 #: the key existed (no ``tensorboard``, ``threads``, ``model.geanet.variant``, ``data.laplacian_norm``, graph-file
@@ -180,6 +181,20 @@ class DataOptions:
         return self.dataset
 
 
+#: DataOptions fields that name folders; a run records them absolute (:func:`absolute_data_paths`).
+DATA_FOLDERS = ("data_dir", "mnist_images", "cifar_images")
+
+
+def absolute_data_paths(options: DataOptions) -> DataOptions:
+    """Make ``options``' folders (:data:`DATA_FOLDERS`) absolute, so that ``eval`` and ``--resume`` of the run
+    find its data from any working directory; -> ``options``."""
+    for name in DATA_FOLDERS:
+        value = getattr(options, name)
+        if value:
+            setattr(options, name, os.path.abspath(os.path.expanduser(str(value))))
+    return options
+
+
 @dataclass
 class RunConfig:
     """Everything that defines a run.
@@ -308,11 +323,13 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     dataset = graph_file_dataset(dataset, data)
     preset_name = _preset_of(dataset, preset, data)
     preset_data = {key: value for key, value in get_preset(preset_name).data.items() if key not in data}
-    options = from_dict(DataOptions, {"dataset": dataset, **preset_data, **data}, where="data.")
+    options = absolute_data_paths(from_dict(DataOptions, {"dataset": dataset, **preset_data, **data}, where="data."))
     check_graph_file_options(options)
     check_sampler_options(options)
+    user_keys = set(overrides)
     overrides = {**_data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
     resolved = apply_overrides(get_preset(preset_name), overrides)
+    check_input_branch_takes_effect(resolved.model, given=user_keys)
     run = RunConfig(preset=resolved.name, model=resolved.model, train=resolved.train, data=options,
                     device=device, workers=workers, checkpoint_every=checkpoint_every,
                     threads=default_threads() if threads is None else threads, sync_bn=sync_bn,

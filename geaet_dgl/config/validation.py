@@ -490,3 +490,23 @@ def require_tensorboard():
         raise ConfigError(f"--tensorboard needs the tensorboard package, which is not installed ({exc}); "
                           f"{INSTALL_HINT}, or train without --tensorboard") from exc
     return SummaryWriter
+
+
+def check_input_branch_takes_effect(model: Any, given: Any = ()) -> None:
+    """Refuse raw-feature branch settings of a new run that would have no effect; ``given``: the setting names the
+    user set (``model.input_branch``, ...): only those are refused, a preset's own are left as they are (with
+    ``model.input_gcn_weight=0`` the preset's branch is simply off). A run's saved configuration is not checked:
+    runs trained before this check still load. ``model``: a :class:`~.model.ModelConfig`."""
+    given = {str(key).split(".")[-1] for key in given if str(key).startswith("model.") or "." not in str(key)}
+    if "input_branch_hops" in given and model.input_branch != "hops":
+        raise ConfigError(f"model.input_branch_hops={model.input_branch_hops} is read by model.input_branch=hops "
+                          f"only, but input_branch={model.input_branch}; set model.input_branch=hops, or drop "
+                          "input_branch_hops")
+    if model.input_gcn_weight == 0:
+        unused = [f"model.{name}={getattr(model, name)}" for name in ("input_branch", "input_branch_hops",
+                                                                      "input_branch_mix") if name in given]
+        if unused:
+            raise ConfigError(f"{' and '.join(unused)} {'has' if len(unused) == 1 else 'have'} no effect: "
+                              f"model.input_gcn_weight={model.input_gcn_weight} builds no raw-feature branch; give "
+                              "the branch a weight (e.g. --set model.input_gcn_weight=0.5), or drop "
+                              f"{' and '.join(u.split('=')[0] for u in unused)}")

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 from .. import training
 from ..atomic import atomic_write
 from ..config import ConfigError, OptionConflict, RunConfig, normalised_run_dict
+from ..config.run import DATA_FOLDERS
 from ..data.identity import RECORDED_AFTER_LOADING, identity_changes
 from ..training import run_dir as files
 from ..training.run_lock import claim_run_dir
@@ -165,6 +166,10 @@ def _check_same_config(run: RunConfig, run_dir: Path) -> None:
     for config in (saved, wanted):  # checked against the data itself when the seed's run reads it
         for key in RECORDED_AFTER_LOADING:
             (config.get("data") or {}).pop(key, None)
+        for key in DATA_FOLDERS:  # runs before they were recorded absolute: relative to this directory
+            value = (config.get("data") or {}).get(key)
+            if isinstance(value, str) and value:
+                config["data"][key] = os.path.abspath(os.path.expanduser(value))
     differ = sorted(key for key in wanted if key not in _EXECUTION_FIELDS and saved.get(key) != wanted[key])
     if differ:
         detail = []
