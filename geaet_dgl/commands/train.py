@@ -232,7 +232,7 @@ def _dry_run(ctx: click.Context, opts: TrainOptions) -> bool:
         return False
     from .dry_run import print_dry_run
 
-    print_dry_run(_new_run(opts), opts.config)
+    print_dry_run(_new_run(opts), opts.config, opts.split_list, opts.seeds)
     return True
 
 

@@ -84,7 +84,7 @@ def split_indices(values: Sequence[str], count: int, dataset: str) -> List[int]:
     if len(set(chosen)) != len(chosen):
         raise OptionConflict(f"--splits {' '.join(values)} names a split twice; list each once")
     for index in chosen:
-        check_split_index(index, count, dataset)
+        check_split_index(index, count, dataset, option="--splits")
     return chosen
 
 

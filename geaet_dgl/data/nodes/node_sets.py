@@ -75,6 +75,10 @@ SPLIT_KINDS = {
     "wikics": "20 train/val splits, 1 test",
 }
 
+#: How many public splits each family publishes (a seeded split: 1), known without reading the data.
+PUBLISHED_SPLITS = {"planetoid": 1, "geom-gcn": GEOM_GCN_SPLITS, "heterophilous": 10, "gnn-benchmark": 1,
+                    "wikics": 20}
+
 #: Whose public splits a family's masks hold (the run log names them).
 SPLIT_SOURCES = {"geom-gcn": "geom-gcn's splits", "heterophilous": "Platonov et al.'s splits",
                  "wikics": "Wiki-CS's train/val splits, its one test mask"}
@@ -367,6 +371,19 @@ def node_set_splits(name: str, data_dir: PathLike) -> int:
         return 1
     graph, _, _ = read_node_set(name, data_dir)
     return split_count(dgl_masks(graph))
+
+
+def published_split_count(name: str) -> int:
+    """How many splits ``name`` publishes (:data:`PUBLISHED_SPLITS`; what ``--dry-run`` checks indices against
+    without reading the data)."""
+    return PUBLISHED_SPLITS[node_set_spec(name).family]
+
+
+def check_split_index_unread(name: str, split_index: int) -> None:
+    """:func:`~.node_splits.check_split_index` against the published count, without reading the data."""
+    spec = node_set_spec(name)
+    where = _SEEDED_WHERE.format(name=spec.name) if spec.seeded else spec.name
+    check_split_index(split_index, published_split_count(name), where)
 
 
 def node_set_shape(name: str, data_dir: PathLike, split_index: int = 0) -> Tuple[int, int]:
