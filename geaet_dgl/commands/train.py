@@ -5,6 +5,8 @@ from typing import Any, Dict, Optional
 
 import click
 
+from .run_folder import claim_out_folder
+from .study_report import print_aggregate
 from .train_options import TrainOptions
 from .options import (ListOptionCommand, allow_changed_data_option, data_source_options, gather_data, given,
                       given_on_command_line, handle_errors, limit_options, parse_settings, retry_failed_option,
@@ -108,28 +110,11 @@ def train(ctx: click.Context, **options: Any) -> None:
     """
     opts = TrainOptions(**options)
     _check(opts)
-    with _claim_folder(opts):
+    with claim_out_folder(opts):
         for mode in (_resume_partitioned, _train_partitions, _resume, _dry_run, _evaluate_pretrained, _train_splits,
                      _train_seeds, _train_one):
             if mode(ctx, opts):
                 return
-
-
-def _claim_folder(opts: TrainOptions) -> Any:
-    """``--out`` (or ``--resume``'s folder) claimed for this process before any data is read: a second process
-    on it is refused at once (the training call claims it again; without ``--out`` only that claim holds)."""
-    import contextlib
-    import os
-
-    from geaet_dgl.training.distributed import launched_by_torchrun
-    from geaet_dgl.training.run_lock import claim_run_dir
-
-    folder = opts.resume_dir or opts.out
-    other_writer = (launched_by_torchrun() and os.environ.get("RANK", "0") != "0") or (opts.machine or 0) != 0 \
-        or (opts.resume_dir is not None and _partitioned_machine(opts.resume_dir) != 0)
-    if folder is None or opts.dry_run or other_writer:
-        return contextlib.nullcontext()
-    return claim_run_dir(folder)
 
 
 def _check(opts: TrainOptions) -> None:
@@ -151,16 +136,6 @@ def _check(opts: TrainOptions) -> None:
                                         parse_settings(opts.settings))
     if opts.retry_failed and not (opts.seeds or opts.split_list):
         raise OptionConflict("--retry-failed trains again the failed runs of a study (--seeds, --splits); drop it")
-
-
-def _partitioned_machine(run_dir: str) -> int:
-    """The machine a run on partitions was started on (``--machine``; 0 for any other run)."""
-    from geaet_dgl.distgraph import launch as dist_launch
-
-    try:
-        return int((dist_launch.partitioned_run(run_dir) or {}).get("machine") or 0)
-    except (OSError, ValueError, TypeError, AttributeError):
-        return 0  # a damaged marker: its own error comes later
 
 
 def _resume_partitioned(ctx: click.Context, opts: TrainOptions) -> bool:
@@ -261,26 +236,8 @@ def _train_splits(ctx: click.Context, opts: TrainOptions) -> bool:
                      progress=opts.progress, on_run=lambda label, summary: print_summary(summary,
                                                                                           str(label_dir(out, label))),
                      retry_failed=opts.retry_failed)
-    _print_aggregate(agg, f"{agg['n']} runs on splits {sorted(set(agg['splits']))}", out)
+    print_aggregate(agg, f"{agg['n']} runs on splits {sorted(set(agg['splits']))}", out)
     return True
-
-
-def _print_aggregate(agg: Dict[str, Any], heading: str, out: str) -> None:
-    """The study's mean ± std; then the runs that failed (a warning; all of them: an error)."""
-    from pathlib import Path
-
-    from geaet_dgl.studies import format_mean_std
-    from geaet_dgl.studies.failures import report_failures
-    from geaet_dgl.studies.seeds import AGGREGATE_MD
-
-    metric = agg["metric_name"]
-    if agg["n"]:
-        click.echo(f"{heading}, {agg['std']}:")
-        for name in ("val_metric", "test_metric"):
-            stat = agg[name]
-            click.echo(f"  {name.split('_')[0]} {metric}: {format_mean_std(stat['mean'], stat['std'])}")
-        click.echo(f"table in {out}/{AGGREGATE_MD} (and aggregate.json)")
-    report_failures(agg.get("failed", []), agg.get("runs", agg["n"]), Path(out) / AGGREGATE_MD)
 
 
 def _train_seeds(ctx: click.Context, opts: TrainOptions) -> bool:
@@ -295,7 +252,7 @@ def _train_seeds(ctx: click.Context, opts: TrainOptions) -> bool:
     agg = run_seeds(run, list(opts.seeds), out, overwrite=opts.overwrite, progress=opts.progress,
                     on_seed=lambda k, summary: print_summary(summary, f"{out}/seed{k}"),
                     retry_failed=opts.retry_failed)
-    _print_aggregate(agg, f"{agg['n']} seeds {agg['seeds']}", out)
+    print_aggregate(agg, f"{agg['n']} seeds {agg['seeds']}", out)
     return True
 
 
