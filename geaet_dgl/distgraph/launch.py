@@ -34,7 +34,7 @@ from ..config import RunConfig, make_run_config
 from ..data.run_splits import data_pe_sizes
 from . import engine
 from .partition import check_matches_graph, load_single_graph, read_sidecar
-from .processes import LocalJob, run_job
+from .processes import JobStopped, LocalJob, run_job
 from .worker import JOB_ENV
 
 log = logging.getLogger(__name__)
@@ -202,7 +202,11 @@ def _train_partitioned(run: RunConfig, run_dir: str, partitions: str, nproc: int
                               dict(env, **{engine.MACHINE_ENV: str(k), engine.SHM_ENV: token, JOB_ENV: spec_path,
                                            "OMP_NUM_THREADS": threads}), server=False)
 
-        run_job(job, errors_dir, start)
+        try:
+            run_job(job, errors_dir, start)
+        except JobStopped as stopped:  # say which folder, and whether there is anything to resume
+            stopped.run_dir, stopped.checkpointed = run_dir, os.path.isfile(last)
+            raise
     finally:
         shutil.rmtree(job_dir, ignore_errors=True)
     if not os.path.isfile(os.path.join(run_dir, files.SUMMARY)):  # another machine holds trainer 0

@@ -290,6 +290,11 @@ def _run_study(variants: Sequence[Tuple[Dict[str, int], RunConfig]], out: Path, 
         run_dir = label_dir(out, label)
         try:
             summary = run_seed(variant, run_dir, overwrite=overwrite, progress=progress, retry_failed=retry_failed)
+        except training.TrainingInterrupted as exc:  # the study, not the one run, is what continues
+            said = str(exc).split("; continue with", 1)[0]
+            raise training.TrainingInterrupted(
+                f"{said}; continue the study by running the same command again (finished runs are skipped, this "
+                "one resumes from its last.pt)", exc.signum) from None
         except training.NonFiniteLossError as exc:
             if not isinstance(exc, RecordedFailure):
                 record_failure(run_dir, exc)
