@@ -106,6 +106,32 @@ def fingerprint_changes(recorded: Mapping[str, Any], current: Mapping[str, Any])
     return changes
 
 
+def node_split_changes(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> Optional[List[str]]:
+    """For one graph with node masks: words for the splits whose node ids or labels changed (empty: only the
+    graph around them changed, e.g. its edges); None where the record predates ``split_sha256`` (cannot tell)."""
+    changes = []
+    for name in SPLITS:
+        old, new = recorded.get(name), current.get(name)
+        if not isinstance(old, Mapping) or new is None or old.get("limit") != new.get("limit"):
+            continue
+        if "split_sha256" not in old:
+            return None
+        if old["split_sha256"] != new.get("split_sha256"):
+            changes.append(f"{name}: {old.get('graphs')} -> {new.get('graphs')} nodes" if old.get("graphs") !=
+                           new.get("graphs") else f"{name}: other nodes or labels")
+    return changes
+
+
+def graph_size_change(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> Optional[str]:
+    """``the graph: 300 -> 300 nodes, 2400 -> 2450 edges`` when the recorded size of one graph with node masks
+    differs from the current one (None: the same, or not recorded)."""
+    old = next((entry.get("size") for entry in recorded.values() if isinstance(entry, Mapping)), None)
+    new = next((entry.get("size") for entry in current.values() if isinstance(entry, Mapping)), None)
+    if not old or not new or list(old) == list(new):
+        return None
+    return f"the graph: {old[0]} -> {new[0]} nodes, {old[1]} -> {new[1]} edges"
+
+
 def data_limits(options: Any) -> Dict[str, Optional[int]]:
     """``{'train': limit_train, 'val': limit_val, 'test': limit_test}`` of a run's
     :class:`~geaet_dgl.config.DataOptions`."""

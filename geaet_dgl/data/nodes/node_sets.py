@@ -334,6 +334,7 @@ def read_node_set(name: str, data_dir: PathLike) -> Tuple[dgl.DGLGraph, int, str
             graph, classes = _LAST_READ[key]
             return graph, classes, key[2]
     downloading = not folder.is_dir()
+    made = [d for d in (data_dir, *data_dir.parents) if not d.exists()]  # folders a failed download must not leave
     if not downloading and _must_write(spec.name, folder) and not os.access(folder, os.W_OK):
         raise _read_only(spec, folder, data_dir)
     if downloading:
@@ -343,8 +344,9 @@ def read_node_set(name: str, data_dir: PathLike) -> Tuple[dgl.DGLGraph, int, str
         graph = dataset[0]
     except Exception as exc:
         if downloading:
-            if folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
+            for empty in [folder, *made]:  # innermost first
+                if empty.is_dir() and not any(empty.iterdir()):
+                    empty.rmdir()
             raise DataError(f"{spec.name}: DGL's {spec.dgl_class} could not download {spec.url()} "
                             f"({type(exc).__name__}); offline, {_where(spec.name, data_dir)}") from exc
         if _must_write(spec.name, folder) and (not os.access(folder, os.W_OK) or _write_refused(exc)):
