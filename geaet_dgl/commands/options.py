@@ -210,6 +210,12 @@ def seeds_option(command: Callable) -> Callable:
                              ".json: mean ± sample std (ddof=1) at the best-validation epoch.")(command)
 
 
+def retry_failed_option(command: Callable) -> Callable:
+    return click.option("--retry-failed", is_flag=True,
+                        help="Studies: train again the runs that diverged before (NaN/inf loss; by default a rerun "
+                             "keeps them as failed rows of the table and skips them).")(command)
+
+
 def device_option(what: str) -> Callable[[Callable], Callable]:
     """--device cpu|cuda, default cpu, "Where to <what>."."""
     return click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,

@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional, Tuple
 import click
 
 from .options import (ListOptionCommand, data_source_options, device_option, gather_data, given, handle_errors,
-                      limit_options, parse_settings, seeds_option, split_index_option)
+                      limit_options, parse_settings, retry_failed_option, seeds_option, split_index_option)
 
 
 @click.command(cls=ListOptionCommand)
@@ -37,28 +37,40 @@ from .options import (ListOptionCommand, data_source_options, device_option, gat
                    "them. Choose a geom-gcn preset on all 10 splits this way.")
 @limit_options
 @click.option("--overwrite", is_flag=True, help="Retrain every point and seed from scratch.")
+@retry_failed_option
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
 @handle_errors
 @gather_data
 def sweep(dataset: str, preset: Optional[str], settings: Tuple[str, ...], seeds: Tuple[int, ...],
           split_list: Tuple[str, ...], epochs: Optional[int], batch_size: Optional[int], lr: Optional[float],
           device: str, workers: int, out: Optional[str], data: Dict[str, Any], overwrite: bool,
-          progress: bool) -> None:
+          retry_failed: bool, progress: bool) -> None:
     """Sweep settings (heads, PE, GEANet unit ablation) over seeds; print one table with parameter counts."""
     from geaet_dgl.config import settings_with_options
     from geaet_dgl.studies import SweepJob, run_sweep
-    from geaet_dgl.studies.sweep import SWEEP_MD
+    from geaet_dgl.studies.sweep import SWEEP_MD, report_sweep_failures
     from geaet_dgl.studies.seeds import check_splits_options
     from geaet_dgl.training.run_dir import default_sweep_dir
 
     check_splits_options(split_list, nproc=None, split_index_given="split_index" in data, resume=False,
                          partitions=False)
     pairs = settings_with_options(parse_settings(settings), epochs=epochs, batch_size=batch_size, lr=lr)
-    out = out or str(default_sweep_dir(dataset, preset))
-    run_sweep(SweepJob(dataset, preset, pairs, list(seeds) or ([] if split_list else [0]), out, data, device=device,
-                       workers=workers, overwrite=overwrite, progress=progress, splits=tuple(split_list)))
+    out = out or str(default_sweep_dir(_dataset_label(dataset), preset))
+    table = run_sweep(SweepJob(dataset, preset, pairs, list(seeds) or ([] if split_list else [0]), out, data,
+                               device=device, workers=workers, overwrite=overwrite, progress=progress,
+                               splits=tuple(split_list), retry_failed=retry_failed))
     click.echo((Path(out) / SWEEP_MD).read_text(), nl=False)
     click.echo(f"table in {out}/{SWEEP_MD} (and sweep.json)")
+    report_sweep_failures(table, out)
+
+
+def _dataset_label(dataset: str) -> str:
+    """A dataset's name for a folder: a graph file's stem (``graphs`` for ``data/graphs.bin``), else the name."""
+    import os
+
+    from geaet_dgl.data.own_files.graph_files import is_graph_file_name
+
+    return os.path.splitext(os.path.basename(dataset))[0] if is_graph_file_name(dataset) else dataset
 
 
 @click.command(cls=ListOptionCommand)

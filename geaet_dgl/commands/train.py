@@ -7,10 +7,12 @@ from typing import Any, Dict, Optional
 import click
 
 from .node_recipe import recipe_chosen, refuse_existing_out, train_chosen
+from .run_folder import claim_out_folder
+from .study_report import print_aggregate
 from .train_options import TrainOptions
 from .options import (ListOptionCommand, allow_changed_data_option, data_source_options, gather_data, given,
-                      given_on_command_line, handle_errors, limit_options, parse_settings, seeds_option,
-                      split_index_option, threads_option)
+                      given_on_command_line, handle_errors, limit_options, parse_settings, retry_failed_option,
+                      seeds_option, split_index_option, threads_option)
 
 
 @click.command(cls=ListOptionCommand)
@@ -48,6 +50,7 @@ from .options import (ListOptionCommand, allow_changed_data_option, data_source_
               help="Continue the run in RUN_DIR from its last.pt, with its own configuration "
                    "(only --device, --workers, --nproc, --threads, --progress and --allow-changed-data may change).")
 @click.option("--overwrite", is_flag=True, help="Replace the run files of an existing run directory.")
+@retry_failed_option
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
 @click.option("--nproc", type=click.IntRange(min=1), default=None,
               help="Data-parallel processes on this machine (DistributedDataParallel: gloo on cpu, nccl on cuda, "
@@ -109,10 +112,11 @@ def train(ctx: click.Context, **options: Any) -> None:
     """
     opts = TrainOptions(**options)
     _check(opts)
-    for mode in (_resume_partitioned, _train_partitions, _resume, _dry_run, _evaluate_pretrained, _train_splits,
-                 _train_seeds, _train_one):
-        if mode(ctx, opts):
-            return
+    with claim_out_folder(opts):
+        for mode in (_resume_partitioned, _train_partitions, _resume, _dry_run, _evaluate_pretrained, _train_splits,
+                     _train_seeds, _train_one):
+            if mode(ctx, opts):
+                return
 
 
 def _check(opts: TrainOptions) -> None:
@@ -120,6 +124,8 @@ def _check(opts: TrainOptions) -> None:
     from geaet_dgl.distgraph import launch as dist_launch
     from geaet_dgl.studies.seeds import check_seeds_options, check_splits_options
     from geaet_dgl.training import launcher
+
+    from geaet_dgl.config import OptionConflict
 
     launcher.check_nproc(opts.nproc)
     check_seeds_options(opts.seeds, nproc=opts.nproc, seed=opts.seed, resume=opts.resume_dir is not None)
@@ -130,6 +136,8 @@ def _check(opts: TrainOptions) -> None:
              "--split-file": opts.split_file}
     dist_launch.check_partition_options(opts.partitions, opts.ip_config, opts.machine, given,
                                         parse_settings(opts.settings))
+    if opts.retry_failed and not (opts.seeds or opts.split_list):
+        raise OptionConflict("--retry-failed trains again the failed runs of a study (--seeds, --splits); drop it")
 
 
 def _resume_partitioned(ctx: click.Context, opts: TrainOptions) -> bool:
@@ -201,7 +209,7 @@ def _dry_run(ctx: click.Context, opts: TrainOptions) -> bool:
         return False
     from .dry_run import print_dry_run
 
-    print_dry_run(_new_run(opts), opts.config)
+    print_dry_run(_new_run(opts), opts.config, opts.split_list, opts.seeds)
     return True
 
 
@@ -228,21 +236,10 @@ def _train_splits(ctx: click.Context, opts: TrainOptions) -> bool:
     out = opts.out or str(training.run_dir.default_splits_dir(run.data.dataset, run.preset))
     agg = run_splits(run, splits, out, seeds=list(opts.seeds) or None, overwrite=opts.overwrite,
                      progress=opts.progress, on_run=lambda label, summary: print_summary(summary,
-                                                                                          str(label_dir(out, label))))
-    _print_aggregate(agg, f"{agg['n']} runs on splits {sorted(set(agg['splits']))}", out)
+                                                                                          str(label_dir(out, label))),
+                     retry_failed=opts.retry_failed)
+    print_aggregate(agg, f"{agg['n']} runs on splits {sorted(set(agg['splits']))}", out)
     return True
-
-
-def _print_aggregate(agg: Dict[str, Any], heading: str, out: str) -> None:
-    from geaet_dgl.studies import format_mean_std
-    from geaet_dgl.studies.seeds import AGGREGATE_MD
-
-    metric = agg["metric_name"]
-    click.echo(f"{heading}, {agg['std']}:")
-    for name in ("val_metric", "test_metric"):
-        stat = agg[name]
-        click.echo(f"  {name.split('_')[0]} {metric}: {format_mean_std(stat['mean'], stat['std'])}")
-    click.echo(f"table in {out}/{AGGREGATE_MD} (and aggregate.json)")
 
 
 def _train_seeds(ctx: click.Context, opts: TrainOptions) -> bool:
@@ -257,8 +254,9 @@ def _train_seeds(ctx: click.Context, opts: TrainOptions) -> bool:
         choice.discard()
     out = opts.out or str(training.run_dir.default_seeds_dir(run.data.name, run.preset))
     agg = run_seeds(run, list(opts.seeds), out, overwrite=opts.overwrite, progress=opts.progress,
-                    on_seed=lambda k, summary: print_summary(summary, f"{out}/seed{k}"))
-    _print_aggregate(agg, f"{agg['n']} seeds {agg['seeds']}", out)
+                    on_seed=lambda k, summary: print_summary(summary, f"{out}/seed{k}"),
+                    retry_failed=opts.retry_failed)
+    print_aggregate(agg, f"{agg['n']} seeds {agg['seeds']}", out)
     return True
 
 

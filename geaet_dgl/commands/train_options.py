@@ -42,6 +42,7 @@ class TrainOptions:
     sampler: Optional[str]
     dry_run: bool
     split_list: Tuple[str, ...]
+    retry_failed: bool
 
     def overrides(self) -> Dict[str, Any]:
         """The ``--set`` settings with --epochs, --batch-size, --lr and --seed folded in."""

@@ -39,7 +39,7 @@ from .settings import (RETIRED_FIELDS, TRAIN_OPTION_SETTINGS, apply_overrides, f
                        settings_with_options, to_dict)
 from .graph_file import graph_file_settings
 from .run import (CONFIG_VERSION, DEFAULT_PRESETS, NODE_GRAPH_PRESET, DataOptions, RunConfig, default_preset,
-                  make_run_config, migrate_run_dict, normalised_run_dict)
+                  make_run_config, migrate_run_dict, normalised_run_dict, run_preset_name)
 
 __all__ = [
     "ConfigError", "OptionConflict",
@@ -52,5 +52,5 @@ __all__ = [
     "RETIRED_FIELDS", "TRAIN_OPTION_SETTINGS", "apply_overrides", "from_dict", "parse_setting_value",
     "settings_with_options", "to_dict", "graph_file_settings",
     "CONFIG_VERSION", "DEFAULT_PRESETS", "NODE_GRAPH_PRESET", "DataOptions", "RunConfig", "default_preset",
-    "make_run_config", "migrate_run_dict", "normalised_run_dict",
+    "make_run_config", "migrate_run_dict", "normalised_run_dict", "run_preset_name",
 ]

@@ -40,6 +40,7 @@ file identity, split).
 from __future__ import annotations
 
 import os
+import logging
 from typing import Any, Dict, Optional
 
 from ..data.identity import file_identity
@@ -52,13 +53,35 @@ from ..data.registry import LOADERS
 from ..errors import ConfigError
 from .presets import Preset, get_preset
 
+log = logging.getLogger(__name__)
+
 CLASS_LOSSES = ("cross_entropy", "weighted_cross_entropy")
 CLASS_METRICS = ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")
 GRAPH_HEADS = ("graph", "mlp_graph", "san_graph")
 
 
+#: The raw-feature branch's settings when there is none (the ModelConfig defaults).
+NO_INPUT_BRANCH = {"model.input_gcn_weight": 0.0, "model.input_branch": "gcn", "model.input_branch_hops": 1,
+                   "model.input_branch_mix": "hidden"}
+
+
+def _no_input_branch(preset: Preset, path: str, why: str) -> Dict[str, Any]:
+    """:data:`NO_INPUT_BRANCH`, logged in one line when ``preset`` had a branch (the data turns it off)."""
+    model = preset.model
+    if model.input_gcn_weight > 0:
+        log.info("%s %s, so preset %s's raw-feature branch (input_branch=%s, input_branch_hops=%d, "
+                 "input_gcn_weight=%g, input_branch_mix=%s) is off: model.input_gcn_weight=0", path, why,
+                 preset.name, model.input_branch, model.input_branch_hops, model.input_gcn_weight,
+                 model.input_branch_mix)
+    return dict(NO_INPUT_BRANCH)
+
+
 def graph_file_settings(info: GraphFileInfo, preset: Preset) -> Dict[str, Any]:
-    """``{"model.node_in_feats": F, ...}`` overrides that fit ``preset`` to the file ``info`` describes."""
+    """``{"model.node_in_feats": F, ...}`` overrides that fit ``preset`` to the file ``info`` describes.
+
+    The raw-feature branch (``model.input_gcn_weight``, :mod:`geaet_dgl.models.input_gcn`) convolves float
+    node features: on integer (type) features, which are embedded per column, and on heterographs it is off,
+    and a preset that had one says so in the log."""
     feats = info.features
     settings: Dict[str, Any] = {"model.out_feats": info.num_outputs}
     if isinstance(info, HeteroFileInfo) and info.schema is not None:
@@ -70,14 +93,16 @@ def graph_file_settings(info: GraphFileInfo, preset: Preset) -> Dict[str, Any]:
                          "model.hetero.target_ntype": schema.target_ntype, "model.pe": "none",
                          # the node recipe's readout and dropouts are for one node type
                          "model.jk": "none", "model.input_dropout": 0.0, "model.feature_dropout": 0.0,
-                         "model.input_gcn_weight": 0.0})
+                         **_no_input_branch(preset, info.path, "holds heterographs (the branch reads one node "
+                                                               "type's float features)")})
     elif feats.node_vocab_sizes is None:
         settings.update({"model.node_encoder": "linear", "model.node_in_feats": feats.node_in_feats,
                          "model.node_vocab_sizes": []})
     else:
         settings.update({"model.node_encoder": "embedding", "model.node_in_feats": feats.node_in_feats,
                          "model.node_vocab_sizes": list(feats.node_vocab_sizes),
-                         "model.input_gcn_weight": 0.0})  # the raw-feature GCN convolves float features only
+                         **_no_input_branch(preset, info.path, "has integer (type) node features, embedded per "
+                                                               "column, and the branch convolves float features")})
     if feats is None:
         pass
     elif feats.edge_in_feats == 0:

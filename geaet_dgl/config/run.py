@@ -12,6 +12,7 @@ the layouts older versions wrote. The rules a run must keep are in
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import os
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from ..data.nodes.node_graph import is_node_graph_file
 from ..data.nodes.node_sets import is_node_set
 from ..data.own_files.graph_files import GRAPH_FILE
+from ..data.registry import LOADERS
 from ..errors import ConfigError
 from ..threads import default_threads
 from .graph_file import graph_file_dataset, node_set_settings, pin_graph_file
@@ -27,7 +29,8 @@ from .model import ModelConfig
 from .presets import get_preset, preset_names
 from .settings import apply_overrides, from_dict, parse_setting_value
 from .train import TrainConfig
-from .validation import check_graph_file_options, check_sampler_options, validate_run
+from .validation import (check_graph_file_options, check_input_branch_takes_effect, check_sampler_options,
+                         validate_run)
 
 #: Layout version of a run configuration (``config_version`` in ``config.json`` and checkpoints). 1: before
 #: the key existed (no ``tensorboard``, ``threads``, ``model.geanet.variant``, ``data.laplacian_norm``, graph-file
@@ -51,6 +54,37 @@ def default_preset(dataset: str) -> str:
     if is_node_set(dataset) and dataset.lower() not in preset_names():
         return NODE_GRAPH_PRESET
     return dataset
+
+
+def check_dataset_name(dataset: str) -> None:
+    """Refuse a dataset name no loader reads (a typo: ``citseer``), naming the closest one, before it is taken
+    for the name of a preset."""
+    key = str(dataset).lower()
+    if key == GRAPH_FILE or key in LOADERS or key in DEFAULT_PRESETS:
+        return
+    close = difflib.get_close_matches(key, sorted(set(LOADERS) - {GRAPH_FILE}), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise ConfigError(f"unknown dataset {dataset!r}; {hint}`geaet-dgl datasets` lists the names, and a graph file "
+                      "is given as PATH.bin")
+
+
+def _preset_of(dataset: str, preset: Optional[str], data: Mapping[str, Any]) -> str:
+    """The preset a run on ``dataset`` (already through :func:`graph_file_dataset`) with data options ``data``
+    takes: ``preset``, else the dataset's own (:func:`default_preset`; a graph file of one graph with node
+    masks: :data:`NODE_GRAPH_PRESET`)."""
+    check_dataset_name(dataset)
+    if preset is not None:
+        return preset
+    if dataset == GRAPH_FILE and data.get("data_file") and is_node_graph_file(data["data_file"]):
+        return NODE_GRAPH_PRESET
+    return default_preset(dataset)
+
+
+def run_preset_name(dataset: str, preset: Optional[str] = None, data: Optional[Mapping[str, Any]] = None) -> str:
+    """The preset :func:`make_run_config` ``(dataset, preset, data=data)`` resolves (a graph file ``PATH.bin``:
+    ``geaet``, or ``geaet-node`` for one graph with node masks); an unknown dataset name is refused."""
+    data = dict(data or {})
+    return _preset_of(graph_file_dataset(dataset, data), preset, data)
 
 
 @dataclass
@@ -145,6 +179,20 @@ class DataOptions:
         if self.split_index:
             return f"{self.dataset}-split{self.split_index}"
         return self.dataset
+
+
+#: DataOptions fields that name folders; a run records them absolute (:func:`absolute_data_paths`).
+DATA_FOLDERS = ("data_dir", "mnist_images", "cifar_images")
+
+
+def absolute_data_paths(options: DataOptions) -> DataOptions:
+    """Make ``options``' folders (:data:`DATA_FOLDERS`) absolute, so that ``eval`` and ``--resume`` of the run
+    find its data from any working directory; -> ``options``."""
+    for name in DATA_FOLDERS:
+        value = getattr(options, name)
+        if value:
+            setattr(options, name, os.path.abspath(os.path.expanduser(str(value))))
+    return options
 
 
 @dataclass
@@ -273,15 +321,15 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     for key in [k for k in overrides if k.startswith("data.")]:  # --set data.depth=3
         data[key[len("data."):]] = parse_setting_value(overrides.pop(key))
     dataset = graph_file_dataset(dataset, data)
-    preset_name = preset or default_preset(dataset)
-    if preset is None and dataset == GRAPH_FILE and data.get("data_file") and is_node_graph_file(data["data_file"]):
-        preset_name = NODE_GRAPH_PRESET
+    preset_name = _preset_of(dataset, preset, data)
     preset_data = {key: value for key, value in get_preset(preset_name).data.items() if key not in data}
-    options = from_dict(DataOptions, {"dataset": dataset, **preset_data, **data}, where="data.")
+    options = absolute_data_paths(from_dict(DataOptions, {"dataset": dataset, **preset_data, **data}, where="data."))
     check_graph_file_options(options)
     check_sampler_options(options)
+    user_keys = set(overrides)
     overrides = {**_data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
     resolved = apply_overrides(get_preset(preset_name), overrides)
+    check_input_branch_takes_effect(resolved.model, given=user_keys)
     run = RunConfig(preset=resolved.name, model=resolved.model, train=resolved.train, data=options,
                     device=device, workers=workers, checkpoint_every=checkpoint_every,
                     threads=default_threads() if threads is None else threads, sync_bn=sync_bn,

@@ -414,10 +414,17 @@ PE_FIELDS = {"none": (), "eslappe": ("lap_pe",), "lappe": ("lap_pe", "lap_eigval
              "signnet": ("lap_pe",), "hkdiagse": ("hkdiag_se",), "elstaticse": ("elstatic_se",)}
 
 
-def check_data_fits(model: Any, splits: Any) -> None:
+#: How to mend a model that does not fit its data: a new run can change its settings; a trained model cannot.
+FIT_BY_SETTINGS = "pick the dataset's preset or fix these with --set"
+FIT_TRAINED = ("a trained model reads data of the shape it was trained on: score it on that data (the run's own "
+               "--data-file / --data-dir), or train a new run on this data")
+
+
+def check_data_fits(model: Any, splits: Any, fix: str = FIT_BY_SETTINGS) -> None:
     """Raise ConfigError if the model's (a :class:`~.model.ModelConfig`) input/output widths, encodings or head do
     not match the loaded ``splits`` (:class:`~geaet_dgl.data.DatasetSplits` or a one-graph
-    :class:`~geaet_dgl.data.nodes.node_graph.NodeGraph`)."""
+    :class:`~geaet_dgl.data.nodes.node_graph.NodeGraph`); ``fix``: how to mend it (a trained model:
+    :data:`FIT_TRAINED`)."""
     node_graph = isinstance(splits, NodeGraph)
     for name in ("train", "val", "test"):
         if node_graph:
@@ -465,8 +472,7 @@ def check_data_fits(model: Any, splits: Any) -> None:
     elif model.out_feats != classes and not (model.out_feats == 1 and classes == 2):
         problems.append(f"model.out_feats={model.out_feats} but {splits.name!r} has {classes} classes")
     if problems:
-        raise ConfigError(f"the model does not fit dataset {splits.name!r}: {'; '.join(problems)}; "
-                          "pick the dataset's preset or fix these with --set")
+        raise ConfigError(f"the model does not fit dataset {splits.name!r}: {'; '.join(problems)}; {fix}")
     if node_graph:  # labels checked as the graph was read
         return
     model_classes = 2 if model.out_feats == 1 else model.out_feats
@@ -490,3 +496,23 @@ def require_tensorboard():
         raise ConfigError(f"--tensorboard needs the tensorboard package, which is not installed ({exc}); "
                           f"{INSTALL_HINT}, or train without --tensorboard") from exc
     return SummaryWriter
+
+
+def check_input_branch_takes_effect(model: Any, given: Any = ()) -> None:
+    """Refuse raw-feature branch settings of a new run that would have no effect; ``given``: the setting names the
+    user set (``model.input_branch``, ...): only those are refused, a preset's own are left as they are (with
+    ``model.input_gcn_weight=0`` the preset's branch is simply off). A run's saved configuration is not checked:
+    runs trained before this check still load. ``model``: a :class:`~.model.ModelConfig`."""
+    given = {str(key).split(".")[-1] for key in given if str(key).startswith("model.") or "." not in str(key)}
+    if "input_branch_hops" in given and model.input_branch != "hops":
+        raise ConfigError(f"model.input_branch_hops={model.input_branch_hops} is read by model.input_branch=hops "
+                          f"only, but input_branch={model.input_branch}; set model.input_branch=hops, or drop "
+                          "input_branch_hops")
+    if model.input_gcn_weight == 0:
+        unused = [f"model.{name}={getattr(model, name)}" for name in ("input_branch", "input_branch_hops",
+                                                                      "input_branch_mix") if name in given]
+        if unused:
+            raise ConfigError(f"{' and '.join(unused)} {'has' if len(unused) == 1 else 'have'} no effect: "
+                              f"model.input_gcn_weight={model.input_gcn_weight} builds no raw-feature branch; give "
+                              "the branch a weight (e.g. --set model.input_gcn_weight=0.5), or drop "
+                              f"{' and '.join(u.split('=')[0] for u in unused)}")

@@ -30,6 +30,11 @@ log = logging.getLogger(__name__)
 SPLITS = ("train", "val", "test")
 ALLOW_HINT = "--allow-changed-data"
 
+#: DataOptions fields a run records after reading its data (:func:`record_data`): a configuration built before
+#: reading anything (the rerun of a study) has them unset, and a run that reads its data again checks them
+#: against that data itself, so they are no part of what the run was asked to do.
+RECORDED_AFTER_LOADING = ("fingerprint", "input_transform")
+
 
 def file_identity(path: "os.PathLike | str", num_graphs: int) -> Dict[str, Any]:
     """``{"size": bytes, "graphs": G, "sha256": hex digest of the content}`` of a file holding ``num_graphs`` graphs."""
@@ -99,6 +104,32 @@ def fingerprint_changes(recorded: Mapping[str, Any], current: Mapping[str, Any])
         elif old.get("sha256") != new.get("sha256"):
             changes.append(f"{name}: other graphs or labels")
     return changes
+
+
+def node_split_changes(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> Optional[List[str]]:
+    """For one graph with node masks: words for the splits whose node ids or labels changed (empty: only the
+    graph around them changed, e.g. its edges); None where the record predates ``split_sha256`` (cannot tell)."""
+    changes = []
+    for name in SPLITS:
+        old, new = recorded.get(name), current.get(name)
+        if not isinstance(old, Mapping) or new is None or old.get("limit") != new.get("limit"):
+            continue
+        if "split_sha256" not in old:
+            return None
+        if old["split_sha256"] != new.get("split_sha256"):
+            changes.append(f"{name}: {old.get('graphs')} -> {new.get('graphs')} nodes" if old.get("graphs") !=
+                           new.get("graphs") else f"{name}: other nodes or labels")
+    return changes
+
+
+def graph_size_change(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> Optional[str]:
+    """``the graph: 300 -> 300 nodes, 2400 -> 2450 edges`` when the recorded size of one graph with node masks
+    differs from the current one (None: the same, or not recorded)."""
+    old = next((entry.get("size") for entry in recorded.values() if isinstance(entry, Mapping)), None)
+    new = next((entry.get("size") for entry in current.values() if isinstance(entry, Mapping)), None)
+    if not old or not new or list(old) == list(new):
+        return None
+    return f"the graph: {old[0]} -> {new[0]} nodes, {old[1]} -> {new[1]} edges"
 
 
 def data_limits(options: Any) -> Dict[str, Optional[int]]:

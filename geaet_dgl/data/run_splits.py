@@ -22,7 +22,8 @@ from ..errors import ConfigError
 from .dataset import DatasetSplits
 from .encodings.se_cache import StructuralSpec, attach_structural
 from .errors import DataError
-from .identity import check_unchanged, data_limits, fingerprint_changes, splits_fingerprint
+from .identity import (check_unchanged, data_limits, fingerprint_changes, graph_size_change, node_split_changes,
+                       splits_fingerprint)
 from .input_transform import apply_input_transform, propagate_transform, row_normalize_transform
 from .nodes.node_graph import NodeGraph
 from .nodes.node_sets import is_node_set
@@ -130,13 +131,21 @@ def load_splits(options: Any, model: Any, progress: bool = True,
                         "run was trained (data.input_transform); score the run with the geaet-dgl version that "
                         "trained it")
     if options.fingerprint is not None:
-        changes = fingerprint_changes(options.fingerprint, splits_fingerprint(splits, data_limits(options)))
+        current = splits_fingerprint(splits, data_limits(options))
+        changes = fingerprint_changes(options.fingerprint, current)
         where = options.data_file if options.dataset == GRAPH_FILE else f"{options.dataset} in {options.data_dir}"
-        if changes and isinstance(splits, NodeGraph) and allow_changed_data:
-            raise DataError(f"the node masks or their labels in {where} changed since the run was trained "
-                            f"({'; '.join(changes)}): the file's masks are the split, so the run's own split cannot "
-                            "be restored from it (--allow-changed-data goes on only where the masks and their labels "
-                            "are unchanged); restore the file the run was trained on, or start a new run on this one")
+        if changes and isinstance(splits, NodeGraph):
+            split_changes = node_split_changes(options.fingerprint, current)
+            resized = graph_size_change(options.fingerprint, current)
+            if split_changes == [] and resized:  # the masks and labels are the run's: only the graph changed
+                changes = [resized]
+            elif allow_changed_data:
+                what = "the node masks or their labels" if split_changes is not None else \
+                    "the graph, its node masks or their labels"
+                raise DataError(f"{what} in {where} changed since the run was trained ({'; '.join(changes)}): the "
+                                "file's masks are the split, so the run's own split cannot be restored from it "
+                                "(--allow-changed-data goes on only where the masks and their labels are "
+                                "unchanged); restore the file the run was trained on, or start a new run on this one")
         check_unchanged(f"the data ({where})", changes, allow_changed_data,
                         "rebuild or restore the files the run was trained on")
     return splits

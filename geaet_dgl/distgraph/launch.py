@@ -10,6 +10,7 @@ test metric of ``best.pt`` scored on the whole graph file in one pass
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -27,12 +28,13 @@ from ..training import run_dir as files
 from ..training.checkpoint import load_checkpoint
 from ..training.distributed import free_port
 from ..training.losses import get_loss
+from ..training.run_lock import claim_run_dir
 from ..training.evaluation import evaluate_node_splits
 from ..config import RunConfig, make_run_config
 from ..data.run_splits import data_pe_sizes
 from . import engine
 from .partition import check_matches_graph, load_single_graph, read_sidecar
-from .processes import LocalJob, run_job
+from .processes import JobStopped, LocalJob, run_job
 from .worker import JOB_ENV
 
 log = logging.getLogger(__name__)
@@ -130,8 +132,17 @@ def train_partitioned(run: RunConfig, run_dir: str, partitions: str, nproc: int,
     as partitions): this is machine ``machine``; it starts the server of
     partition ``machine`` and ``nproc`` trainers, and every machine runs the
     same command with its own ``machine``. The torch.distributed rendezvous
-    is on the first machine, at its port + 100.
+    is on the first machine, at its port + 100. The run directory is claimed
+    for this launcher first (a second one on it is refused); with ``ip_config``
+    on the first machine only (the others may share its file system).
     """
+    with claim_run_dir(run_dir) if machine == 0 else contextlib.nullcontext():
+        return _train_partitioned(run, run_dir, partitions, nproc, resume=resume, overwrite=overwrite,
+                                  ip_config=ip_config, machine=machine)
+
+
+def _train_partitioned(run: RunConfig, run_dir: str, partitions: str, nproc: int, *, resume: bool,
+                       overwrite: bool, ip_config: Optional[str], machine: int) -> Optional[Dict[str, Any]]:
     parts = engine.read_partitions(partitions)
     sidecar = read_sidecar(partitions)
     check_matches_graph(partitions, sidecar, parts.num_nodes, parts.num_edges)
@@ -191,7 +202,11 @@ def train_partitioned(run: RunConfig, run_dir: str, partitions: str, nproc: int,
                               dict(env, **{engine.MACHINE_ENV: str(k), engine.SHM_ENV: token, JOB_ENV: spec_path,
                                            "OMP_NUM_THREADS": threads}), server=False)
 
-        run_job(job, errors_dir, start)
+        try:
+            run_job(job, errors_dir, start)
+        except JobStopped as stopped:  # say which folder, and whether there is anything to resume
+            stopped.run_dir, stopped.checkpointed = run_dir, os.path.isfile(last)
+            raise
     finally:
         shutil.rmtree(job_dir, ignore_errors=True)
     if not os.path.isfile(os.path.join(run_dir, files.SUMMARY)):  # another machine holds trainer 0

@@ -96,7 +96,10 @@ def check_partitionable(path: str, data: NodeGraph, parts: int) -> None:
                         f"needs no graph server: train it on one process with `geaet-dgl train --dataset {path} "
                         "--sampler random`")
     if parts > graph.num_nodes():
-        raise DataError(f"--parts {parts} is more than the graph's {graph.num_nodes()} nodes")
+        train_nodes = int(graph.ndata["train_mask"].sum()) if "train_mask" in graph.ndata else graph.num_nodes()
+        raise DataError(f"--parts {parts} is more than the graph's {graph.num_nodes()} nodes; each partition needs "
+                        f"nodes of its own, and a training node: pass --parts {min(train_nodes, graph.num_nodes())} "
+                        "or fewer")
     train_nodes = int(graph.ndata["train_mask"].sum())
     if parts > train_nodes:
         raise DataError(f"--parts {parts} is more than the graph's {train_nodes} training node(s); METIS balances "

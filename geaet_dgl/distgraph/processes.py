@@ -239,14 +239,20 @@ class JobStopped(KeyboardInterrupt):
     128 + ``signum``.
     """
 
-    def __init__(self, signum: int):
+    def __init__(self, signum: int, run_dir: Optional[str] = None, checkpointed: Optional[bool] = None):
         super().__init__(signum)
         self.signum = int(signum)
+        self.run_dir = run_dir  # set by the launcher that knows it, with whether the run wrote a checkpoint
+        self.checkpointed = checkpointed
 
     def __str__(self) -> str:
-        return (f"stopped by {signal.Signals(self.signum).name}: every graph server and trainer of the job was "
-                "stopped; the run directory keeps its last checkpoint (continue with `geaet-dgl train --resume "
-                "RUN_DIR`)")
+        stopped = f"stopped by {signal.Signals(self.signum).name}: every graph server and trainer of the job was stopped"
+        where = self.run_dir or "the run directory"
+        if self.checkpointed is False:
+            return (f"{stopped} before the run wrote its first checkpoint: nothing to resume; start it again with "
+                    f"the same command plus --overwrite (or another --out)")
+        return (f"{stopped}; {where} keeps its last checkpoint (continue with `geaet-dgl train --resume "
+                f"{self.run_dir or '<run directory>'}`)")
 
 
 def run_job(job: "LocalJob", errors_dir: str, start: "callable") -> None:

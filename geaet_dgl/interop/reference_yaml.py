@@ -42,7 +42,7 @@ from ..errors import ConfigError, OptionConflict
 from ..threads import default_threads
 from ..config.model import GEANetConfig, GraphormerConfig, ModelConfig, SignNetConfig
 from ..config.presets import Preset
-from ..config.run import DataOptions, RunConfig, graph_file_data
+from ..config.run import DataOptions, RunConfig, absolute_data_paths, graph_file_data
 from ..config.settings import apply_overrides, from_dict
 from ..config.train import TrainConfig
 from ..config.validation import check_graph_file_options
@@ -865,7 +865,7 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
             log.info("--config %s: ignored (%s): %s", os.path.basename(os.fspath(path)), reason, ", ".join(keys))
     preset = apply_overrides(ref.preset, {**file_settings,
                                           **{k: v for k, v in overrides.items() if not k.startswith("data.")}})
-    options = from_dict(DataOptions, {**ref.data, **data, **data_settings}, where="data.")
+    options = absolute_data_paths(from_dict(DataOptions, {**ref.data, **data, **data_settings}, where="data."))
     check_graph_file_options(options)
     run = RunConfig(preset=preset.name, model=preset.model, train=preset.train, data=options, device=device,
                     workers=workers, checkpoint_every=checkpoint_every,

@@ -10,7 +10,7 @@ from ..data.nodes.node_graph import NodeGraph
 from ..threads import apply_threads
 from ..training.evaluation import evaluate, evaluate_node_splits
 from ..training.losses import get_loss
-from ..config import check_data_fits
+from ..config.validation import FIT_TRAINED, check_data_fits
 from ..data.run_splits import load_splits
 from .trained_run import open_trained_run
 
@@ -52,7 +52,7 @@ def evaluate_checkpoint(path: "os.PathLike | str", split: str = "test", data: Op
     run, model, _ = open_trained_run(path, data, device=device, workers=workers, threads=threads)
     torch_device = torch.device(run.device)
     splits = load_splits(run.data, run.model, progress=progress, allow_changed_data=allow_changed_data)
-    check_data_fits(run.model, splits)
+    check_data_fits(run.model, splits, fix=FIT_TRAINED)
     if isinstance(splits, NodeGraph):  # one graph with node masks: scored on the whole graph
         result = evaluate_node_splits(model.to(torch_device), splits, get_loss(run.train.loss), run.train.metric,
                                       torch_device, splits=(split,))[split]

@@ -95,6 +95,24 @@ def aggregate_summaries(summaries: Sequence[Dict[str, Any]],
     return result
 
 
+def aggregate_study(summaries: Sequence[Dict[str, Any]], labels: Sequence[Dict[str, Any]],
+                    failed: Sequence[Dict[str, Any]], keys: Sequence[str]) -> Dict[str, Any]:
+    """:func:`aggregate_summaries` of the runs that finished, plus ``failed``: the runs that diverged
+    (``[{<key>..., "reason"}]``, outside the mean) and ``runs``: how many the study holds in all.
+
+    With no run finished there is nothing to average: ``n`` is 0 and ``metric_name`` None.
+    """
+    keys = list(keys)
+    if summaries:
+        result = aggregate_summaries(summaries, labels)
+    else:
+        result = {"std": std_note(keys), "n": 0, "over": keys, **{f"{k}s": [] for k in keys},
+                  "metric_name": None, "params": None, "per_" + "_".join(keys): []}
+    result["failed"] = [dict(row) for row in failed]
+    result["runs"] = len(summaries) + len(failed)
+    return result
+
+
 def label_keys(agg: Dict[str, Any]) -> List[str]:
     """What the runs of an aggregate differ by: ``['seed']``, ``['split']`` or ``['split', 'seed']``."""
     return list(agg.get("over", ["seed"]))  # aggregates written before "over" existed are over seeds
@@ -104,10 +122,16 @@ def aggregate_markdown(agg: Dict[str, Any], title: str = "") -> str:
     """A Markdown report of one aggregate: the mean ± std table, then the per-seed values."""
     metric = agg["metric_name"]
     keys = label_keys(agg)
+    failed = agg.get("failed", [])
     lines: List[str] = [f"# {title}" if title else f"# Aggregate over {'splits' if keys == ['split'] else 'seeds'}",
-                        "", f"{agg['std']}; n = {agg['n']} {_label_text(keys, agg)}; metric: {metric}; "
-                        f"{agg['params']:,} parameters.", "",
-                        "| quantity | mean ± std |", "|---|---|"]
+                        ""]
+    if agg["n"] == 0:
+        lines += [f"No run finished: all {len(failed)} failed (listed below).", ""]
+        return "\n".join(lines + _failed_lines(keys, failed)) + "\n"
+    lines += [f"{agg['std']}; n = {agg['n']} {_label_text(keys, agg)}; metric: {metric}; "
+              f"{agg['params']:,} parameters." + (f" {len(failed)} of {agg['runs']} runs failed (not in the "
+                                                   "mean; listed below)." if failed else ""), "",
+              "| quantity | mean ± std |", "|---|---|"]
     for name in AGGREGATED_FIELDS:
         if name in agg:
             digits = 1 if name in ("best_epoch", "seconds_per_epoch") else 4
@@ -118,7 +142,20 @@ def aggregate_markdown(agg: Dict[str, Any], title: str = "") -> str:
     for row in agg["per_" + "_".join(keys)]:
         cells = [str(row[k]) for k in keys] + [_cell(row.get(k)) for k in AGGREGATED_FIELDS]
         lines.append("| " + " | ".join(cells) + " |")
+    for row in failed:
+        cells = [str(row[k]) for k in keys] + ["failed"] + ["-"] * (len(AGGREGATED_FIELDS) - 1)
+        lines.append("| " + " | ".join(cells) + " |")
+    if failed:
+        lines += [""] + _failed_lines(keys, failed)
     return "\n".join(lines) + "\n"
+
+
+def _failed_lines(keys: Sequence[str], failed: Sequence[Dict[str, Any]]) -> List[str]:
+    """The failed runs with their reasons, and how to train them again."""
+    lines = ["Failed runs (rerun the same command with --retry-failed to train them again):", ""]
+    for row in failed:
+        lines.append("- " + ", ".join(f"{k} {row[k]}" for k in keys) + f": {row['reason']}")
+    return lines
 
 
 def _cell(value: Any) -> str:

@@ -45,7 +45,7 @@ from ..atomic import atomic_write
 from ..scoring import open_trained_run
 from ..training import CheckpointError
 from ..data.run_splits import load_splits
-from ..config import check_data_fits
+from ..config.validation import FIT_TRAINED, check_data_fits
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ def attention_maps(checkpoint: PathLike, graphs: Sequence[int], split: str = "te
                   for name in ("train", "val", "test") if name == split or f"limit_{name}" not in options}
         run = dataclasses.replace(run, data=dataclasses.replace(run.data, **limits)).validate()
     splits = load_splits(run.data, run.model, progress=progress)
-    check_data_fits(run.model, splits)
+    check_data_fits(run.model, splits, fix=FIT_TRAINED)
     dataset = getattr(splits, split)
     too_big = [g for g in graphs if g >= len(dataset)]
     if too_big:

@@ -6,6 +6,8 @@ skips seeds whose run finished (``summary.json`` covers all epochs), resumes
 seeds that were interrupted (``last.pt`` exists) and starts the rest, so an
 interrupted study continues where it stopped. A seed directory made with a
 different configuration is refused rather than mixed into the aggregate.
+A run that diverges (NaN or infinite loss) is recorded as failed and the
+study goes on (:mod:`.failures`); the aggregate lists it outside the mean.
 """
 from __future__ import annotations
 
@@ -17,10 +19,14 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import training
+from ..atomic import atomic_write
 from ..config import ConfigError, OptionConflict, RunConfig, normalised_run_dict
-from ..data.identity import identity_changes
+from ..config.run import DATA_FOLDERS
+from ..data.identity import RECORDED_AFTER_LOADING, identity_changes
 from ..training import run_dir as files
-from .aggregate import LABEL_KEYS, aggregate_markdown, aggregate_summaries
+from ..training.run_lock import claim_run_dir
+from .aggregate import LABEL_KEYS, aggregate_markdown, aggregate_study
+from .failures import RecordedFailure, label_words, read_failure, record_failure
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +84,7 @@ def split_indices(values: Sequence[str], count: int, dataset: str) -> List[int]:
     if len(set(chosen)) != len(chosen):
         raise OptionConflict(f"--splits {' '.join(values)} names a split twice; list each once")
     for index in chosen:
-        check_split_index(index, count, dataset)
+        check_split_index(index, count, dataset, option="--splits")
     return chosen
 
 
@@ -94,17 +100,32 @@ def run_split_indices(values: Sequence[str], run: RunConfig) -> List[int]:
 
 
 def run_seed(run: RunConfig, run_dir: PathLike, overwrite: bool = False,
-             progress: bool = True) -> Dict[str, Any]:
+             progress: bool = True, retry_failed: bool = False) -> Dict[str, Any]:
     """Train (or skip, or resume) one run in ``run_dir``; return its summary.
 
+    - ``failed.json`` present (the run diverged before, :mod:`.failures`): :class:`~.failures.RecordedFailure`
+      raised, unless ``retry_failed``: then a new run.
     - ``summary.json`` present and covering ``train.epochs`` epochs: skipped.
     - ``last.pt`` present: resumed (``training.resume``).
     - otherwise: a new run (files of a run that wrote no checkpoint are replaced).
-    ``overwrite`` always starts afresh.
+    ``overwrite`` always starts afresh. The folder is claimed for this process first (a second process
+    on it is refused: :mod:`~geaet_dgl.training.run_lock`).
     """
-    run_dir = Path(run_dir)
+    with claim_run_dir(run_dir):
+        return _run_seed(run, Path(run_dir), overwrite, progress, retry_failed)
+
+
+def _run_seed(run: RunConfig, run_dir: Path, overwrite: bool, progress: bool, retry_failed: bool) -> Dict[str, Any]:
     if not overwrite and run_dir.is_dir() and any(run_dir.iterdir()):
         _check_same_config(run, run_dir)
+        failure = read_failure(run_dir)
+        if failure is not None and not retry_failed:
+            log.warning("%s: failed before (%s), skipped; --retry-failed trains it again", _what(run),
+                        failure["reason"])
+            raise RecordedFailure(failure["reason"])
+        if failure is not None:
+            log.info("%s: failed before, training it again in %s (--retry-failed)", _what(run), run_dir)
+            return training.train(run, run_dir, overwrite=True, progress=progress)
         summary_path = run_dir / files.SUMMARY
         if summary_path.is_file():
             summary = json.loads(summary_path.read_text())
@@ -143,7 +164,12 @@ def _check_same_config(run: RunConfig, run_dir: Path) -> None:
             f"{run.data.data_file} changed since {run_dir} was trained ({'; '.join(changes)}); the seeds of one "
             "study must see the same graphs: restore the file, or start a new study with another --out")
     for config in (saved, wanted):  # checked against the data itself when the seed's run reads it
-        (config.get("data") or {}).pop("fingerprint", None)
+        for key in RECORDED_AFTER_LOADING:
+            (config.get("data") or {}).pop(key, None)
+        for key in DATA_FOLDERS:  # runs before they were recorded absolute: relative to this directory
+            value = (config.get("data") or {}).get(key)
+            if isinstance(value, str) and value:
+                config["data"][key] = os.path.abspath(os.path.expanduser(value))
     differ = sorted(key for key in wanted if key not in _EXECUTION_FIELDS and saved.get(key) != wanted[key])
     if differ:
         detail = []
@@ -161,7 +187,8 @@ def _check_same_config(run: RunConfig, run_dir: Path) -> None:
 
 def run_seeds(run: RunConfig, seeds: Sequence[int], out: PathLike, overwrite: bool = False,
               progress: bool = True, title: str = "",
-              on_seed: Optional[Callable[[int, Dict[str, Any]], None]] = None) -> Dict[str, Any]:
+              on_seed: Optional[Callable[[int, Dict[str, Any]], None]] = None,
+              retry_failed: bool = False) -> Dict[str, Any]:
     """Train ``run`` once per seed into ``out/seed<k>``; write and return the aggregate.
 
     Parameters
@@ -175,29 +202,33 @@ def run_seeds(run: RunConfig, seeds: Sequence[int], out: PathLike, overwrite: bo
     overwrite : bool
         Retrain every seed from scratch.
     on_seed : callable, optional
-        Called as ``on_seed(seed, summary)`` after each seed.
+        Called as ``on_seed(seed, summary)`` after each seed that finished.
+    retry_failed : bool
+        Train again the seeds that diverged before (by default they stay failed rows).
 
     Returns
     -------
     dict
-        :func:`aggregate_summaries` of the per-seed summaries, plus ``run_dirs``.
+        :func:`~.aggregate.aggregate_study` of the per-seed summaries (``failed``: the seeds that
+        diverged, with their reasons), plus ``run_dirs``.
     """
     seeds = _checked_seeds(seeds)
     variants = [({"seed": seed}, _with(run, seed=seed)) for seed in seeds]
     on_run = None if on_seed is None else (lambda label, summary: on_seed(label["seed"], summary))
     return run_study(variants, out, overwrite=overwrite, progress=progress,
-                     title=title or f"{run.data.dataset} / preset {run.preset}", on_run=on_run)
+                     title=title or f"{run.data.dataset} / preset {run.preset}", on_run=on_run,
+                     retry_failed=retry_failed)
 
 
 def run_splits(run: RunConfig, splits: Sequence[int], out: PathLike,
                seeds: Optional[Sequence[int]] = None, overwrite: bool = False, progress: bool = True,
-               title: str = "", on_run: Optional[Callable[[Dict[str, int], Dict[str, Any]], None]] = None
-               ) -> Dict[str, Any]:
+               title: str = "", on_run: Optional[Callable[[Dict[str, int], Dict[str, Any]], None]] = None,
+               retry_failed: bool = False) -> Dict[str, Any]:
     """Train ``run`` once per public split (``data.split_index``) into ``out/split<k>`` -- with ``seeds``, once
     per split and seed into ``out/split<k>-seed<s>`` -- and write and return the aggregate over all of them.
 
     Each run is what ``train --split-index k [--seed s]`` would train; finished runs are skipped and
-    interrupted ones resumed, as for :func:`run_seeds`.
+    interrupted ones resumed, diverged ones recorded as failed, as for :func:`run_seeds`.
     """
     splits = list(splits)
     if not splits or len(set(splits)) != len(splits) or any(k < 0 for k in splits):
@@ -210,7 +241,8 @@ def run_splits(run: RunConfig, splits: Sequence[int], out: PathLike,
         else:
             variants.append(({"split": split}, _with(run, split=split)))
     return run_study(variants, out, overwrite=overwrite, progress=progress,
-                     title=title or f"{run.data.dataset} / preset {run.preset}, public splits", on_run=on_run)
+                     title=title or f"{run.data.dataset} / preset {run.preset}, public splits", on_run=on_run,
+                     retry_failed=retry_failed)
 
 
 def _checked_seeds(seeds: Sequence[int]) -> List[int]:
@@ -234,23 +266,48 @@ def _with(run: RunConfig, split: Optional[int] = None, seed: Optional[int] = Non
 
 def run_study(variants: Sequence[Tuple[Dict[str, int], RunConfig]], out: PathLike,
               overwrite: bool = False, progress: bool = True, title: str = "",
-              on_run: Optional[Callable[[Dict[str, int], Dict[str, Any]], None]] = None) -> Dict[str, Any]:
+              on_run: Optional[Callable[[Dict[str, int], Dict[str, Any]], None]] = None,
+              retry_failed: bool = False) -> Dict[str, Any]:
     """Train each ``(label, run)`` of ``variants`` into :func:`label_dir` ``(out, label)`` (skipped when
     finished, resumed when interrupted: :func:`run_seed`); write ``out/aggregate.md`` / ``.json`` over them.
 
     ``label`` says what tells the run apart (``{"seed": 1}``, ``{"split": 3}``, ``{"split": 3, "seed": 1}``);
-    ``on_run(label, summary)`` is called after each run.
+    ``on_run(label, summary)`` is called after each run that finished. A run that diverges (NaN or infinite
+    loss) is recorded in its folder (:mod:`.failures`) and listed in the aggregate's ``failed``, and the
+    study goes on; ``retry_failed`` trains such runs again.
     """
-    out = Path(out)
+    with claim_run_dir(out):
+        return _run_study(variants, Path(out), overwrite, progress, title, on_run, retry_failed)
+
+
+def _run_study(variants: Sequence[Tuple[Dict[str, int], RunConfig]], out: Path, overwrite: bool, progress: bool,
+               title: str, on_run: Optional[Callable[[Dict[str, int], Dict[str, Any]], None]],
+               retry_failed: bool) -> Dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
-    summaries: List[Dict[str, Any]] = []
+    finished: List[Tuple[Dict[str, int], Dict[str, Any]]] = []
+    failed: List[Dict[str, Any]] = []
     for label, variant in variants:
-        summary = run_seed(variant, label_dir(out, label), overwrite=overwrite, progress=progress)
-        summaries.append(summary)
+        run_dir = label_dir(out, label)
+        try:
+            summary = run_seed(variant, run_dir, overwrite=overwrite, progress=progress, retry_failed=retry_failed)
+        except training.TrainingInterrupted as exc:  # the study, not the one run, is what continues
+            said = str(exc).split("; continue with", 1)[0]
+            raise training.TrainingInterrupted(
+                f"{said}; continue the study by running the same command again (finished runs are skipped, this "
+                "one resumes from its last.pt)", exc.signum) from None
+        except training.NonFiniteLossError as exc:
+            if not isinstance(exc, RecordedFailure):
+                record_failure(run_dir, exc)
+                log.warning("%s diverged: %s; recorded as failed, the study goes on", label_words(label), exc)
+            failed.append({**label, "reason": " ".join(str(exc).split())})
+            continue
+        finished.append((label, summary))
         if on_run is not None:
             on_run(label, summary)
-    agg = aggregate_summaries(summaries, [label for label, _ in variants])
+    agg = aggregate_study([summary for _, summary in finished], [label for label, _ in finished], failed,
+                          [key for key in LABEL_KEYS if key in variants[0][0]])
     agg["run_dirs"] = [str(label_dir(out, label)) for label, _ in variants]
     files.write_json(out / AGGREGATE_JSON, agg)
-    (out / AGGREGATE_MD).write_text(aggregate_markdown(agg, title))
+    with atomic_write(out / AGGREGATE_MD, "w") as handle:
+        handle.write(aggregate_markdown(agg, title))
     return agg

@@ -18,7 +18,9 @@ layout; the slots per head shrink as the heads grow, so the width stays).
 Each point trains in ``out/<point>/seed<k>`` (see :mod:`.seeds`; resumable);
 ``out/sweep.md`` and ``out/sweep.json`` hold one row per point: the swept
 values, the parameter count and mean ± sample std (ddof=1) of the
-best-validation-epoch val/test metrics.
+best-validation-epoch val/test metrics. A run that diverges (NaN loss) is a
+failed run of its point (:mod:`.failures`): the row says how many failed and
+why, and the other points still train.
 """
 from __future__ import annotations
 
@@ -30,10 +32,13 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..config import ConfigError, ModelConfig, TrainConfig, default_preset, get_preset, make_run_config
+from ..atomic import atomic_write
+from ..config import ConfigError, ModelConfig, TrainConfig, get_preset, make_run_config, run_preset_name
 from ..models import build_model
 from ..training import run_dir as files
+from ..training.run_lock import claim_run_dir
 from .aggregate import STD_NOTE, format_mean_std
+from .failures import failed_words, report_failures
 from .seeds import run_seeds, run_split_indices, run_splits
 
 log = logging.getLogger(__name__)
@@ -130,8 +135,9 @@ class SweepJob:
     """One sweep: every point of ``settings`` (``--set`` pairs; a comma list makes an axis) on ``dataset`` with
     ``preset`` (None: the dataset's own) and the data options ``data``, each point over ``seeds``, trained on
     ``device`` with ``workers`` loader processes into ``out/<point>/seed<k>``; ``overwrite`` retrains every
-    point and seed from scratch. ``splits`` (``("all",)`` or indices, a named node set only): each point once
-    per public split (and seed, if any) into ``out/<point>/split<k>[-seed<s>]``."""
+    point and seed from scratch, ``retry_failed`` only the runs that diverged before. ``splits``
+    (``("all",)`` or indices, a named node set only): each point once per public split (and seed, if any) into
+    ``out/<point>/split<k>[-seed<s>]``."""
 
     dataset: str
     preset: Optional[str]
@@ -144,24 +150,33 @@ class SweepJob:
     overwrite: bool = False
     progress: bool = True
     splits: Sequence[str] = ()
+    retry_failed: bool = False
 
 
 def run_sweep(job: SweepJob) -> Dict[str, Any]:
     """Run every point of the sweep ``job`` over its seeds; write and return the table.
 
     Every point's configuration is resolved and its model built (parameter
-    count) before any training, so a bad value fails at once.
+    count) before any training, so a bad value fails at once. The sweep folder
+    is claimed for this process before anything is read (a second process on
+    it is refused: :mod:`~geaet_dgl.training.run_lock`).
 
     Returns
     -------
     dict
         ``{"dataset", "preset", "std", "seeds", "axes", "fixed", "metric_name", "rows": [...]}``;
         each row: ``{"point", "values", "derived", "params", "val_metric", "test_metric",
-        "seconds_per_epoch"}`` (the last three as ``{"mean", "std", "values"}``).
+        "seconds_per_epoch", "runs", "failed"}`` (the three metrics as ``{"mean", "std", "values"}`` over the
+        point's runs that finished, absent when none did; ``failed``: its runs that diverged, with reasons).
     """
+    with claim_run_dir(job.out):
+        return _run_sweep(job)
+
+
+def _run_sweep(job: SweepJob) -> Dict[str, Any]:
     dataset, seeds = job.dataset, job.seeds
     fixed, axes = parse_sweep_settings(job.settings)
-    preset_name = job.preset or default_preset(dataset)
+    preset_name = run_preset_name(dataset, job.preset, job.data)
     points = expand_sweep(preset_name, fixed, axes)
     runs = []
     for point in points:
@@ -185,21 +200,29 @@ def run_sweep(job: SweepJob) -> Dict[str, Any]:
         title = f"{dataset} / {preset_name}: {point.name}"
         if splits:
             agg = run_splits(run, splits, out / point.name, seeds=list(seeds) or None, overwrite=job.overwrite,
-                             progress=job.progress, title=title)
+                             progress=job.progress, title=title, retry_failed=job.retry_failed)
         else:
             agg = run_seeds(run, seeds, out / point.name, overwrite=job.overwrite, progress=job.progress,
-                            title=title)
-        table["metric_name"] = agg["metric_name"]
+                            title=title, retry_failed=job.retry_failed)
+        table["metric_name"] = agg["metric_name"] or table["metric_name"]
         table["rows"].append({"point": point.name, "values": point.values, "derived": point.derived,
                               "params": params, **{k: agg[k] for k in ("val_metric", "test_metric",
-                                                                         "seconds_per_epoch") if k in agg}})
+                                                                         "seconds_per_epoch") if k in agg},
+                              "runs": agg["runs"], "failed": agg["failed"]})
         _write(table, out)  # after every point: a partial table survives an interruption
     return table
 
 
+def report_sweep_failures(table: Mapping[str, Any], out: PathLike) -> None:
+    """:func:`~.failures.report_failures` over every point's runs (every run failed: raise)."""
+    report_failures([{"point": row["point"], **failure} for row in table["rows"] for failure in row.get("failed", [])],
+                    sum(row.get("runs", 1) for row in table["rows"]), Path(out) / SWEEP_MD)
+
+
 def _write(table: Dict[str, Any], out: Path) -> None:
     files.write_json(out / SWEEP_JSON, table)
-    (out / SWEEP_MD).write_text(sweep_markdown(table))
+    with atomic_write(out / SWEEP_MD, "w") as handle:
+        handle.write(sweep_markdown(table))
 
 
 def sweep_markdown(table: Mapping[str, Any]) -> str:
@@ -207,8 +230,9 @@ def sweep_markdown(table: Mapping[str, Any]) -> str:
     metric = table["metric_name"] or "metric"
     keys = list(table["axes"])
     derived_keys = sorted({k for row in table["rows"] for k in row["derived"]})
+    any_failed = any(row.get("failed") for row in table["rows"])
     heads = [_short(k) for k in keys] + [f"{_short(k)} (derived)" for k in derived_keys] + \
-        ["params", f"val {metric}", f"test {metric}", "s/epoch"]
+        ["params", f"val {metric}", f"test {metric}", "s/epoch"] + (["failed runs"] if any_failed else [])
     lines = [f"# Sweep: {table['dataset']} / preset {table['preset']}", "",
              f"{table['std']}; " + (f"public splits {table['splits']}" + (f", seeds {table['seeds']}"
                                      if table["seeds"] else "") if table.get("splits") else f"seeds {table['seeds']}")
@@ -221,7 +245,14 @@ def sweep_markdown(table: Mapping[str, Any]) -> str:
         for name, digits in (("val_metric", 4), ("test_metric", 4), ("seconds_per_epoch", 1)):
             stat = row.get(name)
             cells.append(format_mean_std(stat["mean"], stat["std"], digits) if stat else "-")
+        if any_failed:
+            cells.append(f"{len(row['failed'])} of {row['runs']}" if row.get("failed") else "-")
         lines.append("| " + " | ".join(cells) + " |")
+    failed = [row for row in table["rows"] if row.get("failed")]
+    if failed:
+        lines += ["", "Failed runs (not in the means; rerun the same command with --retry-failed to train them "
+                  "again):", ""]
+        lines += [f"- {row['point']}: {failed_words(row['failed'])}" for row in failed]
     return "\n".join(lines) + "\n"
 
 

@@ -14,6 +14,7 @@ for batches, BatchNorm and checkpoints.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -28,6 +29,7 @@ from ..config import OptionConflict
 from . import run_dir as files
 from .distributed import DistContext, launched_by_torchrun, process_group, start_processes
 from ..config import RunConfig
+from .run_lock import claim_run_dir
 from .trainer import resume, train
 
 
@@ -59,8 +61,21 @@ def train_job(run: Any, run_dir: Any, *, nproc: int = 1, overwrite: bool = False
     Under torchrun (environment variables set) this process joins the job as
     its rank; otherwise ``nproc > 1`` spawns that many local processes (the
     run directory is checked here first, so errors read as in a 1-process
-    run) and ``nproc == 1`` is a plain :func:`~.trainer.train`.
+    run) and ``nproc == 1`` is a plain :func:`~.trainer.train`. The run directory is claimed
+    for this job first (:mod:`.run_lock`): a second process on it is refused.
     """
+    with _claim(run_dir):
+        return _train_job(run, run_dir, nproc=nproc, overwrite=overwrite, progress=progress)
+
+
+def _claim(run_dir: Any) -> Any:
+    """:func:`~.run_lock.claim_run_dir` in the process that writes the run directory (under torchrun: rank 0)."""
+    if launched_by_torchrun() and os.environ.get("RANK", "0") != "0":
+        return contextlib.nullcontext()
+    return claim_run_dir(run_dir)
+
+
+def _train_job(run: Any, run_dir: Any, *, nproc: int, overwrite: bool, progress: bool) -> Optional[Dict[str, Any]]:
     if launched_by_torchrun():
         with process_group(run.device) as context:
             _quiet_unless_main(context)
@@ -82,6 +97,13 @@ def resume_job(run_dir: Any, *, nproc: Optional[int] = None, device: Optional[st
     ``nproc`` None: as many local processes as the run's ``config.json`` says
     trained it (under torchrun: torchrun's processes).
     """
+    with _claim(run_dir):
+        return _resume_job(run_dir, nproc=nproc, device=device, workers=workers, progress=progress, threads=threads,
+                           allow_changed_data=allow_changed_data)
+
+
+def _resume_job(run_dir: Any, *, nproc: Optional[int], device: Optional[str], workers: Optional[int],
+                progress: bool, threads: Optional[int], allow_changed_data: bool) -> Optional[Dict[str, Any]]:
     if launched_by_torchrun():
         with process_group(device or _saved_device(run_dir)) as context:
             _quiet_unless_main(context)

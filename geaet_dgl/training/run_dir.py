@@ -6,7 +6,8 @@ A run directory holds
 - ``metrics.jsonl``: one JSON object per finished epoch,
 - ``best.pt`` / ``last.pt``: best-validation and latest checkpoints,
 - ``summary.json``: the result (best epoch, its val/test metric, speed),
-- ``curves.png``: learning curves, and ``train.log``.
+- ``curves.png``: learning curves, and ``train.log``;
+- ``failed.json``: a study's run that diverged (:mod:`geaet_dgl.studies.failures`).
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ LAST = "last.pt"
 SUMMARY = "summary.json"
 CURVES = "curves.png"
 LOG = "train.log"
-RUN_FILES = (CONFIG_JSON, CONFIG_YAML, METRICS, BEST, LAST, SUMMARY, CURVES, LOG)
+FAILED = "failed.json"
+RUN_FILES = (CONFIG_JSON, CONFIG_YAML, METRICS, BEST, LAST, SUMMARY, CURVES, LOG, FAILED)
 #: TensorBoard's event files (``--tensorboard``), also run files: an overwritten run must not mix old curves in.
 TENSORBOARD_EVENTS = "events.out.tfevents.*"
 

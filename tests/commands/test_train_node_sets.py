@@ -79,7 +79,7 @@ def test_splits_with_seeds_is_one_run_per_split_and_seed(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--dataset", "texas", "--split-index", "10"], "texas has 10 public splits (0..9); --split-index 10 is out"),
-    (["--dataset", "texas", "--splits", "0", "11"], "--split-index 11 is out of range"),
+    (["--dataset", "texas", "--splits", "0", "11"], "split 11 of --splits is out of range: list splits of 0..9"),
     (["--dataset", "texas", "--splits", "all", "--split-index", "2"], "drop --split-index"),
     (["--dataset", "synthetic", "--split-index", "1"], "--split-index picks a public split of a named node set"),
     (["--dataset", "cora", "--split-index", "1"], "cora has one split"),

@@ -159,17 +159,23 @@ class NodeGraph:
         return self.graph
 
     def split_fingerprints(self, limits: Optional[Dict[str, Optional[int]]] = None) -> Dict[str, Dict]:
-        """Per split ``{"graphs": its node count, "limit": --limit-<split>, "sha256": ...}`` over the graph's size,
-        the split's node ids and their labels (the record a run keeps, see :mod:`..identity`)."""
+        """Per split ``{"graphs": its node count, "limit": --limit-<split>, "sha256": ..., "size": [N, E],
+        "split_sha256": ...}``: ``sha256`` over the graph's size, the split's node ids and their labels (the record
+        a run keeps, see :mod:`..identity`), ``split_sha256`` over the node ids and labels alone, so that a graph
+        whose edges changed under the same masks and labels is told apart (``size``: its nodes and edges)."""
         limits = dict(limits or {})
         result = {}
+        size = [self.graph.num_nodes(), self.graph.num_edges()]
         for split in MASKS:
-            digest = hashlib.sha256()
-            digest.update(np.array([self.graph.num_nodes(), self.graph.num_edges()], dtype=np.int64).tobytes())
+            digest, split_digest = hashlib.sha256(), hashlib.sha256()
+            digest.update(np.array(size, dtype=np.int64).tobytes())
             nodes, labels = self.nodes(split), self.labels(split).detach().cpu().contiguous()
-            digest.update(nodes.numpy().tobytes())
-            digest.update(str(labels.dtype).encode() + str(tuple(labels.shape)).encode() + labels.numpy().tobytes())
-            result[split] = {"graphs": len(nodes), "limit": limits.get(split), "sha256": digest.hexdigest()[:32]}
+            for part in (nodes.numpy().tobytes(),
+                         str(labels.dtype).encode() + str(tuple(labels.shape)).encode() + labels.numpy().tobytes()):
+                digest.update(part)
+                split_digest.update(part)
+            result[split] = {"graphs": len(nodes), "limit": limits.get(split), "sha256": digest.hexdigest()[:32],
+                             "size": list(size), "split_sha256": split_digest.hexdigest()[:32]}
         return result
 
     def __repr__(self) -> str:

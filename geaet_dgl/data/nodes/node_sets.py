@@ -75,6 +75,10 @@ SPLIT_KINDS = {
     "wikics": "20 train/val splits, 1 test",
 }
 
+#: How many public splits each family publishes (a seeded split: 1), known without reading the data.
+PUBLISHED_SPLITS = {"planetoid": 1, "geom-gcn": GEOM_GCN_SPLITS, "heterophilous": 10, "gnn-benchmark": 1,
+                    "wikics": 20}
+
 #: Whose public splits a family's masks hold (the run log names them).
 SPLIT_SOURCES = {"geom-gcn": "geom-gcn's splits", "heterophilous": "Platonov et al.'s splits",
                  "wikics": "Wiki-CS's train/val splits, its one test mask"}
@@ -267,6 +271,33 @@ def _stamp(name: str, folder: Path) -> str:
 _LAST_READ: Dict[Tuple[str, str, str], Tuple[dgl.DGLGraph, int]] = {}
 
 
+def _must_write(name: str, folder: Path) -> bool:
+    """Whether DGL's loader of ``name`` will write its processed files into ``folder`` (not there yet)."""
+    cached = processed_files(name)
+    return bool(cached) and not all((folder / f).is_file() for f in cached)
+
+
+def _write_refused(exc: BaseException) -> bool:
+    """Whether ``exc`` (often DGL's C++ error, stack trace included) says a file could not be written."""
+    text = str(exc)
+    return isinstance(exc, PermissionError) or any(words in text for words in (
+        "Permission denied", "Operation not permitted", "Read-only file system"))
+
+
+def _read_only(spec: NodeSetSpec, folder: Path, data_dir: Path) -> DataError:
+    return DataError(f"{spec.name}: DGL's {spec.dgl_class} writes its processed files "
+                     f"({describe_files(processed_files(spec.name))}) into {folder} on the first read, but that "
+                     f"folder is read-only; copy {data_dir} to a writable place (e.g. cp -r {data_dir} "
+                     f"/tmp/dgl-data) and pass that as --data-dir")
+
+
+def _first_line(exc: BaseException, limit: int = 200) -> str:
+    """The first line of ``exc``'s text, at most ``limit`` characters (DGL's C++ errors carry a stack trace)."""
+    lines = str(exc).strip().splitlines()
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
 def _dgl_dataset(spec: NodeSetSpec, data_dir: Path):
     import dgl.data
 
@@ -303,6 +334,9 @@ def read_node_set(name: str, data_dir: PathLike) -> Tuple[dgl.DGLGraph, int, str
             graph, classes = _LAST_READ[key]
             return graph, classes, key[2]
     downloading = not folder.is_dir()
+    made = [d for d in (data_dir, *data_dir.parents) if not d.exists()]  # folders a failed download must not leave
+    if not downloading and _must_write(spec.name, folder) and not os.access(folder, os.W_OK):
+        raise _read_only(spec, folder, data_dir)
     if downloading:
         log.info("%s: DGL's %s downloads %s into %s", spec.name, spec.dgl_class, spec.url(), folder)
     try:
@@ -310,12 +344,16 @@ def read_node_set(name: str, data_dir: PathLike) -> Tuple[dgl.DGLGraph, int, str
         graph = dataset[0]
     except Exception as exc:
         if downloading:
-            if folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
+            for empty in [folder, *made]:  # innermost first
+                if empty.is_dir() and not any(empty.iterdir()):
+                    empty.rmdir()
             raise DataError(f"{spec.name}: DGL's {spec.dgl_class} could not download {spec.url()} "
                             f"({type(exc).__name__}); offline, {_where(spec.name, data_dir)}") from exc
+        if _must_write(spec.name, folder) and (not os.access(folder, os.W_OK) or _write_refused(exc)):
+            raise _read_only(spec, folder, data_dir) from exc
         raise DataError(f"{spec.name}: DGL's {spec.dgl_class} could not read {folder} ({type(exc).__name__}: "
-                        f"{exc}); replace its files with DGL's ({describe_files(expected_files(spec.name))})") from exc
+                        f"{_first_line(exc)}); replace its files with DGL's "
+                        f"({describe_files(expected_files(spec.name))})") from exc
     classes = max(2, int(graph.ndata["label"].max()) + 1)
     stamp = _stamp(spec.name, folder)
     _LAST_READ.clear()
@@ -335,6 +373,19 @@ def node_set_splits(name: str, data_dir: PathLike) -> int:
         return 1
     graph, _, _ = read_node_set(name, data_dir)
     return split_count(dgl_masks(graph))
+
+
+def published_split_count(name: str) -> int:
+    """How many splits ``name`` publishes (:data:`PUBLISHED_SPLITS`; what ``--dry-run`` checks indices against
+    without reading the data)."""
+    return PUBLISHED_SPLITS[node_set_spec(name).family]
+
+
+def check_split_index_unread(name: str, split_index: int) -> None:
+    """:func:`~.node_splits.check_split_index` against the published count, without reading the data."""
+    spec = node_set_spec(name)
+    where = _SEEDED_WHERE.format(name=spec.name) if spec.seeded else spec.name
+    check_split_index(split_index, published_split_count(name), where)
 
 
 def node_set_shape(name: str, data_dir: PathLike, split_index: int = 0) -> Tuple[int, int]:

@@ -44,13 +44,17 @@ def split_count(masks: Mapping[str, torch.Tensor]) -> int:
     return multi.pop() if multi else 1
 
 
-def check_split_index(index: int, count: int, where: str) -> None:
-    """Refuse a split index outside ``0..count-1`` (one line naming the range)."""
+def check_split_index(index: int, count: int, where: str, option: str = "--split-index") -> None:
+    """Refuse a split index outside ``0..count-1`` (one line naming the range); ``option``: how the user gave it
+    (``--split-index``, or ``--splits`` for one index of a list)."""
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+        given = f"--split-index {index}" if option == "--split-index" else f"split {index} of --splits"
         if count == 1:
-            raise DataError(f"{where} has one split; --split-index {index} is out of range: drop it (or pass 0)")
-        raise DataError(f"{where} has {count} public splits (0..{count - 1}); --split-index {index} is out of "
-                        f"range: pick one of 0..{count - 1}, or train on all of them with --splits all")
+            fix = "drop it (or pass 0)" if option == "--split-index" else "list 0 only, or drop --splits"
+            raise DataError(f"{where} has one split; {given} is out of range: {fix}")
+        fix = "pick one of" if option == "--split-index" else "list splits of"
+        raise DataError(f"{where} has {count} public splits (0..{count - 1}); {given} is out of "
+                        f"range: {fix} 0..{count - 1}, or train on all of them with --splits all")
 
 
 def select_split(masks: Mapping[str, torch.Tensor], index: int, where: str) -> Dict[str, torch.Tensor]:
