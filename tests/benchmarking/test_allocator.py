@@ -95,7 +95,7 @@ def test_measuring_processes_inherit_the_mode(monkeypatch, mode):
 def test_benchmark_cli_records_the_allocator(tmp_path):
     from click.testing import CliRunner
 
-    import cli
+    from geaet_dgl import cli
 
     path = tmp_path / "bench.json"
     result = CliRunner().invoke(cli.main, ["benchmark", "--batch-size", "2", "--repeats", "1", "--warmup", "0",
@@ -113,17 +113,30 @@ def test_console_command_starts_in_the_chosen_mode(tmp_path, mode):
 
     env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
     env.update(SUBPROCESS_ENV, GEAET_DGL_ALLOCATOR=mode)
-    command = [sys.executable, "-c", "import cli; cli.console_main()"] + cli_args(1, tmp_path / "run")
+    command = [sys.executable, "-c", "from geaet_dgl.cli import console_main; console_main()"] + cli_args(1, tmp_path / "run")
     subprocess.run(command, env=env, check=True, capture_output=True, text=True)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["allocator"] == mode
 
 
-def test_console_restart_loads_the_allocator_module_itself():
-    """cli.py restarts through geaet_dgl/allocator.py loaded on its own (before torch), not a copy of its names."""
-    import cli
-    from geaet_dgl import allocator
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc")
+def test_installed_command_restarts_before_torch_is_imported():
+    """The console script's `from geaet_dgl.cli import console_main` restarts in `import geaet_dgl`, before torch."""
+    probe = ("import os, sys; sys.argv[0] = '/venv/bin/geaet-dgl'; "
+             "os.execve = lambda path, argv, env: print(repr(('torch' in sys.modules, argv[1:], "
+             "env.get('GLIBC_TUNABLES')))) or sys.exit(0); "
+             "from geaet_dgl.cli import console_main")
+    env = {k: v for k, v in os.environ.items() if k not in ("GLIBC_TUNABLES", "GEAET_DGL_ALLOCATOR")}
+    done = subprocess.run([sys.executable, "-c", probe, "train", "--help"], env=env, check=True,
+                          capture_output=True, text=True)
+    torch_loaded, argv, tunables = eval(done.stdout.strip())
+    assert not torch_loaded
+    assert argv == ["-c", "from geaet_dgl.cli import main; main(prog_name='geaet-dgl')", "train", "--help"]
+    assert tunables == "glibc.malloc.hugetlb=1"
 
-    early = cli._allocator_module()
-    assert early.__file__ == allocator.__file__ and early is not allocator
-    assert early.environment_for("hugetlb", {})["GLIBC_TUNABLES"] == allocator.HUGETLB_TUNABLE
+
+def test_other_programs_importing_the_package_are_not_restarted():
+    probe = ("import os, sys; os.execve = lambda *a: sys.exit('restarted'); import geaet_dgl; print('ok')")
+    env = {k: v for k, v in os.environ.items() if k not in ("GLIBC_TUNABLES", "GEAET_DGL_ALLOCATOR")}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

@@ -140,7 +140,7 @@ def test_dataset_options_need_the_epoch_comparison():
 
 
 def test_cli_dataset_without_comparison_is_a_one_line_error():
-    import cli
+    from geaet_dgl import cli
 
     result = CliRunner().invoke(cli.main, ["benchmark", "--dataset", "mnist", "--batch-sizes", "2"])
     assert result.exit_code == 2

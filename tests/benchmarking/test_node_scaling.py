@@ -102,7 +102,7 @@ def test_cli_node_scaling_times_full_and_cluster_and_writes_json(tmp_path):
 
     from click.testing import CliRunner
 
-    import cli
+    from geaet_dgl import cli
 
     out = tmp_path / "nodes.json"
     result = CliRunner().invoke(cli.main, ["benchmark", "--node-scaling", "--max-nodes", "1500", "--threads", "1",
@@ -124,7 +124,7 @@ def test_cli_node_scaling_on_planted_partitions_times_the_lappe(tmp_path):
 
     from click.testing import CliRunner
 
-    import cli
+    from geaet_dgl import cli
 
     out = tmp_path / "planted.json"
     result = CliRunner().invoke(cli.main, ["benchmark", "--node-scaling", "--node-graph", "planted", "--node-size",

@@ -1,7 +1,7 @@
 """The command-line modules stay thin: each under 300 lines (the work lives in the library packages)."""
 from pathlib import Path
 
-import cli
+from geaet_dgl import cli
 
 REPO = Path(cli.__file__).resolve().parent
 LIMIT = 300

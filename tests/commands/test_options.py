@@ -3,7 +3,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.commands.options import expand_list_options
 
 

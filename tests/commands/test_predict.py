@@ -6,7 +6,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data import load_dataset
 from geaet_dgl.data.own_files.graph_files import split_indices
 from geaet_dgl.scoring import evaluate_checkpoint

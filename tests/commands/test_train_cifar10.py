@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.superpixels.cifar10 import load_cifar10
 from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.fixtures_cifar10 import quadrant_images, write_cifar_batches

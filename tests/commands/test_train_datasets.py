@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.fixtures_dgl import write_sbm_fixture, write_zinc_fixture
 

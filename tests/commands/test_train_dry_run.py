@@ -9,7 +9,7 @@ import torch
 import yaml
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.interop.reference_yaml import read_reference_config
 from geaet_dgl.models import build_model
 

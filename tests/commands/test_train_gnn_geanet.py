@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from tests.data.fixtures_dgl import write_zinc_fixture
 from tests.commands.test_train_datasets import TINY
 

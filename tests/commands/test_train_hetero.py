@@ -7,7 +7,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.generated.hetero import author_paper_graphs
 from geaet_dgl.data.own_files.hetero_files import inspect_file, load_file
 from geaet_dgl.data.errors import DataError

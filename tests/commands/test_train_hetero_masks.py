@@ -6,7 +6,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.errors import DataError
 from geaet_dgl.data.generated.hetero import author_paper_graphs
 from geaet_dgl.data.nodes.node_graph import inspect_node_graph, load_node_graph

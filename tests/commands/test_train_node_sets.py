@@ -6,7 +6,7 @@ import math
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from tests.data.fixtures_node_sets import write_node_set_fixture
 
 TINY = ["--epochs", "1", "--threads", "1", "--no-progress", "--set", "model.hidden_dim=8",

@@ -5,7 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.scoring import evaluate_checkpoint
 from tests.commands.test_train_datasets import TINY
 from tests.data.fixtures_ogbg import write_molecule_fixture, write_ppa_fixture

@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.fixtures_pcqm_contact import write_pcqm_contact_fixture
 from tests.commands.test_train_datasets import TINY

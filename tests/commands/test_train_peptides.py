@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.fixtures_peptides import accept_as_published, write_peptides_fixture
 from tests.commands.test_train_datasets import TINY

@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.lrgb.voc_coco import superpixel_files
 from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.lrgb.test_data_lrgb_superpixels import write_superpixel_fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.interop import compare
 from geaet_dgl.interop.reference_run import CompareError
 from geaet_dgl.config.presets import get_preset

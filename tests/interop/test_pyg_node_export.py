@@ -13,7 +13,7 @@ import torch
 import yaml
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.nodes.node_sets import dgl_masks, node_set_graph, read_node_set
 from geaet_dgl.interop import compare_nodes, node_check, pyg_node_export
 from geaet_dgl.interop.reference_run import CompareError

@@ -291,7 +291,7 @@ def test_train_inference_only_file_imports_the_pretrained_folder_and_scores_it(t
     import yaml
     from click.testing import CliRunner
 
-    import cli
+    from geaet_dgl import cli
 
     ours, model = _our_run(tmp_path, "mnist")
     folder = tmp_path / "pretrained-mnist"
@@ -323,7 +323,7 @@ def test_train_on_a_pretrained_folder_fine_tunes_its_model(tmp_path):
     import yaml
     from click.testing import CliRunner
 
-    import cli
+    from geaet_dgl import cli
 
     ours, model = _our_run(tmp_path, "mnist", seed=7)  # not the file's seed 0: a fresh head differs
     folder = tmp_path / "pretrained-mnist"

@@ -3,7 +3,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.config import ConfigError
 from geaet_dgl.interop.reference_yaml import reference_run_config
 from tests.interop.test_reference_yaml import REFERENCE_YAML

@@ -7,7 +7,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data import DataError
 from geaet_dgl.data.own_files.graph_files import inspect_graph_file, load_graph_file
 from tests.own_graph_files import make_graphs, tiny_args, graph_targets

@@ -6,7 +6,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.generated.hetero import author_paper_graphs
 from tests.commands.test_train_hetero import TINY, _args
 from tests.training.tiny import one_thread

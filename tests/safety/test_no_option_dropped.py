@@ -2,7 +2,7 @@
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data import DataError
 from geaet_dgl.data.own_files.graph_files import split_indices
 from tests.own_graph_files import write_task_file

@@ -10,7 +10,7 @@ import math
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.config import NUMERIC_RANGES, ConfigError, ModelConfig, TrainConfig
 from geaet_dgl.config.presets import get_preset
 from tests.training.tiny import one_thread

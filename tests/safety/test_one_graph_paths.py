@@ -6,7 +6,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.nodes.node_graph import load_node_graph
 from geaet_dgl.training.node_batches import make_node_sampler
 from tests.distgraph.conftest import planted_graph

@@ -7,7 +7,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.errors import DataError
 from geaet_dgl.distgraph import partition as partition_module
 from geaet_dgl.distgraph.engine import read_partitions

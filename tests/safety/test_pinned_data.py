@@ -104,7 +104,7 @@ def test_a_study_on_a_file_that_changed_is_refused(tmp_path):
 def test_eval_on_the_command_line_says_what_changed_in_one_line(tmp_path):
     from click.testing import CliRunner
 
-    import cli
+    from geaet_dgl import cli
 
     path, graphs, labels, summary = _train_on_file(tmp_path)
     _append_graphs(path, graphs, labels)

@@ -5,7 +5,7 @@ import math
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.studies import aggregate_summaries, format_mean_std, mean_std
 
 from .tiny import interrupt_seed_study, tiny_args

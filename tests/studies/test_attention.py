@@ -7,7 +7,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.nn.self_attention import GraphSelfAttention
 
 from .tiny import tiny_args

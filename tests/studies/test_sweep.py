@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.config import ConfigError
 from geaet_dgl.models import build_model
 from geaet_dgl.studies import expand_sweep, parse_sweep_settings

@@ -10,7 +10,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 
 from geaet_dgl.data.generated.node_graphs import knn_graph, planted_partition, two_circles, with_masks
 from geaet_dgl.studies.node_samplers import compare_samplers

@@ -8,7 +8,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl import threads as threads_module
 from geaet_dgl.config import ConfigError
 from geaet_dgl.threads import (apply_threads, available_cores, current_threads, default_threads, per_process_threads,
