@@ -21,13 +21,13 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from geaet_dgl.commands.options import _user_errors
+from geaet_dgl.errors import GeaetError
 from geaet_dgl.data.own_files.graph_files import TASKS, FileSplit, load_graph_file, read_split_file
 from geaet_dgl.scoring import open_trained_run
 from geaet_dgl.interop.reference_yaml import reference_run_config
 from tests.interop.test_reference_yaml import REFERENCE_YAML
 
-USER_ERRORS = _user_errors()
+USER_ERRORS = GeaetError
 SETTINGS = dict(deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 CHECKPOINT = Path(__file__).parent / "fixtures" / "run-before-format-2" / "last.pt"
