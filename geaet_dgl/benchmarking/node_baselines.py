@@ -39,6 +39,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..data import input_transform
+
 PathLike = Union[str, os.PathLike]
 BASELINES = ("gcn", "mlp")
 
@@ -70,9 +72,8 @@ def train_baseline(graph: dgl.DGLGraph, kind: str, seed: int = 0, hidden: int = 
     """Train a :class:`TwoLayer` on ``graph``'s ``train_mask`` nodes (full batch, Adam with L2 weight decay);
     -> ``{"val", "test", "epoch"}`` accuracies at the best validation epoch (first of equals)."""
     feat = graph.ndata["feat"].float()
-    if row_normalize:
-        total = feat.sum(1, keepdim=True)
-        feat = feat / torch.where(total == 0, torch.ones_like(total), total)
+    if row_normalize:  # as the GEAET run's input transform does
+        feat = input_transform.row_normalize(feat)
     label = graph.ndata["label"].long()
     masks = [graph.ndata[name].bool() for name in ("train_mask", "val_mask", "test_mask")]
     classes = int(label[masks[0] | masks[1] | masks[2]].max()) + 1

@@ -14,6 +14,21 @@ def test_gcn_uses_the_graph_and_the_mlp_does_not():
     assert 1 <= gcn["epoch"] <= 60 and 0.0 <= mlp["val"] <= 1.0
 
 
+def test_row_normalised_baselines_read_what_the_geaet_run_reads():
+    """`row_normalize=True` divides by each row's absolute sum (data/input_transform.py), also for signed features:
+    the same as training on features normalised beforehand by the run's transform, and not a plain sum's."""
+    torch.set_num_threads(1)
+    graph = planted_partition(80, 2, p_in=0.1, p_out=0.01, signal=0.3, seed=2)
+    features = graph.ndata["feat"].float()
+    assert (features < 0).any() and (features > 0).any()
+    normalised, plain = graph.clone(), graph.clone()
+    normalised.ndata["feat"] = features / features.abs().sum(1, keepdim=True)
+    plain.ndata["feat"] = features / features.sum(1, keepdim=True)
+    asked = train_baseline(graph, "mlp", seed=0, hidden=8, epochs=15, row_normalize=True)
+    assert asked == train_baseline(normalised, "mlp", seed=0, hidden=8, epochs=15)
+    assert asked != train_baseline(plain, "mlp", seed=0, hidden=8, epochs=15)
+
+
 def test_two_layer_shapes_and_table():
     graph = planted_partition(50, 2, p_in=0.2, p_out=0.01, seed=1)
     for kind in ("gcn", "mlp"):
