@@ -39,6 +39,7 @@ def _faults(mode: str):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
+@pytest.mark.slow
 def test_keep_mode_reuses_freed_memory_without_page_faults():
     applied, faults_system = _faults("system")
     assert applied == "system"
@@ -59,6 +60,7 @@ def _transparent_huge_pages_off() -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux") or _transparent_huge_pages_off(),
                     reason="needs glibc and transparent huge pages (always or madvise)")
+@pytest.mark.slow
 def test_hugetlb_mode_maps_large_blocks_with_huge_pages():
     _, faults_system = _faults("system")
     applied, faults_huge = _faults("hugetlb")
@@ -83,6 +85,7 @@ def test_unknown_mode_is_a_clear_error():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc")
 @pytest.mark.parametrize("mode", ["keep", "system", "hugetlb"])
+@pytest.mark.slow
 def test_measuring_processes_inherit_the_mode(monkeypatch, mode):
     for name, value in environment_for(mode).items():
         if os.environ.get(name) != value:
@@ -92,6 +95,7 @@ def test_measuring_processes_inherit_the_mode(monkeypatch, mode):
     assert point["allocator"] == mode
 
 
+@pytest.mark.slow
 def test_benchmark_cli_records_the_allocator(tmp_path):
     from click.testing import CliRunner
 
@@ -107,6 +111,7 @@ def test_benchmark_cli_records_the_allocator(tmp_path):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc")
 @pytest.mark.parametrize("mode", ["hugetlb", "system"])
+@pytest.mark.slow
 def test_console_command_starts_in_the_chosen_mode(tmp_path, mode):
     """`geaet-dgl` restarts itself with glibc's huge-page tunable by default; the run records the mode."""
     from tests.training.tiny import SUBPROCESS_ENV, cli_args

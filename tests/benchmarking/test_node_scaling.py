@@ -97,6 +97,7 @@ def test_per_pass_exponent_divides_the_machines_per_edge_cost_out():
     assert _pass_columns({"eval_cpu_s": 1.0}).split() == ["-", "-", "-", "-"]
 
 
+@pytest.mark.slow
 def test_cli_node_scaling_times_full_and_cluster_and_writes_json(tmp_path):
     import json
 
@@ -119,6 +120,7 @@ def test_cli_node_scaling_times_full_and_cluster_and_writes_json(tmp_path):
         assert point["address_space_limit_mib"] == 12 * 1024 and entry["out_of_memory"] is None
 
 
+@pytest.mark.slow
 def test_cli_node_scaling_on_planted_partitions_times_the_lappe(tmp_path):
     import json
 

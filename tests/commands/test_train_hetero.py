@@ -94,6 +94,7 @@ def test_predict_refuses_graphs_of_another_schema(node_run, tmp_path):
     assert not (tmp_path / "p.csv").exists()
 
 
+@pytest.mark.slow
 def test_resume_after_an_interruption_equals_the_uninterrupted_run(tmp_path, monkeypatch):
     path = tmp_path / "papers.bin"
     _write(path, count=30, graph_labels=True)
@@ -120,6 +121,7 @@ def test_resume_after_an_interruption_equals_the_uninterrupted_run(tmp_path, mon
         assert torch.equal(a["model"][key], b["model"][key]), key
 
 
+@pytest.mark.slow
 def test_file_errors_are_one_line(tmp_path):
     graphs, labels = author_paper_graphs(6)
     for g, y in zip(graphs, labels):

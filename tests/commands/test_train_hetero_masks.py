@@ -60,6 +60,7 @@ def run(tmp_path_factory):
     return root / "run", path, graph
 
 
+@pytest.mark.slow
 def test_masked_heterograph_learns_and_eval_reproduces_the_test_metric(run):
     run_dir, path, graph = run
     config = json.loads((run_dir / "config.json").read_text())
@@ -110,6 +111,7 @@ def _set(ntype, name, value):
     return change
 
 
+@pytest.mark.slow
 def test_bad_masks_on_the_target_type_are_one_line_errors(tmp_path):
     papers = lambda g: g.num_nodes("paper")  # noqa: E731
     assert "nodes['paper'].data['val_mask'] has type torch.int64" in _bad(
@@ -133,6 +135,7 @@ def test_masks_on_several_heterographs_are_refused(tmp_path):
         inspect_node_graph(path)
 
 
+@pytest.mark.slow
 def test_sampled_batches_of_a_heterograph_are_refused_naming_sampler_full(tmp_path):
     path = tmp_path / "g.bin"
     dgl.save_graphs(str(path), [_graph(10)])

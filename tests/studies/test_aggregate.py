@@ -38,6 +38,7 @@ def test_aggregate_of_known_summaries():
     assert agg["seconds_per_epoch"]["std"] == 0.0
 
 
+@pytest.mark.slow
 def test_train_seeds_aggregates_the_per_seed_runs_and_skips_finished_ones(tmp_path):
     out = tmp_path / "study"
     args = ["train", "--dataset", "synthetic", "--epochs", "1", "--seeds", "0", "1", "--out", str(out)] + tiny_args()

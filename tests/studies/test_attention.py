@@ -24,6 +24,7 @@ def checkpoint(tmp_path_factory):
     return run_dir / "best.pt"
 
 
+@pytest.mark.slow
 def test_attention_command_writes_png_and_doubly_normalised_weights(checkpoint, tmp_path):
     out = tmp_path / "maps"
     result = CliRunner().invoke(cli.main, ["attention", "--checkpoint", str(checkpoint), "--graphs", "0", "3",

@@ -1,4 +1,4 @@
-"""Issue 23 item 6: one-line errors instead of tracebacks (fields that differ, boolean labels, read-only folders,
+"""Graph files: one-line errors instead of tracebacks (fields that differ, boolean labels, read-only folders,
 graphs too large for dense encodings)."""
 import json
 
@@ -32,6 +32,7 @@ def _save(path, graphs, labels):
 
 
 @pytest.mark.parametrize("where", ["ndata", "edata"])
+@pytest.mark.slow
 def test_an_extra_field_on_some_graphs_is_refused_before_the_run_directory_exists(tmp_path, where):
     graphs = make_graphs(24)
     frame = graphs[5].ndata if where == "ndata" else graphs[5].edata

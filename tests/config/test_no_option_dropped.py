@@ -1,4 +1,4 @@
-"""Issue 23 item 5: no option is dropped silently (graph-file options elsewhere, split fractions, rounding)."""
+"""No option is dropped silently (graph-file options elsewhere, split fractions, rounding)."""
 import pytest
 from click.testing import CliRunner
 

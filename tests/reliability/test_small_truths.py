@@ -1,4 +1,4 @@
-"""Issue 23 item 8: small truths (overwrite clears TensorBoard files, graph_check judges eigenvectors, the
+"""Small truths (overwrite clears TensorBoard files, graph_check judges eigenvectors, the
 reference's epoch numbering survives a round trip, help texts, the Pythons that work)."""
 import configparser
 import os

@@ -1,4 +1,4 @@
-"""Issue 31: numeric options are range-checked in one place (``geaet_dgl.config.NUMERIC_RANGES``).
+"""Numeric options are range-checked in one place (``geaet_dgl.config.NUMERIC_RANGES``).
 
 NaN, inf and out-of-range values of the learning rate, weight decay, every dropout and the clip norm
 give one line naming the option and its range, from the command line (``--lr``, ``--set``), from a

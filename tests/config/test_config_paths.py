@@ -1,4 +1,5 @@
-"""Issue 31: reference YAMLs and --config on the new paths: one-line errors that name the real problem."""
+"""Reference YAMLs and --config: one-line errors that name the real problem (not UTF-8, a section given a
+value), and a graph file as the dataset."""
 import pytest
 import yaml
 from click.testing import CliRunner
