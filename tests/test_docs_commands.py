@@ -21,7 +21,7 @@ import pytest
 from geaet_dgl import cli
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "docs" / "results").glob("*.md"))]
 
 _PREFIX = re.compile(r"^(?:\$\s+)?(?:\S*/)?(geaet-dgl\s+\S.*)$")
 
