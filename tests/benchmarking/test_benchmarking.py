@@ -159,6 +159,7 @@ def test_synthetic_molecules_fit_the_peptides_preset():
     assert torch.isfinite(loss_function("peptides-struct")(model(graph), targets))
 
 
+@pytest.mark.slow
 def test_run_benchmark_counts_graphs_not_nodes_for_node_level_presets():
     report = run_benchmark(ModelJob(preset="pattern", batch_sizes=(2,),
                                     timing=Timing(repeats=1, warmup=0, num_batches=1, threads=1, isolate=False)),

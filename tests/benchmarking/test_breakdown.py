@@ -36,6 +36,7 @@ def test_branch_timer_times_the_branches_that_exist_and_removes_its_hooks():
     assert all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())
 
 
+@pytest.mark.slow
 def test_parts_add_up_to_the_step():
     out = measure_breakdown("mnist", batch_size=2, timing=Timing(threads=1, repeats=2, warmup=1, num_batches=1))
     ours = out["ours"]

@@ -1,4 +1,5 @@
 """The GCN and MLP baselines of benchmarks/node_vs_baselines.py: the graph helps the GCN where the features alone are weak."""
+import pytest
 import torch
 
 from geaet_dgl.data.generated.node_graphs import planted_partition
@@ -38,6 +39,7 @@ def test_two_layer_shapes_and_table():
     assert "| 2-layer MLP | 50.00 ± 10.00 | 60.00 ± 0.00 | 3 | 2 |" in format_table({"mlp": row})
 
 
+@pytest.mark.slow
 def test_a_named_node_set_is_compared_on_its_public_splits(tmp_path):
     """``NodeBaselinesJob(dataset=...)``: each requested split of the set, read by DGL's own loader from its raw
     files, becomes one file whose masks are the fixture's columns; the baselines train once per file x seed."""

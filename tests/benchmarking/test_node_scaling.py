@@ -26,6 +26,7 @@ def test_node_task_graph_is_a_knn_graph_with_a_learnable_task():
     assert torch.equal(again.edges()[0], src) and torch.equal(again.ndata["feat"], feat)
 
 
+@pytest.mark.slow
 def test_a_size_that_cannot_be_allocated_is_reported_and_larger_ones_skipped():
     """The child fails to allocate (here: 1e12 points) under its address-space limit; nothing larger runs."""
     result = run_node_scaling(NodeScalingJob(max_nodes=10**13, sizes=(10**12, 10**13), methods=("full",),

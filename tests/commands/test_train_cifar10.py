@@ -21,6 +21,7 @@ def small_val(monkeypatch):
     monkeypatch.setitem(load_cifar10.__kwdefaults__, "num_val", NUM_VAL)
 
 
+@pytest.mark.slow
 def test_cifar10_built_from_batches_one_epoch_eval_and_table(tmp_path, small_val):
     images = write_cifar_batches(tmp_path / "raw", quadrant_images(10), np.arange(10) % 10,
                                  quadrant_images(4, offset=2), np.array([3, 1, 4, 1]))

@@ -19,6 +19,7 @@ def _train(args):
     return result
 
 
+@pytest.mark.slow
 def test_pattern_generated_one_epoch_and_eval(tmp_path):
     run_dir = tmp_path / "run"
     _train(["--dataset", "pattern", "--data-dir", str(tmp_path / "data"), "--set", "data.generate=true",
@@ -29,6 +30,7 @@ def test_pattern_generated_one_epoch_and_eval(tmp_path):
     assert again["metric"] == pytest.approx(summary["test_metric"])
 
 
+@pytest.mark.slow
 def test_cluster_fixture_one_epoch(tmp_path):
     write_sbm_fixture("cluster", tmp_path / "data")
     _train(["--dataset", "cluster", "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "run")])

@@ -58,6 +58,7 @@ def node_run(tmp_path_factory):
     return run_dir, path, graphs, labels
 
 
+@pytest.mark.slow
 def test_node_task_trains_evaluates_and_predicts(node_run, tmp_path):
     run_dir, path, graphs, labels = node_run
     config = json.loads((run_dir / "config.json").read_text())
@@ -81,6 +82,7 @@ def test_node_task_trains_evaluates_and_predicts(node_run, tmp_path):
     assert [int(r["graph"]) for r in rows] == [i for i, g in enumerate(graphs[:5]) for _ in range(g.num_nodes("paper"))]
 
 
+@pytest.mark.slow
 def test_predict_refuses_graphs_of_another_schema(node_run, tmp_path):
     run_dir, *_ = node_run
     other = dgl.heterograph({("author", "writes", "paper"): ([0], [0]), ("paper", "at", "venue"): ([0], [0])})

@@ -72,6 +72,7 @@ def test_masked_heterograph_learns_and_eval_reproduces_the_test_metric(run):
     assert json.loads(out.stdout.strip().splitlines()[-1])["metric"] == pytest.approx(summary["test_metric"])
 
 
+@pytest.mark.slow
 def test_predict_nodes_test_writes_one_row_per_test_paper(run, tmp_path):
     run_dir, path, graph = run
     preds = tmp_path / "preds.csv"
@@ -145,6 +146,7 @@ def test_sampled_batches_of_a_heterograph_are_refused_naming_sampler_full(tmp_pa
     assert "use --sampler full" in out.output and "Traceback" not in out.output
 
 
+@pytest.mark.slow
 def test_pna_on_a_heterograph_takes_each_relation_s_degrees(tmp_path):
     """model.mpnn=pna trains on a masked heterograph; each relation's PNA averages that relation's in-degrees."""
     path = tmp_path / "g.bin"

@@ -18,6 +18,7 @@ PPA_TINY = ["--set", "model.num_heads=4"]
 @pytest.mark.parametrize("name, metric, outputs", [("ogbg-molhiv", "roc_auc", 1),
                                                    ("ogbg-molpcba", "average_precision", 128),
                                                    ("ogbg-ppa", "accuracy", 37)])
+@pytest.mark.slow
 def test_ogbg_fixture_one_epoch_and_eval(tmp_path, name, metric, outputs):
     data_dir, run_dir = tmp_path / "data", tmp_path / "run"
     if name == "ogbg-ppa":

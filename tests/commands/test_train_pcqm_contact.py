@@ -12,6 +12,7 @@ from tests.commands.test_train_datasets import TINY
 SMALL_PE = ["--set", "model.pe_k=3", "--set", "model.pe_dim=4"]
 
 
+@pytest.mark.slow
 def test_pcqm_contact_one_epoch_logs_hits_and_mrr(tmp_path):
     write_pcqm_contact_fixture(tmp_path / "data")
     run_dir = tmp_path / "run"

@@ -14,6 +14,7 @@ PEPTIDES_TINY = ["--set", "model.geanet.num_heads=4", "--set", "model.pe_dim=4"]
 
 
 @pytest.mark.parametrize("name, metric", [("peptides-func", "average_precision"), ("peptides-struct", "mae")])
+@pytest.mark.slow
 def test_peptides_fixture_one_epoch_and_eval(tmp_path, monkeypatch, name, metric):
     data_dir, run_dir = tmp_path / "data", tmp_path / "run"
     write_peptides_fixture(name, data_dir)

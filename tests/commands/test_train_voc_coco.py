@@ -12,6 +12,7 @@ from tests.commands.test_train_datasets import TINY
 
 
 @pytest.mark.parametrize("name, classes", [("voc", 21), ("coco", 81)])
+@pytest.mark.slow
 def test_one_epoch_and_eval(tmp_path, name, classes):
     write_superpixel_fixture(name, tmp_path / "data")
     run_dir = tmp_path / "run"

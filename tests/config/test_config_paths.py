@@ -36,6 +36,7 @@ def test_a_section_given_a_value(tmp_path, value):
         reference_run_config(path)
 
 
+@pytest.mark.slow
 def test_config_with_a_graph_file_as_dataset_trains_on_the_file(tmp_path):
     """`--config mnist.yaml --dataset many.bin` answered "unknown dataset": the file's model now reads the file."""
     config = tmp_path / "mnist.yaml"

@@ -51,6 +51,7 @@ def test_rounding_never_shrinks_the_test_split():
     assert sizes["test"] >= 4.5 and sum(sizes.values()) == 45  # 4.5 -> 4 before
 
 
+@pytest.mark.slow
 def test_a_graph_file_run_from_before_the_recorded_split_keeps_its_split(tmp_path):
     from geaet_dgl.config import DataOptions
     from geaet_dgl.data.run_splits import load_splits

@@ -78,6 +78,7 @@ def test_the_build_child_dies_with_its_parent(tmp_path, signum):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGKILL of a writer")
+@pytest.mark.slow
 def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path):
     target = tmp_path / "data" / "split.bin"
     writer = _start(f"""

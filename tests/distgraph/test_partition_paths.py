@@ -58,6 +58,7 @@ def test_graphs_that_cannot_be_partitioned_are_one_line_and_leave_nothing(tmp_pa
     assert not (tmp_path / "p").exists()
 
 
+@pytest.mark.slow
 def test_a_failure_inside_dgls_partitioner_leaves_the_folder_as_it_was(tmp_path, monkeypatch):
     path = _save(tmp_path / "g.bin", planted_graph(300))
     out = tmp_path / "p"

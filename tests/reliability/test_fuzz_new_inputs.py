@@ -365,6 +365,7 @@ def node_file(tmp_path_factory):
 @settings(max_examples=10, **SETTINGS)
 @given(st.dictionaries(st.sampled_from(sorted(NODE_SETTINGS)), st.just(None), max_size=5).flatmap(
     lambda keys: st.fixed_dictionaries({key: NODE_SETTINGS[key] for key in keys})))
+@pytest.mark.slow
 def test_node_configs(node_file, overrides):
     def build():
         run = make_run_config(str(node_file), None, {"model.hidden_dim": "8", "model.geanet.unit_size": "2",

@@ -178,6 +178,7 @@ def split_contents(draw):
 
 @settings(max_examples=150, **SETTINGS)
 @given(split_contents(), st.sampled_from(["json", "npz"]), BYTE_DAMAGE, st.integers(0, 10**6))
+@pytest.mark.slow
 def test_split_files(content, form, damage, seed):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"split.{form}"

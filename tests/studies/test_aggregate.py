@@ -64,6 +64,7 @@ def test_train_seeds_aggregates_the_per_seed_runs_and_skips_finished_ones(tmp_pa
     assert other.exit_code == 2 and "different configuration" in other.output  # never mixed into the table
 
 
+@pytest.mark.slow
 def test_run_seeds_resumes_an_interrupted_seed(tmp_path, monkeypatch):
     from geaet_dgl.studies import run_seeds
     from geaet_dgl.config import make_run_config

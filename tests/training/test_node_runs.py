@@ -138,6 +138,7 @@ def test_cli_train_eval_predict_on_one_graph(tmp_path):
     assert lines[0].startswith("error: ") and "is in both val_mask and test_mask" in lines[0]
 
 
+@pytest.mark.slow
 def test_float_labels_train_a_node_regression(tmp_path):
     graph = planted_partition(150, 3, p_in=0.08, p_out=0.004, seed=4)
     graph.ndata["label"] = graph.ndata["label"].float() * 2.0 - 1.0  # a float target per node

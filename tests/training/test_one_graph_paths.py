@@ -137,6 +137,7 @@ def test_allow_changed_data_with_other_masks_is_refused_not_mislabelled(node_run
         path.write_bytes(original)
 
 
+@pytest.mark.slow
 def test_allow_changed_data_with_the_same_masks_goes_on(node_run, caplog):
     run_dir, path = node_run
     original = path.read_bytes()
