@@ -170,7 +170,8 @@ def _binary_roc_auc(scores: torch.Tensor, target: torch.Tensor) -> float:
     negatives', over ``P Q`` (SciPy's ``mannwhitneyu``: average ranks of ties,
     ``U = R_+ - P (P + 1) / 2``). It equals sklearn's ``roc_auc_score`` (the
     trapezoids under the ROC curve) up to rounding, and is exact before its one
-    division, so a value is the same whatever the order of the items.
+    division: a value is the same whatever the order of the items, and bit for
+    bit what earlier runs logged.
     """
     from scipy.stats import mannwhitneyu
 
