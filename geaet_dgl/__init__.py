@@ -2,7 +2,11 @@
 import os
 import sys
 
+from .allocator import restart_console_script
+
 __version__ = "0.1.0"
+
+restart_console_script()  # the `geaet-dgl` command restarts in glibc's huge-page mode before torch is imported
 
 os.environ.setdefault("DGLBACKEND", "pytorch")
 

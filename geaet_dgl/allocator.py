@@ -13,7 +13,7 @@ heap) and 1e5 nodes (fresh pages every op). Three modes:
     glibc's ``glibc.malloc.hugetlb=1`` tunable: mmapped blocks get transparent
     huge pages, 512x fewer page faults, the same memory. A tunable is read at
     process start: the ``geaet-dgl`` command restarts itself with it in
-    ``GLIBC_TUNABLES`` (``cli.console_main``), and the benchmark starts its
+    ``GLIBC_TUNABLES`` (:func:`restart_console_script`), and the benchmark starts its
     measuring processes with it. Python code that imports the package runs in
     whatever mode its interpreter started with; start it with
     ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` for the same effect.
@@ -38,6 +38,9 @@ import sys
 from typing import Dict, Optional
 
 ENV_VAR = "GEAET_DGL_ALLOCATOR"
+#: The installed console command, and the code its restart runs (:func:`restart_console_script`).
+CONSOLE_SCRIPT = "geaet-dgl"
+CONSOLE_CODE = "from geaet_dgl.cli import main; main(prog_name='geaet-dgl')"
 CHOICES = ("system", "hugetlb", "keep")
 HUGETLB_TUNABLE = "glibc.malloc.hugetlb=1"
 
@@ -138,7 +141,7 @@ def restart_in_hugetlb_mode(code: str) -> None:
     process's arguments, and the environment of :func:`environment_for`. Skipped
     with ``$GEAET_DGL_ALLOCATOR`` ``system`` or ``keep``, off Linux, and when a
     hugetlb tunable is set. The ``geaet-dgl`` command calls it before it imports
-    anything heavy (``cli.console_main`` loads this module on its own).
+    anything heavy (:func:`restart_console_script`).
     """
     mode = os.environ.get(ENV_VAR, "hugetlb").lower()
     tunables = os.environ.get("GLIBC_TUNABLES", "")
@@ -148,3 +151,16 @@ def restart_in_hugetlb_mode(code: str) -> None:
         os.execve(sys.executable, [sys.executable, "-c", code] + sys.argv[1:], environment_for("hugetlb"))
     except OSError:
         pass  # keep running with glibc's defaults
+
+
+def restart_console_script() -> None:
+    """:func:`restart_in_hugetlb_mode` now, if this process is the installed ``geaet-dgl`` command.
+
+    The console script's first statement is ``from geaet_dgl.cli import console_main``,
+    which runs ``geaet_dgl/__init__.py`` (and so imports torch and dgl) before
+    :func:`~geaet_dgl.cli.console_main` could restart. The package's ``__init__``
+    calls this first instead, so that the restart costs no second import of torch.
+    Any other program (``sys.argv[0]`` not ``geaet-dgl``) is left alone.
+    """
+    if os.path.basename(sys.argv[0] if sys.argv else "") == CONSOLE_SCRIPT:
+        restart_in_hugetlb_mode(CONSOLE_CODE)

@@ -1,4 +1,10 @@
-"""The errors a user's configuration raises, shared by every layer that checks one.
+"""The errors a user can fix: :class:`GeaetError`, the base of all of them, and the configuration's.
+
+Every problem a user can fix (configuration, data, checkpoint, run directory,
+the reference of a comparison) raises a subclass of :class:`GeaetError`, so
+the command line catches one type (:mod:`geaet_dgl.commands.options`), as
+DGL's code catches ``DGLError``. Each subclass also keeps the built-in type it
+always had (``ValueError`` or ``RuntimeError``).
 
 :class:`ConfigError` (a setting unknown, mistyped or impossible) and :class:`OptionConflict`
 (options that cannot be given together). They live below both :mod:`geaet_dgl.config` (which
@@ -8,7 +14,11 @@ one line ``error: ...`` (:mod:`geaet_dgl.commands.options`).
 """
 
 
-class ConfigError(ValueError):
+class GeaetError(Exception):
+    """A problem the user can fix; the message is one line that names the problem and the fix."""
+
+
+class ConfigError(GeaetError, ValueError):
     """A configuration value is unknown, mistyped or impossible."""
 
 

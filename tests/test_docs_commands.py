@@ -18,10 +18,10 @@ from typing import List, Tuple
 import click
 import pytest
 
-import cli
+from geaet_dgl import cli
 
-REPO = Path(cli.__file__).resolve().parent
-DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+REPO = Path(__file__).resolve().parents[1]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "docs" / "results").glob("*.md"))]
 
 _PREFIX = re.compile(r"^(?:\$\s+)?(?:\S*/)?(geaet-dgl\s+\S.*)$")
 

@@ -7,7 +7,7 @@ from typing import List, Set, Tuple
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "docs" / "results").glob("*.md"))]
 
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 

@@ -24,6 +24,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 import dgl
 import torch
 
+from ..errors import GeaetError
 from ..inference import fold_for_inference
 from ..models import build_model
 from ..models.geaet import set_degree_statistics
@@ -36,7 +37,7 @@ from .timing import environment, set_threads, summarize, time_call
 PARITY_TOLERANCE = 1e-5
 
 
-class ParityError(RuntimeError):
+class ParityError(GeaetError, RuntimeError):
     """The two models disagree beyond the tolerance: their timings are not comparable."""
 
 

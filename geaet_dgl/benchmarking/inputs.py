@@ -39,6 +39,7 @@ import torch
 from ..data import GraphDataset, collate_for, synthetic_mnist_like
 from ..interop.reference_yaml import REFERENCE_PRESETS
 from ..config.presets import get_preset
+from ..errors import GeaetError
 from . import generators
 from .shapes import DATASET_SHAPES, distinct_graphs, repeat_graphs
 
@@ -62,7 +63,7 @@ PLAIN_GENERATORS = ("cluster", "voc", "coco") + tuple(DATASET_SHAPES)
 SUPPORTED_PRESETS = tuple(SYNTHETIC_SHAPES) + NODE_LEVEL_PRESETS + PLAIN_GENERATORS
 
 
-class UnsupportedPreset(ValueError):
+class UnsupportedPreset(GeaetError, ValueError):
     """No synthetic input generator exists for this preset."""
 
 

@@ -40,6 +40,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..data import input_transform
+
 PathLike = Union[str, os.PathLike]
 BASELINES = ("gcn", "mlp")
 
@@ -73,11 +75,10 @@ def train_baseline(graph: dgl.DGLGraph, kind: str, seed: int = 0, hidden: int = 
     -> ``{"val", "test", "epoch"}`` values of ``metric`` (the GEAET run's: ROC-AUC on minesweeper, tolokers and
     questions) at the best validation epoch (first of equals). ``row_normalize``: the library's
     ``data.feature_norm=row`` arithmetic (each row over its absolute sum)."""
-    from ..data.input_transform import row_normalize as row_normalized
     from ..training.metrics import get_metric, is_improvement, predicted_labels
 
     spec = get_metric(metric)
-    feat = row_normalized(graph.ndata["feat"]) if row_normalize else graph.ndata["feat"].float()
+    feat = input_transform.row_normalize(graph.ndata["feat"]) if row_normalize else graph.ndata["feat"].float()
     label = graph.ndata["label"].long()
     masks = [graph.ndata[name].bool() for name in ("train_mask", "val_mask", "test_mask")]
     classes = int(label[masks[0] | masks[1] | masks[2]].max()) + 1

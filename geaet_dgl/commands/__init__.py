@@ -1,4 +1,4 @@
-"""The ``geaet-dgl`` subcommands, one module per command group; ``cli.py`` registers them.
+"""The ``geaet-dgl`` subcommands, one module per command group; :mod:`geaet_dgl.cli` registers them.
 
 Each command only parses its options and calls the library: the rules (which
 options conflict, what a resumed run may change, default folders, allocator

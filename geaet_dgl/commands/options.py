@@ -23,19 +23,6 @@ DATA_KEYS = ("data_dir", "mnist_images", "cifar_images", "limit_train", "limit_v
              "split_index")
 
 
-def _user_errors() -> Tuple[type, ...]:
-    from geaet_dgl.config import ConfigError
-    from geaet_dgl.data import DataError
-    from geaet_dgl.training import CheckpointError, RunDirError
-    from geaet_dgl.benchmarking.against_pyg import ParityError
-    from geaet_dgl.benchmarking.inputs import UnsupportedPreset
-    from geaet_dgl.interop.reference_model import ReferenceUnavailable
-    from geaet_dgl.interop.reference_run import CompareError
-
-    return (ConfigError, DataError, CheckpointError, RunDirError, ParityError, UnsupportedPreset,
-            ReferenceUnavailable, CompareError)
-
-
 def handle_errors(command: Callable) -> Callable:
     """Turn the library's user-facing errors into one line on stderr (unless --debug)."""
 
@@ -43,6 +30,7 @@ def handle_errors(command: Callable) -> Callable:
     def wrapper(*args, debug: bool = False, **kwargs):
         _log_to_stderr(logging.DEBUG if debug else logging.INFO)
         from geaet_dgl.config import OptionConflict
+        from geaet_dgl.errors import GeaetError
         from geaet_dgl.training import NonFiniteLossError, TrainingInterrupted
 
         try:
@@ -60,7 +48,7 @@ def handle_errors(command: Callable) -> Callable:
             except OSError:  # the terminal is gone (SIGHUP)
                 pass
             sys.exit(128 + signum)
-        except (NonFiniteLossError, *_user_errors()) as exc:
+        except (NonFiniteLossError, GeaetError) as exc:
             if debug:
                 raise
             click.echo(f"error: {' '.join(str(exc).split())}", err=True)

@@ -16,11 +16,12 @@ from typing import Dict, Optional, Tuple
 
 import torch
 
+from ..errors import GeaetError
 from .reference_yaml import REFERENCE_PRESETS
 
 
 
-class ReferenceUnavailable(RuntimeError):
+class ReferenceUnavailable(GeaetError, RuntimeError):
     """The reference checkout or its dependencies cannot be imported."""
 
 

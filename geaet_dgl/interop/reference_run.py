@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ..atomic import atomic_write
+from ..errors import GeaetError
 
 PathLike = Union[str, os.PathLike]
 
@@ -38,7 +39,7 @@ BOOTSTRAP = ("import runpy, sys; sys.modules['outdated'] = None; main = sys.argv
              "runpy.run_path(main, run_name='__main__')")
 
 
-class CompareError(RuntimeError):
+class CompareError(GeaetError, RuntimeError):
     """The comparison cannot go on: the reference is missing or failed, or its results cannot be read."""
 
 

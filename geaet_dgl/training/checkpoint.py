@@ -45,6 +45,7 @@ from .. import __version__
 from ..atomic import atomic_write
 from ..config import ConfigError
 from ..config import normalised_run_dict
+from ..errors import GeaetError
 
 FORMAT_VERSION = 1
 
@@ -52,7 +53,7 @@ REQUIRED_KEYS = ("format_version", "package_version", "run_config", "model", "op
                  "rng", "epoch", "step", "global_step", "best", "history", "progress")
 
 
-class CheckpointError(ValueError):
+class CheckpointError(GeaetError, ValueError):
     """A checkpoint cannot be read, is from a newer version, or does not fit."""
 
 

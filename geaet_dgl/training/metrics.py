@@ -2,11 +2,20 @@
 
 Each metric is a plain function of two tensors and returns a Python float.
 Classification metrics read predicted labels (see :func:`predicted_labels`),
-the others read the raw model output. The definitions follow the reference
-(GraphGPS' ``CustomLogger``): sklearn's accuracy and macro F1, Benchmarking
-GNNs' ``accuracy_SBM``, OGB's ``eval_ap`` and OGB's ``Evaluator`` itself for ROC-AUC; the link ranking metrics
-(Hits@k, MRR) follow GraphGPS's ``inductive_edge`` head (see
-:func:`link_ranking_table`).
+the others read the raw model output. The definitions are the reference's
+(GraphGPS' ``CustomLogger``), and libraries compute them, imported when first
+used (scikit-learn takes a second): scikit-learn's per-label F1 and recall
+(macro F1; Benchmarking GNNs' ``accuracy_SBM``) and precision-recall curve
+(average precision, OGB's ``eval_ap``), SciPy's Mann-Whitney U (ROC-AUC with
+tied ranks, OGB's ``eval_rocauc``), and OGB's ``Evaluator`` itself for
+ogbg-code2's F1. The means over labels and thresholds are summed by torch in
+float64, as before these metrics came from the libraries, so runs log the same
+values bit for bit.
+
+Written here is only what no library computes: the link ranking metrics
+(Hits@k, MRR) of GraphGPS's ``inductive_edge`` head, where each positive is
+ranked among its own set of candidates (OGB's ``_eval_mrr`` needs the same
+number of negatives for every positive; see :func:`link_ranking_table`).
 
 Example
 -------
@@ -20,6 +29,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
+import numpy as np
 import torch
 
 
@@ -35,7 +45,7 @@ def predicted_labels(output: torch.Tensor) -> torch.Tensor:
 
 
 def accuracy(pred: torch.Tensor, target: torch.Tensor) -> float:
-    """Fraction of correct labels: ``mean(pred == target)``; (N,), (N,) -> float."""
+    """Fraction of correct labels, sklearn's ``accuracy_score``: ``mean(pred == target)``; (N,), (N,) -> float."""
     _check_same_length(pred, target)
     return (pred.reshape(-1) == target.reshape(-1)).double().mean().item()
 
@@ -47,15 +57,18 @@ def balanced_accuracy(pred: torch.Tensor, target: torch.Tensor) -> float:
 
     K is the number of distinct labels in ``target`` and ``pred`` together; a
     class that only occurs among the predictions scores 0 but still counts in
-    K (as the benchmark's confusion-matrix code does).
+    K (as the benchmark's confusion-matrix code does): sklearn's ``recall_score``
+    macro-averaged over those labels, with ``zero_division=0``. (sklearn's
+    ``balanced_accuracy_score`` would leave such a class out.)
 
     Parameters
     ----------
     pred, target : (N,) int64
     """
-    classes, hits, _, actual = _class_counts(pred, target)
-    recall = hits / actual.clamp(min=1)  # 0 for a class that is only predicted
-    return recall[classes].mean().item()
+    from sklearn import metrics as sklearn_metrics
+
+    target, pred, labels = _labels(pred, target)
+    return _mean(sklearn_metrics.recall_score(target, pred, labels=labels, average=None, zero_division=0))
 
 
 def mae(pred: torch.Tensor, target: torch.Tensor) -> float:
@@ -70,8 +83,9 @@ def average_precision(scores: torch.Tensor, target: torch.Tensor) -> float:
     """Multi-label average precision, OGB's ``eval_ap`` (Peptides-Func).
 
     Per label column with at least one positive and one negative, NaN targets
-    left out: :math:`AP = \\sum_k (R_k - R_{k-1}) P_k` over the distinct score
-    thresholds in decreasing order (sklearn's ``average_precision_score``);
+    left out: sklearn's average precision, :math:`AP = \\sum_k (R_k - R_{k-1}) P_k`
+    over the points of sklearn's ``precision_recall_curve`` (one per distinct
+    score, tied scores one threshold) in decreasing order of the threshold;
     then the mean over those columns.
 
     Parameters
@@ -115,12 +129,10 @@ def ogb_evaluate(metric: str, input_dict: dict, num_tasks: int = 1) -> float:
 
 def roc_auc(scores: torch.Tensor, target: torch.Tensor) -> float:
     """Area under the ROC curve: the probability that a random positive scores above a random negative,
-    ties counted half (sklearn's ``roc_auc_score``, OGB's ``eval_rocauc``).
+    ties counted half (sklearn's ``roc_auc_score``, per label column as OGB's ``eval_rocauc``).
 
-    With average ranks :math:`r_i` (1-based) of the scores,
-
-    .. math:: AUC = \\frac{\\sum_{i: t_i = 1} r_i - P (P + 1) / 2}{P \\cdot Q}
-
+    With average ranks :math:`r_i` (1-based) of the scores, this is the
+    Mann-Whitney :math:`U / (P Q) = (\\sum_{i: t_i = 1} r_i - P (P + 1) / 2) / (P Q)`
     for ``P`` positives and ``Q`` negatives.
 
     * One binary task (minesweeper, tolokers, questions, ogbg-molhiv): ``target`` (N,) in {0, 1};
@@ -152,25 +164,23 @@ def roc_auc(scores: torch.Tensor, target: torch.Tensor) -> float:
 
 
 def _binary_roc_auc(scores: torch.Tensor, target: torch.Tensor) -> float:
-    """(N,) float64 scores, (N,) {0, 1} targets -> AUC by average ranks; NaN when a class is absent."""
-    positive = target == 1
-    num_pos, num_neg = int(positive.sum()), int((target == 0).sum())
+    """(N,) float64 scores, (N,) {0, 1} targets -> AUC, NaN when a class is absent.
+
+    The AUC is the Mann-Whitney U statistic of the positives' scores against the
+    negatives', over ``P Q`` (SciPy's ``mannwhitneyu``: average ranks of ties,
+    ``U = R_+ - P (P + 1) / 2``). It equals sklearn's ``roc_auc_score`` (the
+    trapezoids under the ROC curve) up to rounding, and is exact before its one
+    division: a value is the same whatever the order of the items, and bit for
+    bit what earlier runs logged.
+    """
+    from scipy.stats import mannwhitneyu
+
+    positive, negative = target == 1, target == 0
+    num_pos, num_neg = int(positive.sum()), int(negative.sum())
     if num_pos == 0 or num_neg == 0:
         return float("nan")
-    ranks = _average_ranks(scores)
-    return ((ranks[positive].sum() - num_pos * (num_pos + 1) / 2) / (num_pos * num_neg)).item()
-
-
-def _average_ranks(values: torch.Tensor) -> torch.Tensor:
-    """(N,) -> (N,) float64 1-based ranks, tied values sharing their mean rank."""
-    order = torch.argsort(values)
-    sorted_values = values[order]
-    distinct, inverse, counts = torch.unique_consecutive(sorted_values, return_inverse=True, return_counts=True)
-    last = torch.cumsum(counts, 0).double()  # rank of each group's last member
-    mean_rank = last - (counts.double() - 1) / 2
-    ranks = torch.empty_like(values, dtype=torch.float64)
-    ranks[order] = mean_rank[inverse]
-    return ranks
+    u_statistic = mannwhitneyu(_numpy(scores[positive]), _numpy(scores[negative]), method="asymptotic").statistic
+    return float(u_statistic / (num_pos * num_neg))
 
 
 def predicted_subtokens(output: torch.Tensor) -> torch.Tensor:
@@ -216,34 +226,42 @@ def f1_macro(pred: torch.Tensor, target: torch.Tensor) -> float:
     ----------
     pred, target : (N,) int64
     """
-    classes, tp, predicted, actual = _class_counts(pred, target)
-    f1 = 2 * tp / (predicted + actual).clamp(min=1)  # 2TP + FP + FN = predicted + actual
-    return f1[classes].mean().item()
+    from sklearn import metrics as sklearn_metrics
 
-
-def _class_counts(pred: torch.Tensor, target: torch.Tensor):
-    """Labels occurring in ``pred`` or ``target``, and per label id: hits, predicted and actual counts (float64)."""
-    _check_same_length(pred, target)
-    pred, target = pred.reshape(-1), target.reshape(-1)
-    classes = torch.unique(torch.cat([pred, target]))
-    size = int(classes.max()) + 1 if classes.numel() else 0
-    hits = torch.bincount(target[pred == target], minlength=size).double()
-    predicted = torch.bincount(pred, minlength=size).double()
-    actual = torch.bincount(target, minlength=size).double()
-    return classes, hits, predicted, actual
+    target, pred, labels = _labels(pred, target)
+    return _mean(sklearn_metrics.f1_score(target, pred, labels=labels, average=None, zero_division=0))
 
 
 def _binary_average_precision(scores: torch.Tensor, target: torch.Tensor) -> float:
-    """(M,) float64 scores, (M,) {0, 1} targets with at least one positive -> AP."""
-    order = torch.argsort(scores, descending=True, stable=True)
-    scores, target = scores[order], target[order]
-    # The last index of each run of equal scores: one point of the PR curve per threshold.
-    last_of_run = torch.nonzero(torch.diff(scores, append=scores.new_tensor([float("nan")])) != 0).squeeze(1)
-    tps = torch.cumsum(target, 0)[last_of_run]
-    precision = tps / (last_of_run + 1).double()
-    recall = tps / tps[-1]
-    recall_step = torch.diff(recall, prepend=recall.new_zeros(1))
-    return (recall_step * precision).sum().item()
+    """(M,) float64 scores, (M,) {0, 1} targets with at least one positive -> AP.
+
+    sklearn's ``average_precision_score`` sums the same products in NumPy's
+    order; summed here from the highest threshold down, the value is the same
+    up to the last bit, and bit for bit what earlier runs logged.
+    """
+    from sklearn import metrics as sklearn_metrics
+
+    precision, recall, _ = sklearn_metrics.precision_recall_curve(_numpy(target), _numpy(scores))
+    # sklearn's points run from the lowest threshold up, then (recall 0, precision 1), which has no width
+    precision, recall = torch.from_numpy(precision[-2::-1].copy()), torch.from_numpy(recall[-2::-1].copy())
+    return (torch.diff(recall, prepend=recall.new_zeros(1)) * precision).sum().item()
+
+
+def _labels(pred: torch.Tensor, target: torch.Tensor):
+    """``(target, pred, labels)`` as NumPy: (N,), (N,) and the sorted labels occurring in either."""
+    _check_same_length(pred, target)
+    target, pred = _numpy(target).reshape(-1), _numpy(pred).reshape(-1)
+    return target, pred, np.union1d(target, pred)
+
+
+def _mean(per_label: np.ndarray) -> float:
+    """The mean of sklearn's per-label scores, summed in float64 as torch does (sklearn's ``average='macro'``
+    sums in NumPy's order: the same up to the last bit, and this keeps earlier runs' values bit for bit)."""
+    return torch.from_numpy(np.asarray(per_label, dtype=np.float64)).mean().item()
+
+
+def _numpy(values: torch.Tensor) -> np.ndarray:
+    return values.detach().cpu().numpy()
 
 
 #: Columns of :func:`link_ranking_table`: raw (LRGB's original, as GEAET reports) and filtered ranks.

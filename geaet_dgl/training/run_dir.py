@@ -19,6 +19,7 @@ from typing import Any, Dict, Iterable, Optional, Union
 import yaml
 
 from ..atomic import atomic_write
+from ..errors import GeaetError
 
 PathLike = Union[str, os.PathLike]
 
@@ -36,7 +37,7 @@ RUN_FILES = (CONFIG_JSON, CONFIG_YAML, METRICS, BEST, LAST, SUMMARY, CURVES, LOG
 TENSORBOARD_EVENTS = "events.out.tfevents.*"
 
 
-class RunDirError(ValueError):
+class RunDirError(GeaetError, ValueError):
     """The run directory cannot be used as asked (exists, or has nothing to resume)."""
 
 

@@ -39,6 +39,7 @@ def _faults(mode: str):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
+@pytest.mark.slow
 def test_keep_mode_reuses_freed_memory_without_page_faults():
     applied, faults_system = _faults("system")
     assert applied == "system"
@@ -59,6 +60,7 @@ def _transparent_huge_pages_off() -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux") or _transparent_huge_pages_off(),
                     reason="needs glibc and transparent huge pages (always or madvise)")
+@pytest.mark.slow
 def test_hugetlb_mode_maps_large_blocks_with_huge_pages():
     _, faults_system = _faults("system")
     applied, faults_huge = _faults("hugetlb")
@@ -83,6 +85,7 @@ def test_unknown_mode_is_a_clear_error():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc")
 @pytest.mark.parametrize("mode", ["keep", "system", "hugetlb"])
+@pytest.mark.slow
 def test_measuring_processes_inherit_the_mode(monkeypatch, mode):
     for name, value in environment_for(mode).items():
         if os.environ.get(name) != value:
@@ -92,10 +95,11 @@ def test_measuring_processes_inherit_the_mode(monkeypatch, mode):
     assert point["allocator"] == mode
 
 
+@pytest.mark.slow
 def test_benchmark_cli_records_the_allocator(tmp_path):
     from click.testing import CliRunner
 
-    import cli
+    from geaet_dgl import cli
 
     path = tmp_path / "bench.json"
     result = CliRunner().invoke(cli.main, ["benchmark", "--batch-size", "2", "--repeats", "1", "--warmup", "0",
@@ -107,23 +111,43 @@ def test_benchmark_cli_records_the_allocator(tmp_path):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc")
 @pytest.mark.parametrize("mode", ["hugetlb", "system"])
+@pytest.mark.slow
 def test_console_command_starts_in_the_chosen_mode(tmp_path, mode):
     """`geaet-dgl` restarts itself with glibc's huge-page tunable by default; the run records the mode."""
     from tests.training.tiny import SUBPROCESS_ENV, cli_args
 
     env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
     env.update(SUBPROCESS_ENV, GEAET_DGL_ALLOCATOR=mode)
-    command = [sys.executable, "-c", "import cli; cli.console_main()"] + cli_args(1, tmp_path / "run")
+    command = [sys.executable, "-c", "from geaet_dgl.cli import console_main; console_main()"] + cli_args(1, tmp_path / "run")
     subprocess.run(command, env=env, check=True, capture_output=True, text=True)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["allocator"] == mode
 
 
-def test_console_restart_loads_the_allocator_module_itself():
-    """cli.py restarts through geaet_dgl/allocator.py loaded on its own (before torch), not a copy of its names."""
-    import cli
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc")
+def test_installed_command_restarts_before_torch_is_imported():
+    """The console script's `from geaet_dgl.cli import console_main` restarts in `import geaet_dgl`, before torch."""
+    probe = ("import os, sys; sys.argv[0] = '/venv/bin/geaet-dgl'; "
+             "os.execve = lambda path, argv, env: print(repr(('torch' in sys.modules, argv[1:], "
+             "env.get('GLIBC_TUNABLES')))) or sys.exit(0); "
+             "from geaet_dgl.cli import console_main")
+    env = {k: v for k, v in os.environ.items() if k not in ("GLIBC_TUNABLES", "GEAET_DGL_ALLOCATOR")}
+    done = subprocess.run([sys.executable, "-c", probe, "train", "--help"], env=env, check=True,
+                          capture_output=True, text=True)
+    torch_loaded, argv, tunables = eval(done.stdout.strip())
+    assert not torch_loaded
+    assert argv == ["-c", "from geaet_dgl.cli import main; main(prog_name='geaet-dgl')", "train", "--help"]
+    assert tunables == "glibc.malloc.hugetlb=1"
+
+
+@pytest.mark.parametrize("program, restarted", [("/venv/bin/geaet-dgl", True), ("/venv/bin/python", False),
+                                                 ("my-geaet-dgl-script", False)])
+def test_only_the_console_script_is_restarted_on_import(monkeypatch, program, restarted):
+    """`import geaet_dgl` restarts the process only when it is the installed `geaet-dgl` command."""
     from geaet_dgl import allocator
 
-    early = cli._allocator_module()
-    assert early.__file__ == allocator.__file__ and early is not allocator
-    assert early.environment_for("hugetlb", {})["GLIBC_TUNABLES"] == allocator.HUGETLB_TUNABLE
+    calls = []
+    monkeypatch.setattr(allocator, "restart_in_hugetlb_mode", calls.append)
+    monkeypatch.setattr(sys, "argv", [program, "train"])
+    allocator.restart_console_script()
+    assert calls == ([allocator.CONSOLE_CODE] if restarted else [])

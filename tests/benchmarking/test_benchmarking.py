@@ -33,6 +33,7 @@ def _check_outputs(report, json_path, plot_path):
     return saved
 
 
+@pytest.mark.slow
 def test_run_benchmark_isolated_throughput(tmp_path):
     """One batch size in its own process: required keys, positive numbers, JSON and PNG written."""
     json_path, plot_path = str(tmp_path / "bench.json"), str(tmp_path / "bench.png")
@@ -48,6 +49,7 @@ def test_run_benchmark_isolated_throughput(tmp_path):
     assert row["num_parameters"] == 113_155
 
 
+@pytest.mark.slow
 def test_run_benchmark_epoch_and_scaling_sections(tmp_path):
     json_path, plot_path = str(tmp_path / "all.json"), str(tmp_path / "all.png")
     lines = []
@@ -157,6 +159,7 @@ def test_synthetic_molecules_fit_the_peptides_preset():
     assert torch.isfinite(loss_function("peptides-struct")(model(graph), targets))
 
 
+@pytest.mark.slow
 def test_run_benchmark_counts_graphs_not_nodes_for_node_level_presets():
     report = run_benchmark(ModelJob(preset="pattern", batch_sizes=(2,),
                                     timing=Timing(repeats=1, warmup=0, num_batches=1, threads=1, isolate=False)),
@@ -175,6 +178,7 @@ def test_format_table_aligns_columns():
 REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/ref/GEAET")
 
 
+@pytest.mark.reference
 def test_compare_with_reference_tiny():
     pytest.importorskip("torch_geometric")
     if not os.path.isdir(REF_DIR):

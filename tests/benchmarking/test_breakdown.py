@@ -36,6 +36,7 @@ def test_branch_timer_times_the_branches_that_exist_and_removes_its_hooks():
     assert all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())
 
 
+@pytest.mark.slow
 def test_parts_add_up_to_the_step():
     out = measure_breakdown("mnist", batch_size=2, timing=Timing(threads=1, repeats=2, warmup=1, num_batches=1))
     ours = out["ours"]
@@ -59,6 +60,7 @@ def test_run_benchmark_reports_the_breakdown():
     assert "Where a training step's time goes" in text and "of which GEANet" in text
 
 
+@pytest.mark.reference
 def test_breakdown_beside_the_reference():
     pytest.importorskip("torch_geometric")
     if not os.path.isdir(REF_DIR):
@@ -69,6 +71,7 @@ def test_breakdown_beside_the_reference():
         assert all(out[side][k] > 0 for k in ("mpnn", "attention", "geanet", "backward", "optimizer")), side
 
 
+@pytest.mark.reference
 def test_breakdown_of_a_config_file_beside_the_reference_feeds_the_reference_the_files_encodings():
     """A file's reference batches carry its encodings and edge types as the throughput table's do
     (ZINC's bond types as one column: plain to_pyg_batch made the reference's BatchNorm fail)."""

@@ -119,6 +119,7 @@ def test_molecule_files_get_molecules_in_their_vocabularies(tmp_path):
 @pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("*.yaml")) + [
     "mnist-GPS.yaml", "pattern-GPS-ESLapPE.yaml", "ogbg-molhiv-GPS.yaml", "zinc-GPS-LapPE+RWSE.yaml",
     "zinc-GPSwGraphormer+VN.yaml", "mnist-GPS.yaml:PNA+Transformer"])
+@pytest.mark.reference
 def test_parity_against_the_reference(name, tmp_path):
     """Parity in float64 under 1e-5; GraphGPS's files (``FILE:LAYER_TYPE``: its gt.layer_type replaced) get
     what the reference's loader computes (PNA's degree histogram: GraphGPS's mnist file gives none)."""

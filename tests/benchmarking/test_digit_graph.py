@@ -1,6 +1,7 @@
 """The digit-graph benchmark (benchmarks/digits_vs_gcn.py) on tiny IDX files: the file it writes, a run that learns."""
 import dgl
 import numpy as np
+import pytest
 import torch
 
 from geaet_dgl.benchmarking.digit_graph import compare_on_digit_graph, read_digits, write_digit_graph
@@ -35,6 +36,7 @@ def test_the_graph_file_holds_training_then_test_images_with_the_split(tmp_path)
     assert read.in_degrees().min() >= 4 and torch.equal(read.edges()[0].sort().values, graph.edges()[0].sort().values)
 
 
+@pytest.mark.slow
 def test_cluster_run_and_gcn_learn_on_the_digit_file(tmp_path):
     torch.set_num_threads(1)
     _digit_files(tmp_path, train_images=90, test_images=30)

@@ -140,7 +140,7 @@ def test_dataset_options_need_the_epoch_comparison():
 
 
 def test_cli_dataset_without_comparison_is_a_one_line_error():
-    import cli
+    from geaet_dgl import cli
 
     result = CliRunner().invoke(cli.main, ["benchmark", "--dataset", "mnist", "--batch-sizes", "2"])
     assert result.exit_code == 2
@@ -153,6 +153,7 @@ def _reference_available():
         pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
 
 
+@pytest.mark.reference
 def test_pyg_data_list_batches_like_the_dgl_batch():
     _reference_available()
     from torch_geometric.data import Batch
@@ -167,6 +168,7 @@ def test_pyg_data_list_batches_like_the_dgl_batch():
         assert torch.equal(ours[key], theirs[key]), key
 
 
+@pytest.mark.reference
 def test_compare_epochs_tiny():
     _reference_available()
     from geaet_dgl.benchmarking.epoch_against_pyg import compare_epochs

@@ -27,6 +27,7 @@ def test_jobs_come_back_from_json_as_they_went():
         json.dumps({"x": object()}, default=encode)
 
 
+@pytest.mark.slow
 def test_a_measuring_process_receives_the_job():
     """The child rebuilds the job: the graph's k and the number of timed calls are the ones sent."""
     job = ScalingJob(k=4, repeats=3, warmup=0, backward=False, min_time_s=0.0)

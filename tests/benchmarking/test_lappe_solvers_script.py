@@ -4,9 +4,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "lappe_solvers.py"
 
 
+@pytest.mark.slow
 def test_solvers_agree_and_the_rows_say_which_route_ran(tmp_path):
     out = tmp_path / "solvers.json"
     done = subprocess.run([sys.executable, str(SCRIPT), "--graph", "knn", "--sizes", "600", "900", "--solvers",

@@ -1,4 +1,5 @@
 """The GCN and MLP baselines of benchmarks/node_vs_baselines.py: the graph helps the GCN where the features alone are weak."""
+import pytest
 import torch
 
 from geaet_dgl.data.generated.node_graphs import planted_partition
@@ -14,6 +15,21 @@ def test_gcn_uses_the_graph_and_the_mlp_does_not():
     assert 1 <= gcn["epoch"] <= 60 and 0.0 <= mlp["val"] <= 1.0
 
 
+def test_row_normalised_baselines_read_what_the_geaet_run_reads():
+    """`row_normalize=True` divides by each row's absolute sum (data/input_transform.py), also for signed features:
+    the same as training on features normalised beforehand by the run's transform, and not a plain sum's."""
+    torch.set_num_threads(1)
+    graph = planted_partition(80, 2, p_in=0.1, p_out=0.01, signal=0.3, seed=2)
+    features = graph.ndata["feat"].float()
+    assert (features < 0).any() and (features > 0).any()
+    normalised, plain = graph.clone(), graph.clone()
+    normalised.ndata["feat"] = features / features.abs().sum(1, keepdim=True)
+    plain.ndata["feat"] = features / features.sum(1, keepdim=True)
+    asked = train_baseline(graph, "mlp", seed=0, hidden=8, epochs=15, row_normalize=True)
+    assert asked == train_baseline(normalised, "mlp", seed=0, hidden=8, epochs=15)
+    assert asked != train_baseline(plain, "mlp", seed=0, hidden=8, epochs=15)
+
+
 def test_two_layer_shapes_and_table():
     graph = planted_partition(50, 2, p_in=0.2, p_out=0.01, seed=1)
     for kind in ("gcn", "mlp"):
@@ -23,6 +39,7 @@ def test_two_layer_shapes_and_table():
     assert "| 2-layer MLP | 50.00 ± 10.00 | 60.00 ± 0.00 | 3 | 2 |" in format_table({"mlp": row})
 
 
+@pytest.mark.slow
 def test_a_named_node_set_is_compared_on_its_public_splits(tmp_path):
     """``NodeBaselinesJob(dataset=...)``: each requested split of the set, read by DGL's own loader from its raw
     files, becomes one file whose masks are the fixture's columns; the baselines train once per file x seed."""

@@ -26,6 +26,7 @@ def test_node_task_graph_is_a_knn_graph_with_a_learnable_task():
     assert torch.equal(again.edges()[0], src) and torch.equal(again.ndata["feat"], feat)
 
 
+@pytest.mark.slow
 def test_a_size_that_cannot_be_allocated_is_reported_and_larger_ones_skipped():
     """The child fails to allocate (here: 1e12 points) under its address-space limit; nothing larger runs."""
     result = run_node_scaling(NodeScalingJob(max_nodes=10**13, sizes=(10**12, 10**13), methods=("full",),
@@ -97,12 +98,13 @@ def test_per_pass_exponent_divides_the_machines_per_edge_cost_out():
     assert _pass_columns({"eval_cpu_s": 1.0}).split() == ["-", "-", "-", "-"]
 
 
+@pytest.mark.slow
 def test_cli_node_scaling_times_full_and_cluster_and_writes_json(tmp_path):
     import json
 
     from click.testing import CliRunner
 
-    import cli
+    from geaet_dgl import cli
 
     out = tmp_path / "nodes.json"
     result = CliRunner().invoke(cli.main, ["benchmark", "--node-scaling", "--max-nodes", "1500", "--threads", "1",
@@ -119,12 +121,13 @@ def test_cli_node_scaling_times_full_and_cluster_and_writes_json(tmp_path):
         assert point["address_space_limit_mib"] == 12 * 1024 and entry["out_of_memory"] is None
 
 
+@pytest.mark.slow
 def test_cli_node_scaling_on_planted_partitions_times_the_lappe(tmp_path):
     import json
 
     from click.testing import CliRunner
 
-    import cli
+    from geaet_dgl import cli
 
     out = tmp_path / "planted.json"
     result = CliRunner().invoke(cli.main, ["benchmark", "--node-scaling", "--node-graph", "planted", "--node-size",

@@ -3,7 +3,7 @@ the options become the job that run_benchmark receives."""
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.benchmarking.jobs import EpochJob, ModelJob, NodeScalingJob, Reference, ScalingJob, Timing
 from geaet_dgl.commands import benchmark as command
 

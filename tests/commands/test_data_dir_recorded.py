@@ -5,7 +5,7 @@ import json
 
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from tests.data.fixtures_node_sets import write_node_set_fixture
 
 TINY = ["--threads", "1", "--no-progress", "--set", "model.hidden_dim=8", "--set", "model.num_layers=1",

@@ -5,7 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from tests.own_graph_files import tiny_args, write_task_file
 
 

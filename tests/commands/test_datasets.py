@@ -3,7 +3,7 @@ import json
 
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from tests.data.fixtures_dgl import write_zinc_fixture
 
 

@@ -5,7 +5,7 @@ import re
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.nodes.node_sets import raw_folder
 from geaet_dgl.interop.reference_checkpoint import MODEL_STATE
 from geaet_dgl.interop.reference_names import ours_to_reference

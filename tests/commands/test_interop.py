@@ -1,7 +1,7 @@
 """The CLI around the reference: train --config, import-reference, export-reference."""
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.training import load_checkpoint
 from tests.interop.test_reference_checkpoint import _our_run, _yaml
 from tests.interop.test_reference_yaml import REFERENCE_YAML

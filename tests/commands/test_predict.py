@@ -6,7 +6,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data import load_dataset
 from geaet_dgl.data.own_files.graph_files import split_indices
 from geaet_dgl.scoring import evaluate_checkpoint
@@ -64,6 +64,7 @@ def _test_split_file(run, folder, task):
 
 
 @pytest.mark.parametrize("task", TASKS)
+@pytest.mark.slow
 def test_predict_on_the_test_split_reproduces_eval(runs, task, tmp_path):
     run_dir, *_ = runs[task]
     new, chosen, targets = _test_split_file(runs[task], tmp_path, task)
@@ -100,6 +101,7 @@ def test_predict_on_the_test_split_reproduces_eval(runs, task, tmp_path):
     torch.testing.assert_close(probs, torch.softmax(logits.double(), dim=1).float(), rtol=0, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_json_lines_hold_the_same_predictions(runs, tmp_path):
     run_dir, path, *_ = runs["graph-classification"]
     args = ["predict", "--checkpoint", str(run_dir / "best.pt"), "--graphs", str(path), "--no-progress"]
@@ -120,6 +122,7 @@ def _outputs(run_dir, graphs, path, batch_size=None):
     return torch.stack([o.reshape(-1) for o in model_outputs(model, graphs, batch_size or run.train.batch_size)])
 
 
+@pytest.mark.slow
 def test_graph_scope_predicts_each_graph_independently_of_the_others(runs):
     run_dir, path, graphs, _ = runs["graph-classification"]
     batched = _outputs(run_dir, graphs, path)
@@ -128,6 +131,7 @@ def test_graph_scope_predicts_each_graph_independently_of_the_others(runs):
     assert torch.allclose(batched, alone, atol=1e-5) and torch.allclose(batched, reversed_order, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_batch_scope_depends_on_batch_mates_so_predict_uses_the_run_batch_size(runs, tmp_path):
     run_dir, path, graphs, _ = runs["graph-regression"]
     batched = _outputs(run_dir, graphs, path)
@@ -140,6 +144,7 @@ def test_batch_scope_depends_on_batch_mates_so_predict_uses_the_run_batch_size(r
     assert torch.allclose(values, batched.reshape(-1), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_graphs_of_another_width_are_refused_and_nothing_is_written(runs, tmp_path):
     run_dir, *_ = runs["graph-classification"]
     new = tmp_path / "wide.bin"
@@ -154,6 +159,7 @@ def test_graphs_of_another_width_are_refused_and_nothing_is_written(runs, tmp_pa
     assert list(tmp_path.iterdir()) == [new]  # no preds.csv, no temp file
 
 
+@pytest.mark.slow
 def test_train_on_a_bad_file_is_a_one_line_error_before_any_run_file(tmp_path):
     graphs = make_graphs(6)
     graphs[4].ndata["feat"] = torch.randn(graphs[4].num_nodes(), 2)
@@ -165,6 +171,7 @@ def test_train_on_a_bad_file_is_a_one_line_error_before_any_run_file(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_run_records_what_predict_needs(runs):
     run_dir, path, *_ = runs["node-classification"]
     config = json.loads((run_dir / "config.json").read_text())
@@ -174,6 +181,7 @@ def test_run_records_what_predict_needs(runs):
     assert (model["node_in_feats"], model["edge_in_feats"], model["out_feats"], model["head"]) == (3, 2, 2, "node")
 
 
+@pytest.mark.slow
 def test_predict_with_a_named_dataset_checkpoint(tmp_path):
     """A synthetic (MNIST-shaped, batch scope, ESLapPE) run: predict on its test graphs equals eval."""
     run_dir = tmp_path / "run"
@@ -192,6 +200,7 @@ def test_predict_with_a_named_dataset_checkpoint(tmp_path):
     assert (predicted == test.labels).double().mean().item() == expected
 
 
+@pytest.mark.slow
 def test_eval_finds_a_moved_graph_file_with_data_file(runs, tmp_path):
     run_dir, path, *_ = runs["graph-classification"]
     moved = tmp_path / "moved.bin"

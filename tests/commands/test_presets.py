@@ -5,7 +5,7 @@ from click.testing import CliRunner
 
 from geaet_dgl.data.nodes.node_sets import NODE_SETS
 
-import cli
+from geaet_dgl import cli
 
 
 def test_presets_json_lists_six_presets_matching_the_paper():

@@ -1,7 +1,7 @@
 """`geaet-dgl train`: run files, a refused run directory, --resume, one-line configuration and data errors."""
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from tests.training.tiny import cli_args
 
 

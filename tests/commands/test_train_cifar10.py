@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.superpixels.cifar10 import load_cifar10
 from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.fixtures_cifar10 import quadrant_images, write_cifar_batches
@@ -21,6 +21,7 @@ def small_val(monkeypatch):
     monkeypatch.setitem(load_cifar10.__kwdefaults__, "num_val", NUM_VAL)
 
 
+@pytest.mark.slow
 def test_cifar10_built_from_batches_one_epoch_eval_and_table(tmp_path, small_val):
     images = write_cifar_batches(tmp_path / "raw", quadrant_images(10), np.arange(10) % 10,
                                  quadrant_images(4, offset=2), np.array([3, 1, 4, 1]))

@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.fixtures_dgl import write_sbm_fixture, write_zinc_fixture
 
@@ -19,6 +19,7 @@ def _train(args):
     return result
 
 
+@pytest.mark.slow
 def test_pattern_generated_one_epoch_and_eval(tmp_path):
     run_dir = tmp_path / "run"
     _train(["--dataset", "pattern", "--data-dir", str(tmp_path / "data"), "--set", "data.generate=true",
@@ -29,6 +30,7 @@ def test_pattern_generated_one_epoch_and_eval(tmp_path):
     assert again["metric"] == pytest.approx(summary["test_metric"])
 
 
+@pytest.mark.slow
 def test_cluster_fixture_one_epoch(tmp_path):
     write_sbm_fixture("cluster", tmp_path / "data")
     _train(["--dataset", "cluster", "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "run")])

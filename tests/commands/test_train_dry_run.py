@@ -5,11 +5,12 @@ import re
 from pathlib import Path
 
 import dgl
+import pytest
 import torch
 import yaml
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.interop.reference_yaml import read_reference_config
 from geaet_dgl.models import build_model
 
@@ -22,6 +23,7 @@ def _write(tmp_path, name):
     return path
 
 
+@pytest.mark.slow
 def test_dry_run_builds_from_the_schema_and_reads_nothing(tmp_path):
     for name in ("ogbg-molpcba-GPS-LapPE+RWSE.yaml", "zinc-GPSwGraphormer+VN.yaml", "webkb-tex-GPS.yaml",
                  "ogbg-code2-GPS.yaml"):
@@ -74,6 +76,7 @@ def _node_graph_file(path, feats=6, classes=3, nodes=40, seed=0):
     return path
 
 
+@pytest.mark.slow
 def test_node_config_trains_on_the_users_one_graph_file(tmp_path):
     config = _write(tmp_path, "webkb-tex-GPS.yaml")
     graph_file = _node_graph_file(tmp_path / "mine.bin")

@@ -4,12 +4,13 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from tests.data.fixtures_dgl import write_zinc_fixture
 from tests.commands.test_train_datasets import TINY
 
 
 @pytest.mark.parametrize("mpnn", ["gcn", "gin", "gine", "gatedgcn"])
+@pytest.mark.slow
 def test_mpnn_plus_geanet_trains_and_geanet_adds_its_units(tmp_path, mpnn):
     write_zinc_fixture(tmp_path / "data")
     params = {}

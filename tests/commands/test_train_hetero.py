@@ -7,7 +7,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.generated.hetero import author_paper_graphs
 from geaet_dgl.data.own_files.hetero_files import inspect_file, load_file
 from geaet_dgl.data.errors import DataError
@@ -58,6 +58,7 @@ def node_run(tmp_path_factory):
     return run_dir, path, graphs, labels
 
 
+@pytest.mark.slow
 def test_node_task_trains_evaluates_and_predicts(node_run, tmp_path):
     run_dir, path, graphs, labels = node_run
     config = json.loads((run_dir / "config.json").read_text())
@@ -81,6 +82,7 @@ def test_node_task_trains_evaluates_and_predicts(node_run, tmp_path):
     assert [int(r["graph"]) for r in rows] == [i for i, g in enumerate(graphs[:5]) for _ in range(g.num_nodes("paper"))]
 
 
+@pytest.mark.slow
 def test_predict_refuses_graphs_of_another_schema(node_run, tmp_path):
     run_dir, *_ = node_run
     other = dgl.heterograph({("author", "writes", "paper"): ([0], [0]), ("paper", "at", "venue"): ([0], [0])})
@@ -94,6 +96,7 @@ def test_predict_refuses_graphs_of_another_schema(node_run, tmp_path):
     assert not (tmp_path / "p.csv").exists()
 
 
+@pytest.mark.slow
 def test_resume_after_an_interruption_equals_the_uninterrupted_run(tmp_path, monkeypatch):
     path = tmp_path / "papers.bin"
     _write(path, count=30, graph_labels=True)
@@ -120,6 +123,7 @@ def test_resume_after_an_interruption_equals_the_uninterrupted_run(tmp_path, mon
         assert torch.equal(a["model"][key], b["model"][key]), key
 
 
+@pytest.mark.slow
 def test_file_errors_are_one_line(tmp_path):
     graphs, labels = author_paper_graphs(6)
     for g, y in zip(graphs, labels):

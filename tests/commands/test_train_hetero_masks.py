@@ -6,7 +6,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.errors import DataError
 from geaet_dgl.data.generated.hetero import author_paper_graphs
 from geaet_dgl.data.nodes.node_graph import inspect_node_graph, load_node_graph
@@ -60,6 +60,7 @@ def run(tmp_path_factory):
     return root / "run", path, graph
 
 
+@pytest.mark.slow
 def test_masked_heterograph_learns_and_eval_reproduces_the_test_metric(run):
     run_dir, path, graph = run
     config = json.loads((run_dir / "config.json").read_text())
@@ -71,6 +72,7 @@ def test_masked_heterograph_learns_and_eval_reproduces_the_test_metric(run):
     assert json.loads(out.stdout.strip().splitlines()[-1])["metric"] == pytest.approx(summary["test_metric"])
 
 
+@pytest.mark.slow
 def test_predict_nodes_test_writes_one_row_per_test_paper(run, tmp_path):
     run_dir, path, graph = run
     preds = tmp_path / "preds.csv"
@@ -110,6 +112,7 @@ def _set(ntype, name, value):
     return change
 
 
+@pytest.mark.slow
 def test_bad_masks_on_the_target_type_are_one_line_errors(tmp_path):
     papers = lambda g: g.num_nodes("paper")  # noqa: E731
     assert "nodes['paper'].data['val_mask'] has type torch.int64" in _bad(
@@ -133,6 +136,7 @@ def test_masks_on_several_heterographs_are_refused(tmp_path):
         inspect_node_graph(path)
 
 
+@pytest.mark.slow
 def test_sampled_batches_of_a_heterograph_are_refused_naming_sampler_full(tmp_path):
     path = tmp_path / "g.bin"
     dgl.save_graphs(str(path), [_graph(10)])
@@ -142,6 +146,7 @@ def test_sampled_batches_of_a_heterograph_are_refused_naming_sampler_full(tmp_pa
     assert "use --sampler full" in out.output and "Traceback" not in out.output
 
 
+@pytest.mark.slow
 def test_pna_on_a_heterograph_takes_each_relation_s_degrees(tmp_path):
     """model.mpnn=pna trains on a masked heterograph; each relation's PNA averages that relation's in-degrees."""
     path = tmp_path / "g.bin"

@@ -6,7 +6,7 @@ import math
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from tests.data.fixtures_node_sets import write_node_set_fixture
 
 TINY = ["--epochs", "1", "--threads", "1", "--no-progress", "--set", "model.hidden_dim=8",
@@ -19,6 +19,7 @@ def _train(*args):
 
 @pytest.mark.parametrize("name, metric", [("cora", "accuracy"), ("texas", "accuracy"), ("minesweeper", "roc_auc"),
                                           ("coauthor-cs", "accuracy"), ("wikics", "accuracy")])
+@pytest.mark.slow
 def test_train_each_family_and_eval_the_run(tmp_path, name, metric):
     written = write_node_set_fixture(name, tmp_path)
     run = tmp_path / "run"
@@ -47,6 +48,7 @@ def test_split_index_is_recorded_and_eval_scores_that_split(tmp_path):
     assert json.loads(scored.output.strip().splitlines()[-1])["metric"] == pytest.approx(summary["test_metric"])
 
 
+@pytest.mark.slow
 def test_splits_all_trains_every_split_and_aggregates(tmp_path):
     write_node_set_fixture("roman-empire", tmp_path, num_splits=3)
     out = tmp_path / "study"
@@ -66,6 +68,7 @@ def test_splits_all_trains_every_split_and_aggregates(tmp_path):
     assert again.exit_code == 0 and "finished run" in again.output  # finished splits are skipped
 
 
+@pytest.mark.slow
 def test_splits_with_seeds_is_one_run_per_split_and_seed(tmp_path):
     write_node_set_fixture("tolokers", tmp_path, num_splits=3)
     out = tmp_path / "study"
@@ -130,6 +133,7 @@ def test_datasets_lists_the_node_sets_with_metric_and_split_kind(tmp_path):
     assert "roman-empire" in text.stdout and "public split" in text.stdout
 
 
+@pytest.mark.slow
 def test_sweep_takes_the_split_index(tmp_path):
     write_node_set_fixture("texas", tmp_path)
     out = tmp_path / "sweep"
@@ -161,6 +165,7 @@ def test_feature_propagation_is_recorded_and_eval_applies_it_again(tmp_path):
     assert not (tmp_path / "bad").exists()
 
 
+@pytest.mark.slow
 def test_sweep_over_splits_trains_each_point_on_every_split(tmp_path):
     write_node_set_fixture("tolokers", tmp_path, num_splits=3)
     out = tmp_path / "sweep"

@@ -5,7 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.scoring import evaluate_checkpoint
 from tests.commands.test_train_datasets import TINY
 from tests.data.fixtures_ogbg import write_molecule_fixture, write_ppa_fixture
@@ -18,6 +18,7 @@ PPA_TINY = ["--set", "model.num_heads=4"]
 @pytest.mark.parametrize("name, metric, outputs", [("ogbg-molhiv", "roc_auc", 1),
                                                    ("ogbg-molpcba", "average_precision", 128),
                                                    ("ogbg-ppa", "accuracy", 37)])
+@pytest.mark.slow
 def test_ogbg_fixture_one_epoch_and_eval(tmp_path, name, metric, outputs):
     data_dir, run_dir = tmp_path / "data", tmp_path / "run"
     if name == "ogbg-ppa":

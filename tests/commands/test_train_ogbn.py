@@ -3,7 +3,7 @@ import json
 
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from tests.data.fixtures_ogbn import write_ogbn_fixture
 
 

@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.fixtures_pcqm_contact import write_pcqm_contact_fixture
 from tests.commands.test_train_datasets import TINY
@@ -12,6 +12,7 @@ from tests.commands.test_train_datasets import TINY
 SMALL_PE = ["--set", "model.pe_k=3", "--set", "model.pe_dim=4"]
 
 
+@pytest.mark.slow
 def test_pcqm_contact_one_epoch_logs_hits_and_mrr(tmp_path):
     write_pcqm_contact_fixture(tmp_path / "data")
     run_dir = tmp_path / "run"

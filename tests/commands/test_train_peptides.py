@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.fixtures_peptides import accept_as_published, write_peptides_fixture
 from tests.commands.test_train_datasets import TINY
@@ -14,6 +14,7 @@ PEPTIDES_TINY = ["--set", "model.geanet.num_heads=4", "--set", "model.pe_dim=4"]
 
 
 @pytest.mark.parametrize("name, metric", [("peptides-func", "average_precision"), ("peptides-struct", "mae")])
+@pytest.mark.slow
 def test_peptides_fixture_one_epoch_and_eval(tmp_path, monkeypatch, name, metric):
     data_dir, run_dir = tmp_path / "data", tmp_path / "run"
     write_peptides_fixture(name, data_dir)

@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.lrgb.voc_coco import superpixel_files
 from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.lrgb.test_data_lrgb_superpixels import write_superpixel_fixture
@@ -12,6 +12,7 @@ from tests.commands.test_train_datasets import TINY
 
 
 @pytest.mark.parametrize("name, classes", [("voc", 21), ("coco", 81)])
+@pytest.mark.slow
 def test_one_epoch_and_eval(tmp_path, name, classes):
     write_superpixel_fixture(name, tmp_path / "data")
     run_dir = tmp_path / "run"

@@ -18,8 +18,9 @@ from geaet_dgl.config import ConfigError, DataOptions, ModelConfig, TrainConfig,
 from geaet_dgl.config import validation
 from geaet_dgl.data.run_splits import apply_feature_transforms, data_pe_sizes, structural_spec
 from geaet_dgl.data.generated.synthetic import synthetic_splits
+from tests.fixtures import FIXTURES
 
-OLD_RUN = Path(__file__).parents[1] / "safety" / "fixtures" / "run-before-format-2"
+OLD_RUN = FIXTURES / "run-before-format-2"
 
 
 def test_every_public_name_resolves_and_the_old_modules_are_gone():

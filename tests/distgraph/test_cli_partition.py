@@ -4,7 +4,7 @@ import os
 import dgl
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 
 from .conftest import planted_graph
 

@@ -23,6 +23,8 @@ from geaet_dgl.training.trainer import train
 
 from .conftest import SMALL_RUN, leftover_processes, planted_graph, stop_leftovers
 
+pytestmark = pytest.mark.distributed
+
 
 def read_metrics(run_dir: str) -> list:
     with open(os.path.join(run_dir, "metrics.jsonl")) as handle:

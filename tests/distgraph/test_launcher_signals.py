@@ -1,4 +1,4 @@
-"""Issue 31: however the launcher of ``train --partitions`` ends, no graph server or trainer outlives it.
+"""However the launcher of ``train --partitions`` ends, no graph server or trainer outlives it.
 
 A closed terminal (SIGHUP), ``kill`` (SIGTERM), Ctrl-C (SIGINT) and ``kill -9`` of the launcher each
 leave no process of the job running a few seconds later: the launcher stops its servers and trainers on
@@ -28,6 +28,8 @@ from geaet_dgl.distgraph.partition import partition_file
 from geaet_dgl.distgraph.processes import JobStopped, LocalJob, run_job
 
 from .conftest import SMALL_RUN, _alive, planted_graph
+
+pytestmark = pytest.mark.distributed
 
 #: Seconds every process of the job has to be gone after the signal.
 GONE_WITHIN_S = 6.0

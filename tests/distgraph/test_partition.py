@@ -27,6 +27,7 @@ def _owner_of_original_nodes(config: str, orig_nids: torch.Tensor) -> dict:
     return owner
 
 
+@pytest.mark.slow
 def test_partition_sizes_edge_cut_and_balance(graph_file, tmp_path):
     out = str(tmp_path / "parts")
     report = partition_file(graph_file, 2, out, lap_k=0)
@@ -47,6 +48,7 @@ def test_partition_sizes_edge_cut_and_balance(graph_file, tmp_path):
     assert "edge cut" in report.lines()[-1]
 
 
+@pytest.mark.slow
 def test_encodings_are_computed_on_the_whole_graph(tmp_path):
     graph = planted_graph(num_nodes=120)
     path = str(tmp_path / "g.bin")
@@ -68,6 +70,7 @@ def test_refuses_a_file_of_many_graphs(tmp_path):
         partition_file(path, 2, str(tmp_path / "parts"))
 
 
+@pytest.mark.slow
 def test_missing_partition_and_foreign_graph(graph_file, tmp_path):
     out = tmp_path / "parts"
     report = partition_file(graph_file, 2, str(out), lap_k=0)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.interop import compare
 from geaet_dgl.interop.reference_run import CompareError
 from geaet_dgl.config.presets import get_preset
@@ -58,6 +58,7 @@ MNIST_DIR = os.environ.get("GEAET_MNIST_DIR")
 @pytest.mark.skipif(not (REF_DIR and REF_PYTHON and MNIST_DIR),
                     reason="needs the reference: GEAET_REF_DIR (checkout), GEAET_REF_PYTHON (its venv's python) "
                            "and GEAET_MNIST_DIR (MNIST superpixels)")
+@pytest.mark.reference
 def test_end_to_end_against_the_reference(tmp_path):
     """Two seeds, one epoch, a few real MNIST graphs: both sides train, the graphs check equal, a rerun skips."""
     out = tmp_path / "cmp"

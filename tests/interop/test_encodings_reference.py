@@ -25,6 +25,8 @@ from geaet_dgl.nn.batch_layout import BatchLayout
 from geaet_dgl.nn.biased_attention import BiasedGraphSelfAttention
 from geaet_dgl.nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder
 
+pytestmark = pytest.mark.reference
+
 REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/ref/GEAET")
 K, S, H, D = 8, 20, 4, 32
 SPEC = StructuralSpec(hk_times=tuple(float(t) for t in range(1, K + 1)), elstatic=True, spatial_types=S,

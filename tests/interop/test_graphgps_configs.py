@@ -37,7 +37,7 @@ BUILDS = {
 }
 
 BUILT_BEFORE = set(BUILDS)
-# the rest of the 57: the datasets of issue 29 (their loaders read these widths from the schema rows)
+# the rest of the 57: datasets whose loaders read these widths from their schema rows
 BUILDS.update({
     "actor-GPS.yaml": ("actor", "gcn", "transformer", "lappe", 64, 2, "node"),
     "webkb-cor-GPS.yaml": ("cornell", "gcn", "transformer", "lappe", 64, 2, "node"),

@@ -14,6 +14,8 @@ import dgl
 import pytest
 import torch
 
+pytestmark = pytest.mark.reference
+
 sys.modules.setdefault("outdated", None)  # ogb's version check hangs beside performer_pytorch
 pyg = pytest.importorskip("torch_geometric.nn")
 performer_pytorch = pytest.importorskip("performer_pytorch")

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.reference
+
 sys.modules.setdefault("outdated", None)  # ogb's version check can hang the import
 pytest.importorskip("torch_geometric.graphgym")
 

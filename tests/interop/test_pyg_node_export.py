@@ -13,7 +13,7 @@ import torch
 import yaml
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.nodes.node_sets import dgl_masks, node_set_graph, read_node_set
 from geaet_dgl.interop import compare_nodes, node_check, pyg_node_export
 from geaet_dgl.interop.reference_run import CompareError
@@ -251,6 +251,7 @@ optim:
 
 @pytest.mark.skipif(not (REF_DIR and REF_PYTHON),
                     reason="needs the reference: GEAET_REF_DIR (checkout) and GEAET_REF_PYTHON (its venv's python)")
+@pytest.mark.reference
 def test_end_to_end_node_config_against_the_reference(tmp_path):
     """A fixture Actor, split 3, two epochs: PyG's loader reads our graph, the check passes, both sides train."""
     write_geom_gcn_fixture("actor", tmp_path / "dgl")

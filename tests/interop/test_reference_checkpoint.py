@@ -85,6 +85,7 @@ def test_export_then_import_gives_the_same_network(tmp_path, name):
     assert result["params"] == get_preset(name).paper_params
 
 
+@pytest.mark.slow
 def test_imported_model_gives_the_same_outputs_and_eval_accepts_the_run(tmp_path):
     ours, model = _our_run(tmp_path, "mnist")
     result = import_reference(export_reference(ours)["path"], _yaml(tmp_path, "mnist"), tmp_path / "run")
@@ -125,6 +126,7 @@ def test_wrong_shape_is_refused_in_one_line_naming_the_parameter(tmp_path):
     assert "\n" not in message and not (tmp_path / "run").exists()  # nothing written
 
 
+@pytest.mark.slow
 def test_other_config_and_missing_tensors_are_refused(tmp_path):
     ours, _ = _our_run(tmp_path, "mnist")
     path = export_reference(ours)["path"]
@@ -155,6 +157,7 @@ def test_export_refuses_what_the_reference_cannot_compute(tmp_path):
         export_reference(path)
 
 
+@pytest.mark.reference
 def test_real_reference_checkpoint_imports_with_equal_outputs(tmp_path):
     """The reference model built in-process, saved by graphgym's own save_ckpt, imported: same outputs."""
     pytest.importorskip("torch_geometric")
@@ -242,6 +245,7 @@ def test_pretrained_folder_without_a_checkpoint_is_refused_in_one_line(tmp_path)
         import_reference(None, _yaml(tmp_path, "mnist"), tmp_path / "run2")
 
 
+@pytest.mark.reference
 def test_pretrained_folder_saved_by_the_reference_imports_with_equal_outputs(tmp_path):
     """GraphGPS's pretrained folder written by the reference itself: its network built from the folder's
     config.yaml, saved by graphgym's save_ckpt into <dir>/0/ckpt/; imported through the *-inference.yaml: the
@@ -283,6 +287,7 @@ def test_pretrained_folder_saved_by_the_reference_imports_with_equal_outputs(tmp
     assert diff < 1e-10
 
 
+@pytest.mark.slow
 def test_train_inference_only_file_imports_the_pretrained_folder_and_scores_it(tmp_path):
     """train --config FILE with pretrained.dir and train.mode inference-only: nothing trained, the folder's
     checkpoint is the run's best.pt and the validation and test splits are scored (synthetic MNIST-shaped)."""
@@ -291,7 +296,7 @@ def test_train_inference_only_file_imports_the_pretrained_folder_and_scores_it(t
     import yaml
     from click.testing import CliRunner
 
-    import cli
+    from geaet_dgl import cli
 
     ours, model = _our_run(tmp_path, "mnist")
     folder = tmp_path / "pretrained-mnist"
@@ -315,6 +320,7 @@ def test_train_inference_only_file_imports_the_pretrained_folder_and_scores_it(t
         assert torch.equal(state["model"][key], tensor), key
 
 
+@pytest.mark.slow
 def test_train_on_a_pretrained_folder_fine_tunes_its_model(tmp_path):
     """train --config FILE with pretrained.dir and train.mode custom: the run starts from the folder's checkpoint
     (imported to OUT-pretrained/best.pt); freeze_main trains the fresh head only (reset_prediction_head)."""
@@ -323,7 +329,7 @@ def test_train_on_a_pretrained_folder_fine_tunes_its_model(tmp_path):
     import yaml
     from click.testing import CliRunner
 
-    import cli
+    from geaet_dgl import cli
 
     ours, model = _our_run(tmp_path, "mnist", seed=7)  # not the file's seed 0: a fresh head differs
     folder = tmp_path / "pretrained-mnist"

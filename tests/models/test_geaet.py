@@ -71,6 +71,7 @@ def test_gradients_reach_every_parameter_but_the_unused_last_edge_norm():
             assert torch.isfinite(p.grad).all(), n
 
 
+@pytest.mark.slow
 def test_learns_a_toy_task():
     """Classify graphs by whether their node feature mean is above 0.5."""
     torch.manual_seed(0)

@@ -1,4 +1,4 @@
-"""GraphGPS options of issue 29: two encodings at once (``<Base>+LapPE+RWSE``), the graph token, no norm,
+"""GraphGPS options: two encodings at once (``<Base>+LapPE+RWSE``), the graph token, no norm,
 no edge encoder, the pre-MP node layer and the code2 sequence head, each against an independent computation."""
 import dgl
 import pytest

@@ -39,6 +39,7 @@ def _test_accuracy(without_writes: bool) -> float:
     return float((out.argmax(1) == torch.cat(labels[160:])).float().mean())
 
 
+@pytest.mark.slow
 def test_learns_a_paper_label_set_by_its_authors_and_not_without_the_writes_edges():
     assert _test_accuracy(without_writes=False) > 0.9
     assert _test_accuracy(without_writes=True) < 0.65  # chance is 0.5: half the papers of each graph per class

@@ -4,7 +4,7 @@ from typing import List
 
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 
 
 def run_cli(args, **kwargs):

@@ -125,7 +125,7 @@ def test_missing_checkpoint(run_dir):
     before = listing(run_dir)
     line = one_line_error(_resume(run_dir))
     assert line.startswith(f"error: {run_dir} has no last.pt to resume from: the run stopped")
-    assert "plus --overwrite (without --resume)" in line  # issue 31: the way to start it again
+    assert "plus --overwrite (without --resume)" in line  # the way to start it again
     line = one_line_error(_eval(run_dir / "nothing.pt"))
     assert line == f"error: checkpoint {run_dir / 'nothing.pt'} does not exist"
     _check_untouched(run_dir, before)

@@ -59,6 +59,7 @@ def test_non_finite_loss_at_the_first_step_says_nothing_was_saved(tmp_path, monk
     assert json.loads((out / "config.json").read_text())["train"]["epochs"] == 1
 
 
+@pytest.mark.slow
 def test_resume_after_a_non_finite_stop_continues_from_the_good_checkpoint(tmp_path, monkeypatch):
     _loss_turning(float("nan"), at_training_step=5 + 2, monkeypatch=monkeypatch)
     out = tmp_path / "run"

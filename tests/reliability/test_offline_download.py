@@ -3,7 +3,7 @@ import dgl.data
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 
 
 def test_a_failed_download_leaves_no_empty_data_dir(tmp_path, monkeypatch):

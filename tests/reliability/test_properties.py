@@ -83,6 +83,7 @@ def test_outputs_are_finite(scope, batch):
 
 @SETTINGS
 @given(batch=batches)
+@pytest.mark.slow
 def test_graph_scope_output_does_not_depend_on_batch_mates(batch):
     with torch.no_grad():
         for head in ("graph", "node"):
@@ -94,6 +95,7 @@ def test_graph_scope_output_does_not_depend_on_batch_mates(batch):
 
 @SETTINGS
 @given(batch=batches, index=st.integers(0, 3), data=st.data())
+@pytest.mark.slow
 def test_graph_scope_is_node_permutation_equivariant(batch, index, data):
     index = index % len(batch)
     g = batch[index]

@@ -10,7 +10,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.training.run_dir import RunDirError
 from geaet_dgl.training.run_lock import RunDirInUse, claim_run_dir, lock_path
 from tests.training.tiny import SUBPROCESS_ENV, cli_args, subprocess_command

@@ -5,7 +5,7 @@ import math
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.studies import aggregate_summaries, format_mean_std, mean_std
 
 from .tiny import interrupt_seed_study, tiny_args
@@ -38,6 +38,7 @@ def test_aggregate_of_known_summaries():
     assert agg["seconds_per_epoch"]["std"] == 0.0
 
 
+@pytest.mark.slow
 def test_train_seeds_aggregates_the_per_seed_runs_and_skips_finished_ones(tmp_path):
     out = tmp_path / "study"
     args = ["train", "--dataset", "synthetic", "--epochs", "1", "--seeds", "0", "1", "--out", str(out)] + tiny_args()
@@ -63,6 +64,7 @@ def test_train_seeds_aggregates_the_per_seed_runs_and_skips_finished_ones(tmp_pa
     assert other.exit_code == 2 and "different configuration" in other.output  # never mixed into the table
 
 
+@pytest.mark.slow
 def test_run_seeds_resumes_an_interrupted_seed(tmp_path, monkeypatch):
     from geaet_dgl.studies import run_seeds
     from geaet_dgl.config import make_run_config

@@ -7,7 +7,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.nn.self_attention import GraphSelfAttention
 
 from .tiny import tiny_args
@@ -24,6 +24,7 @@ def checkpoint(tmp_path_factory):
     return run_dir / "best.pt"
 
 
+@pytest.mark.slow
 def test_attention_command_writes_png_and_doubly_normalised_weights(checkpoint, tmp_path):
     out = tmp_path / "maps"
     result = CliRunner().invoke(cli.main, ["attention", "--checkpoint", str(checkpoint), "--graphs", "0", "3",

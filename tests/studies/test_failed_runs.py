@@ -6,7 +6,7 @@ import math
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.training.trainer import Trainer
 from tests.data.fixtures_node_sets import write_node_set_fixture
 

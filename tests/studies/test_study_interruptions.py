@@ -8,7 +8,7 @@ import time
 
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.distgraph.processes import JobStopped
 from geaet_dgl.training.trainer import Trainer
 from tests.data.fixtures_node_sets import write_node_set_fixture

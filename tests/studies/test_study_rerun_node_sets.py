@@ -9,7 +9,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.config import make_run_config
 from geaet_dgl.studies import run_seeds
 from tests.data.fixtures_node_sets import write_node_set_fixture

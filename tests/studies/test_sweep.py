@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.config import ConfigError
 from geaet_dgl.models import build_model
 from geaet_dgl.studies import expand_sweep, parse_sweep_settings
@@ -50,6 +50,7 @@ def test_unit_ablation_parameter_differences():
     assert counts[("true", "true")] - base == 12 + 72
 
 
+@pytest.mark.slow
 def test_sweep_command_writes_one_table_with_parameter_counts(tmp_path):
     out = tmp_path / "sweep"
     args = ["sweep", "--dataset", "synthetic", "--set", "model.geanet.num_heads=2,4", "--seeds", "0", "1",

@@ -127,6 +127,7 @@ def _load(out, name):
 
 
 @pytest.mark.parametrize("name", ["ddp", "ddp_nosync"])
+@pytest.mark.distributed
 def test_weights_identical_on_both_ranks_after_each_step(two_ranks, name):
     rank0, rank1 = _load(two_ranks, name)
     assert len(rank0["states"]) == len(rank1["states"]) >= 2
@@ -143,6 +144,7 @@ def test_weights_identical_on_both_ranks_after_each_step(two_ranks, name):
     assert (rank0["sync_bn_modules"] > 0) == (name == "ddp")
 
 
+@pytest.mark.distributed
 def test_sync_bn_graph_scope_step_matches_one_process_with_the_combined_batch(two_ranks):
     rank0, rank1 = _load(two_ranks, "sync")
     run = _run(8, **NO_DROPOUT, **{"model.geanet.scope": "graph"})
@@ -178,6 +180,7 @@ def test_sharded_batches_are_the_one_process_global_batches():
 # End to end: `--nproc 2` through the launcher, interrupted and resumed
 # ------------------------------------------------------------------------------------------------
 
+@pytest.mark.distributed
 def test_nproc_2_run_metrics_and_exact_resume(two_ranks, tmp_path):
     whole = tmp_path / "whole"
     summary = launcher.train_job(_e2e_run(), whole, nproc=2, progress=False)  # the `--nproc 2` launcher

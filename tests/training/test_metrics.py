@@ -1,9 +1,9 @@
-"""Metrics against hand computations (each with a class absent from the batch) and sklearn."""
+"""Metrics against hand computations (each with a class absent from the batch), sklearn and OGB's Evaluator."""
 import pytest
 import torch
 
 from geaet_dgl.training.metrics import (MetricAccumulator, accuracy, average_precision, balanced_accuracy,
-                                        f1_macro, is_improvement, mae, predicted_labels)
+                                        f1_macro, is_improvement, mae, predicted_labels, roc_auc)
 
 t = torch.tensor
 
@@ -70,6 +70,26 @@ def test_predicted_labels():
     assert predicted_labels(t([[-1.0], [0.0], [2.0]])).tolist() == [0, 0, 1]
 
 
+def _ap_by_thresholds(scores, target):
+    """AP counted here: at each distinct score from the highest down, precision times the recall gained."""
+    pairs = list(zip(scores.tolist(), target.tolist()))
+    positives = sum(y for _, y in pairs)
+    total, previous_recall = 0.0, 0.0
+    for threshold in sorted({s for s, _ in pairs}, reverse=True):
+        chosen = [y for s, y in pairs if s >= threshold]
+        recall = sum(chosen) / positives
+        total += (recall - previous_recall) * sum(chosen) / len(chosen)
+        previous_recall = recall
+    return total
+
+
+def test_average_precision_equals_the_threshold_count_with_ties():
+    gen = torch.Generator().manual_seed(3)
+    scores = torch.randint(0, 8, (150,), generator=gen).float()  # many ties
+    target = (torch.rand(150, generator=gen) < 0.3).float()
+    assert average_precision(scores, target) == pytest.approx(_ap_by_thresholds(scores, target), abs=1e-12)
+
+
 def test_against_sklearn_on_random_data():
     sklearn_metrics = pytest.importorskip("sklearn.metrics")
     gen = torch.Generator().manual_seed(0)
@@ -81,10 +101,32 @@ def test_against_sklearn_on_random_data():
     pred_in_range = pred.clamp(max=4)
     assert balanced_accuracy(pred_in_range, target) == pytest.approx(
         sklearn_metrics.balanced_accuracy_score(target, pred_in_range), abs=1e-12)
+    # A class only predicted counts as recall 0 (accuracy_SBM), where sklearn's balanced accuracy leaves it out.
+    assert balanced_accuracy(pred, target) == pytest.approx(
+        sklearn_metrics.balanced_accuracy_score(target, pred) * 5 / 6, abs=1e-12)
     scores = torch.randn(200, 3, generator=gen).round(decimals=1)  # rounding makes ties
     labels = torch.randint(0, 2, (200, 3), generator=gen).float()
     expected = sum(sklearn_metrics.average_precision_score(labels[:, c], scores[:, c]) for c in range(3)) / 3
     assert average_precision(scores, labels) == pytest.approx(expected, abs=1e-12)
+    binary = labels[:, 0].long()
+    assert roc_auc(scores[:, 0], binary) == pytest.approx(sklearn_metrics.roc_auc_score(binary, scores[:, 0]),
+                                                          abs=1e-12)
+
+
+def test_multi_label_scores_equal_ogbs_evaluator_with_missing_labels():
+    """ogbg-molpcba-like columns, NaN where unlabelled and one column with no positive: OGB's own eval_ap and
+    eval_rocauc (the reference's), which leave out the unlabelled rows and the one-class column."""
+    pytest.importorskip("ogb")
+    from geaet_dgl.training.metrics import ogb_evaluate
+
+    gen = torch.Generator().manual_seed(4)
+    scores = torch.randn(120, 4, generator=gen).round(decimals=1).double()
+    labels = (torch.rand(120, 4, generator=gen) < 0.4).double()
+    labels[torch.rand(120, 4, generator=gen) < 0.2] = float("nan")
+    labels[:, 3] = torch.where(torch.isnan(labels[:, 3]), labels[:, 3], torch.zeros(()).double())
+    given = {"y_true": labels.numpy(), "y_pred": scores.numpy()}
+    assert average_precision(scores, labels) == pytest.approx(ogb_evaluate("ap", given, num_tasks=4), abs=1e-12)
+    assert roc_auc(scores, labels) == pytest.approx(ogb_evaluate("rocauc", given, num_tasks=4), abs=1e-12)
 
 
 def test_accumulator_state_round_trip_equals_uninterrupted():

@@ -10,7 +10,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 
 from geaet_dgl.data.generated.node_graphs import knn_graph, planted_partition, two_circles, with_masks
 from geaet_dgl.studies.node_samplers import compare_samplers
@@ -37,6 +37,7 @@ def _save(graph, path):
 
 
 @pytest.mark.parametrize("kind", ["planted partition", "kNN graph of two circles"])
+@pytest.mark.slow
 def test_sampled_training_matches_full_and_beats_logistic_regression(tmp_path, kind):
     if kind == "planted partition":  # the features hint at the block, the edges tell it
         graph = planted_partition(300, 3, p_in=0.08, p_out=0.004, seed=0)
@@ -50,6 +51,7 @@ def test_sampled_training_matches_full_and_beats_logistic_regression(tmp_path, k
     assert min(rows[s]["test_metric"] for s in ("full", "cluster", "random")) > baseline + 0.1, rows
 
 
+@pytest.mark.slow
 def test_loss_counts_only_the_training_nodes(tmp_path):
     graph = planted_partition(200, 3, p_in=0.08, p_out=0.004, seed=1)
     other = graph.clone()
@@ -67,6 +69,7 @@ def test_loss_counts_only_the_training_nodes(tmp_path):
     assert summary_a["test_metric"] != summary_b["test_metric"]  # but they are what val/test score against
 
 
+@pytest.mark.slow
 def test_sampled_run_resumes_exactly_after_sigkill(tmp_path):
     path = _save(planted_partition(200, 3, p_in=0.08, p_out=0.004, seed=2), tmp_path / "g.bin")
     settings = {**SMALL, "train.epochs": 6, "data.sampler": "random", "model.num_layers": 1}
@@ -96,6 +99,7 @@ def _cli(*args):
     return result
 
 
+@pytest.mark.slow
 def test_cli_train_eval_predict_on_one_graph(tmp_path):
     graph = planted_partition(200, 3, p_in=0.08, p_out=0.004, seed=3)
     path = _save(graph, tmp_path / "g.bin")
@@ -134,6 +138,7 @@ def test_cli_train_eval_predict_on_one_graph(tmp_path):
     assert lines[0].startswith("error: ") and "is in both val_mask and test_mask" in lines[0]
 
 
+@pytest.mark.slow
 def test_float_labels_train_a_node_regression(tmp_path):
     graph = planted_partition(150, 3, p_in=0.08, p_out=0.004, seed=4)
     graph.ndata["label"] = graph.ndata["label"].float() * 2.0 - 1.0  # a float target per node
@@ -160,6 +165,7 @@ def test_predict_nodes_needs_a_mask_of_one_graph(tmp_path):
         node_selection([graph], "g.bin", "test", "node")
 
 
+@pytest.mark.slow
 def test_predict_nodes_refuses_the_runs_own_file_changed_since_training(tmp_path):
     graph = planted_partition(120, 3, p_in=0.1, p_out=0.005, seed=4)
     path = _save(graph, tmp_path / "g.bin")
@@ -190,6 +196,7 @@ def test_predict_nodes_refuses_the_runs_own_file_changed_since_training(tmp_path
     assert [int(r["node"]) for r in rows] == graph.ndata["test_mask"].nonzero().squeeze(1).tolist()
 
 
+@pytest.mark.slow
 def test_cluster_defaults_learn_from_few_labels(tmp_path):
     """4,000 nodes, 40 labelled: the default parts are 2 (a batch of 4 parts holds every label), not 4 of ~1,000
     nodes (~10 labels a step); the geaet-node defaults with --sampler cluster learn what the graph tells."""

@@ -6,7 +6,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.config import make_run_config
 from geaet_dgl.data.generated.node_graphs import planted_partition
 from geaet_dgl.training import recipe_choice

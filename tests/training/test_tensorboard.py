@@ -6,7 +6,7 @@ import signal
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.training import TrainingInterrupted, resume, train
 from geaet_dgl.config import make_run_config
 from geaet_dgl.training import trainer as trainer_module

@@ -8,7 +8,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl import threads as threads_module
 from geaet_dgl.config import ConfigError
 from geaet_dgl.threads import (apply_threads, available_cores, current_threads, default_threads, per_process_threads,
@@ -71,6 +71,7 @@ def test_data_parallel_ranks_share_the_threads():
     assert per_process_threads(1, 4) == 1  # never below one
 
 
+@pytest.mark.slow
 def test_run_records_and_applies_its_threads(tmp_path, restore_pools):
     run = make_run_config("synthetic", overrides={**TINY_MODEL, **TINY_TRAIN, "train.epochs": 1}, data=TINY_DATA,
                           threads=2)
@@ -96,6 +97,7 @@ def test_run_records_and_applies_its_threads(tmp_path, restore_pools):
     assert result["threads"] == 2 and torch.get_num_threads() == 2
 
 
+@pytest.mark.slow
 def test_cli_threads_reaches_the_run_and_eval(tmp_path):
     out = tmp_path / "run"
     env = {**os.environ, **SUBPROCESS_ENV}  # OMP_NUM_THREADS=1: --threads must win over it

@@ -76,6 +76,7 @@ def _assert_same_result(dir_a, dir_b):
     assert strip_timing([json.loads(line) for line in lines]) == strip_timing(a["history"])
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill_is_identical(uninterrupted, tmp_path):
     reference_dir, _ = uninterrupted
     run_dir = tmp_path / "killed"
@@ -90,6 +91,7 @@ def test_resume_after_sigkill_is_identical(uninterrupted, tmp_path):
     _assert_same_result(reference_dir, run_dir)
 
 
+@pytest.mark.slow
 def test_sigterm_saves_mid_run_and_resume_is_identical(uninterrupted, tmp_path):
     reference_dir, _ = uninterrupted
     run_dir = tmp_path / "terminated"

@@ -38,6 +38,7 @@ def test_reads_masks_labels_and_task(tmp_path):
     assert torch.equal(data.labels("test"), g.ndata["label"][2::3])
 
 
+@pytest.mark.slow
 def test_float_labels_are_regression_and_unlabelled_nodes_are_free(tmp_path):
     g = _graph(label=torch.randn(12, 2))
     g.ndata["label"][0] = float("nan")  # node 0 is in train_mask: refused
@@ -70,6 +71,7 @@ def test_limits_keep_the_first_nodes_of_each_mask(tmp_path):
     (lambda g: g.ndata.pop("label"), r"has masks but no ndata\['label'\]"),
     (lambda g: g.ndata["label"].__setitem__(0, -2), r"node 0 \(in a mask\) has class -2; classes are 0..C-1"),
 ])
+@pytest.mark.slow
 def test_bad_masks_and_labels_are_one_line_errors(tmp_path, change, message):
     g = _graph()
     change(g)

@@ -35,6 +35,7 @@ def test_integer_types_get_vocabularies_and_missing_edge_features_none(tmp_path)
     assert g.ndata["feat"].dtype == torch.int64 and g.edata["feat"].shape == (g.num_edges(), 1)
 
 
+@pytest.mark.slow
 def test_splits_labels_and_pe_match_the_file(tmp_path):
     path = tmp_path / "g.bin"
     graphs, labels = write_task_file(path, "graph-regression", count=30)
@@ -53,6 +54,7 @@ def test_splits_labels_and_pe_match_the_file(tmp_path):
     assert len(list((tmp_path / "geaet_cache").glob("geaet_pe_g-*.pt"))) == 3
 
 
+@pytest.mark.slow
 def test_node_labels_follow_their_graphs(tmp_path):
     path = tmp_path / "g.bin"
     graphs, _ = write_task_file(path, "node-classification", count=10)
@@ -99,6 +101,7 @@ def _error(tmp_path, graphs=None, labels=None, split=None, raw=None, **kwargs) -
     return message
 
 
+@pytest.mark.slow
 def test_bad_files_get_one_line_errors_naming_file_graph_and_fix(tmp_path):
     message = _error(tmp_path, raw=b"not a graph file at all")
     assert "bad.bin is not a DGL graph file" in message and "dgl.save_graphs" in message
@@ -140,6 +143,7 @@ def test_bad_files_get_one_line_errors_naming_file_graph_and_fix(tmp_path):
     assert "graph 1 has a non-finite value in ndata['feat'] (node 0)" in _error(tmp_path, graphs)
 
 
+@pytest.mark.slow
 def test_bad_splits_get_one_line_errors(tmp_path):
     graphs = make_graphs(6)
     message = _error(tmp_path, graphs, split={"train": [0, 1, 9], "val": [2], "test": [3]})

@@ -80,6 +80,7 @@ def test_cifar_images_reaches_only_cifar10():
         load_dataset("cifar10", None, cifar_images="/nowhere")
 
 
+@pytest.mark.slow
 def test_mnist_and_cifar10_share_dgls_folder_without_clashing(published_dir, batches, monkeypatch):
     """Both DGL classes use one Superpixel_<hash>/ folder: files, PE caches and build notes must not collide."""
     folder, _, _ = batches

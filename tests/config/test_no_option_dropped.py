@@ -1,8 +1,8 @@
-"""Issue 23 item 5: no option is dropped silently (graph-file options elsewhere, split fractions, rounding)."""
+"""No option is dropped silently (graph-file options elsewhere, split fractions, rounding)."""
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data import DataError
 from geaet_dgl.data.own_files.graph_files import split_indices
 from tests.own_graph_files import write_task_file
@@ -51,6 +51,7 @@ def test_rounding_never_shrinks_the_test_split():
     assert sizes["test"] >= 4.5 and sum(sizes.values()) == 45  # 4.5 -> 4 before
 
 
+@pytest.mark.slow
 def test_a_graph_file_run_from_before_the_recorded_split_keeps_its_split(tmp_path):
     from geaet_dgl.config import DataOptions
     from geaet_dgl.data.run_splits import load_splits

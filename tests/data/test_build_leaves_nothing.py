@@ -1,4 +1,4 @@
-"""Issue 23 item 7: the data build leaves nothing behind (the child dies with its parent; stale temporaries go)."""
+"""The data build leaves nothing behind (the child dies with its parent; stale temporaries go)."""
 import os
 import signal
 import subprocess
@@ -58,6 +58,7 @@ BUILD = """
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals to a forked child, as on Linux")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.slow
 def test_the_build_child_dies_with_its_parent(tmp_path, signum):
     pid_file = tmp_path / "child.pid"
     parent = _start(BUILD.format(out=str(tmp_path / "built.bin"), pid_file=str(pid_file)), tmp_path)
@@ -77,6 +78,7 @@ def test_the_build_child_dies_with_its_parent(tmp_path, signum):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGKILL of a writer")
+@pytest.mark.slow
 def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path):
     target = tmp_path / "data" / "split.bin"
     writer = _start(f"""

@@ -1,4 +1,4 @@
-"""Issue 23 item 10: the readers under random damage (hypothesis).
+"""The readers under random damage (hypothesis).
 
 Graph files, split files, reference YAML configs and checkpoints are generated, then damaged at random:
 semantically (fields of other widths and types, NaN, missing or extra fields, labels of every kind, keys
@@ -21,16 +21,17 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from geaet_dgl.commands.options import _user_errors
+from geaet_dgl.errors import GeaetError
 from geaet_dgl.data.own_files.graph_files import TASKS, FileSplit, load_graph_file, read_split_file
 from geaet_dgl.scoring import open_trained_run
 from geaet_dgl.interop.reference_yaml import reference_run_config
 from tests.interop.test_reference_yaml import REFERENCE_YAML
+from tests.fixtures import FIXTURES
 
-USER_ERRORS = _user_errors()
+USER_ERRORS = GeaetError
 SETTINGS = dict(deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-CHECKPOINT = Path(__file__).parent / "fixtures" / "run-before-format-2" / "last.pt"
+CHECKPOINT = FIXTURES / "run-before-format-2" / "last.pt"
 
 
 def _outcome(call):
@@ -137,6 +138,7 @@ def graph_files(draw):
 @settings(max_examples=50, **SETTINGS)
 @given(graph_files(), BYTE_DAMAGE, st.integers(0, 10**6), st.sampled_from([None, *TASKS]),
        st.sampled_from([0, 2]))
+@pytest.mark.slow
 def test_graph_files(content, damage, seed, task, pe_k):
     graphs, labels = content
     with tempfile.TemporaryDirectory() as folder:
@@ -176,6 +178,7 @@ def split_contents(draw):
 
 @settings(max_examples=150, **SETTINGS)
 @given(split_contents(), st.sampled_from(["json", "npz"]), BYTE_DAMAGE, st.integers(0, 10**6))
+@pytest.mark.slow
 def test_split_files(content, form, damage, seed):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"split.{form}"
@@ -239,6 +242,7 @@ def yaml_texts(draw):
 
 @settings(max_examples=80, **SETTINGS)
 @given(yaml_texts())
+@pytest.mark.slow
 def test_reference_configs(text):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "config.yaml"
@@ -286,6 +290,7 @@ def checkpoint_damage(draw):
 
 @settings(max_examples=60, **SETTINGS)
 @given(checkpoint_damage(), BYTE_DAMAGE, st.integers(0, 10**6))
+@pytest.mark.slow
 def test_checkpoints(damage, byte_damage, seed):
     state = torch.load(CHECKPOINT, map_location="cpu", weights_only=True)
     damage(state)

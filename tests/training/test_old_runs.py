@@ -1,4 +1,4 @@
-"""Issue 23 item 3: runs of an older version resume (a run directory of the previous format, as a fixture)."""
+"""Runs of an older version resume (a run directory of the previous format, as a fixture)."""
 import json
 import shutil
 from pathlib import Path
@@ -9,8 +9,9 @@ from geaet_dgl.studies import run_seeds
 from geaet_dgl.training import TrainingInterrupted, load_checkpoint, resume
 from geaet_dgl.config import make_run_config
 from geaet_dgl.training.trainer import Trainer
+from tests.fixtures import FIXTURES
 
-OLD_RUN = Path(__file__).parent / "fixtures" / "run-before-format-2"
+OLD_RUN = FIXTURES / "run-before-format-2"
 #: The settings the fixture was trained with (see fixtures/README.md).
 TINY = {"model.hidden_dim": 8, "model.num_layers": 1, "model.geanet.unit_size": 2, "train.epochs": 3,
         "train.batch_size": 8, "train.warmup_epochs": 0}

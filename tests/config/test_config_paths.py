@@ -1,9 +1,10 @@
-"""Issue 31: reference YAMLs and --config on the new paths: one-line errors that name the real problem."""
+"""Reference YAMLs and --config: one-line errors that name the real problem (not UTF-8, a section given a
+value), and a graph file as the dataset."""
 import pytest
 import yaml
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.config import ConfigError
 from geaet_dgl.interop.reference_yaml import reference_run_config
 from tests.interop.test_reference_yaml import REFERENCE_YAML
@@ -35,6 +36,7 @@ def test_a_section_given_a_value(tmp_path, value):
         reference_run_config(path)
 
 
+@pytest.mark.slow
 def test_config_with_a_graph_file_as_dataset_trains_on_the_file(tmp_path):
     """`--config mnist.yaml --dataset many.bin` answered "unknown dataset": the file's model now reads the file."""
     config = tmp_path / "mnist.yaml"

@@ -1,11 +1,10 @@
-"""Issue 23 item 9: the reference-checkpoint name table anchored by the reference itself.
+"""The reference-checkpoint name table anchored by the reference itself.
 
 The round trip ours -> export -> import used one name table both ways, so a wrong or swapped entry
 cancelled out. Here a checkpoint written by the real reference (graphgym's ``save_ckpt`` of its GEAET
 network for a width-8 MNIST config, fixtures/reference-tiny, made by its make.py) is imported and our
 model must compute the reference's own outputs on the same graphs.
 """
-from pathlib import Path
 
 import dgl
 import torch
@@ -14,8 +13,9 @@ from geaet_dgl.interop.reference_checkpoint import import_reference
 from geaet_dgl.models import build_model
 from geaet_dgl.config import RunConfig
 from geaet_dgl.training import load_checkpoint
+from tests.fixtures import FIXTURES
 
-TINY = Path(__file__).parent / "fixtures" / "reference-tiny"
+TINY = FIXTURES / "reference-tiny"
 
 
 def test_a_real_reference_checkpoint_computes_the_references_outputs(tmp_path):

@@ -1,4 +1,4 @@
-"""Issue 23 item 6: one-line errors instead of tracebacks (fields that differ, boolean labels, read-only folders,
+"""Graph files: one-line errors instead of tracebacks (fields that differ, boolean labels, read-only folders,
 graphs too large for dense encodings)."""
 import json
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data import DataError
 from geaet_dgl.data.own_files.graph_files import inspect_graph_file, load_graph_file
 from tests.own_graph_files import make_graphs, tiny_args, graph_targets
@@ -32,6 +32,7 @@ def _save(path, graphs, labels):
 
 
 @pytest.mark.parametrize("where", ["ndata", "edata"])
+@pytest.mark.slow
 def test_an_extra_field_on_some_graphs_is_refused_before_the_run_directory_exists(tmp_path, where):
     graphs = make_graphs(24)
     frame = graphs[5].ndata if where == "ndata" else graphs[5].edata

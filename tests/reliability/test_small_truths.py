@@ -1,4 +1,4 @@
-"""Issue 23 item 8: small truths (overwrite clears TensorBoard files, graph_check judges eigenvectors, the
+"""Small truths (overwrite clears TensorBoard files, graph_check judges eigenvectors, the
 reference's epoch numbering survives a round trip, help texts, the Pythons that work)."""
 import configparser
 import os
@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.interop.graph_check import compare_split
 from geaet_dgl.interop.reference_checkpoint import export_reference, import_reference
 from geaet_dgl.training import load_checkpoint

@@ -1,4 +1,4 @@
-"""Issue 23 item 4: `--threads` never blocks a rerun of a study, and an interrupted seed resumes with it."""
+"""`--threads` never blocks a rerun of a study, and an interrupted seed resumes with it."""
 import dataclasses
 import json
 
@@ -14,6 +14,7 @@ TINY = {"model.hidden_dim": 8, "model.num_layers": 1, "model.geanet.unit_size": 
 LIMITS = {"limit_train": 16, "limit_val": 8, "limit_test": 8}
 
 
+@pytest.mark.slow
 def test_a_rerun_with_other_threads_continues_the_study_on_those_threads(tmp_path, monkeypatch):
     run = make_run_config("synthetic", None, TINY, LIMITS, threads=2)
     interrupt_seed_study(monkeypatch, run, [0, 1], tmp_path)

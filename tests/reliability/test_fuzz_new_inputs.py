@@ -1,4 +1,4 @@
-"""Issue 31: the fuzzing of issue 23 (tests/safety/test_fuzz_readers.py) extended to the new inputs.
+"""The fuzzing of the readers (test_fuzz_readers.py) extended to the other inputs.
 
 One-graph files with node masks, heterograph files (with and without node masks), partition folders and
 node-task configurations are generated, then damaged at random, semantically (masks overlapping, empty, of
@@ -135,6 +135,7 @@ def one_graph_files(draw):
 
 @settings(max_examples=12, **SETTINGS)
 @given(one_graph_files(), BYTE_DAMAGE, st.integers(0, 10**6))
+@pytest.mark.slow
 def test_one_graph_files_with_masks(content, damage, seed):
     graphs, labels = content
     with tempfile.TemporaryDirectory() as folder:
@@ -205,6 +206,7 @@ def hetero_files(draw):
 
 @settings(max_examples=12, **SETTINGS)
 @given(hetero_files(), BYTE_DAMAGE, st.integers(0, 10**6), st.sampled_from([None, "a", "b", "c"]))
+@pytest.mark.slow
 def test_heterograph_files(content, damage, seed, target):
     graphs, labels = content
     with tempfile.TemporaryDirectory() as folder:
@@ -280,6 +282,7 @@ def _edit_json(path, pick, value, delete):
 
 @settings(max_examples=12, **SETTINGS)
 @given(partition_damage())
+@pytest.mark.slow
 def test_partition_folders(partition_folder, damage):
     root, graph_path, config = partition_folder
     kind, pick, value, how = damage
@@ -362,6 +365,7 @@ def node_file(tmp_path_factory):
 @settings(max_examples=10, **SETTINGS)
 @given(st.dictionaries(st.sampled_from(sorted(NODE_SETTINGS)), st.just(None), max_size=5).flatmap(
     lambda keys: st.fixed_dictionaries({key: NODE_SETTINGS[key] for key in keys})))
+@pytest.mark.slow
 def test_node_configs(node_file, overrides):
     def build():
         run = make_run_config(str(node_file), None, {"model.hidden_dim": "8", "model.geanet.unit_size": "2",

@@ -1,4 +1,4 @@
-"""Issue 23 item 2: `predict` sees graphs as training saw them (the loader's standardisation is recorded and applied)."""
+"""`predict` sees graphs as training saw them (the loader's standardisation is recorded and applied)."""
 import json
 
 import dgl

@@ -1,4 +1,4 @@
-"""Issue 31: numeric options are range-checked in one place (``geaet_dgl.config.NUMERIC_RANGES``).
+"""Numeric options are range-checked in one place (``geaet_dgl.config.NUMERIC_RANGES``).
 
 NaN, inf and out-of-range values of the learning rate, weight decay, every dropout and the clip norm
 give one line naming the option and its range, from the command line (``--lr``, ``--set``), from a
@@ -10,7 +10,7 @@ import math
 import pytest
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.config import NUMERIC_RANGES, ConfigError, ModelConfig, TrainConfig
 from geaet_dgl.config.presets import get_preset
 from tests.training.tiny import one_thread

@@ -1,4 +1,4 @@
-"""Issue 23 item 1: a run is pinned to its data (file identity and split indices recorded; a changed file refused)."""
+"""A run is pinned to its data (file identity and split indices recorded; a changed file refused)."""
 import json
 
 import dgl
@@ -34,6 +34,7 @@ def _append_graphs(path, graphs, labels, extra=12):
     dgl.save_graphs(str(path), list(graphs) + more, {"label": new_labels})
 
 
+@pytest.mark.slow
 def test_the_run_records_the_file_and_its_split(tmp_path):
     path, graphs, _, _ = _train_on_file(tmp_path)
     data = json.loads((tmp_path / "run" / "config.json").read_text())["data"]
@@ -42,6 +43,7 @@ def test_the_run_records_the_file_and_its_split(tmp_path):
     assert data["split_indices"] == split_indices(40, path)
 
 
+@pytest.mark.slow
 def test_eval_refuses_a_file_that_changed_and_scores_the_run_split_when_allowed(tmp_path):
     path, graphs, labels, summary = _train_on_file(tmp_path)
     _append_graphs(path, graphs, labels)
@@ -52,6 +54,7 @@ def test_eval_refuses_a_file_that_changed_and_scores_the_run_split_when_allowed(
     assert allowed["metric"] == pytest.approx(summary["test_metric"], abs=1e-9)  # the run's own test graphs
 
 
+@pytest.mark.slow
 def test_resume_refuses_a_file_that_changed(tmp_path, monkeypatch):
     from geaet_dgl.training import TrainingInterrupted
 
@@ -88,6 +91,7 @@ def test_a_named_dataset_whose_files_changed_is_refused(tmp_path):
         evaluate_checkpoint(tmp_path / "run" / "best.pt", progress=False)
 
 
+@pytest.mark.slow
 def test_a_study_on_a_file_that_changed_is_refused(tmp_path):
     from geaet_dgl.studies import run_seeds
     from geaet_dgl.training import RunDirError
@@ -101,10 +105,11 @@ def test_a_study_on_a_file_that_changed_is_refused(tmp_path):
         run_seeds(make_run_config(str(path), overrides=ONE_EPOCH), [0, 1, 2], tmp_path / "study", progress=False)
 
 
+@pytest.mark.slow
 def test_eval_on_the_command_line_says_what_changed_in_one_line(tmp_path):
     from click.testing import CliRunner
 
-    import cli
+    from geaet_dgl import cli
 
     path, graphs, labels, summary = _train_on_file(tmp_path)
     _append_graphs(path, graphs, labels)

@@ -1,4 +1,4 @@
-"""Issue 31: one graph with node masks, on the new paths (samplers, options, warnings): each case a test that failed first."""
+"""One graph with node masks (samplers, options, changed data, label warnings): each case a test that failed first."""
 import multiprocessing
 
 import dgl
@@ -6,7 +6,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.nodes.node_graph import load_node_graph
 from geaet_dgl.training.node_batches import make_node_sampler
 from tests.distgraph.conftest import planted_graph
@@ -115,6 +115,7 @@ def _snapshot(folder):
     return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir()}
 
 
+@pytest.mark.slow
 def test_allow_changed_data_with_other_masks_is_refused_not_mislabelled(node_run):
     """--allow-changed-data said "going on with the run's own split" but scored the file's new masks."""
     run_dir, path = node_run
@@ -136,6 +137,7 @@ def test_allow_changed_data_with_other_masks_is_refused_not_mislabelled(node_run
         path.write_bytes(original)
 
 
+@pytest.mark.slow
 def test_allow_changed_data_with_the_same_masks_goes_on(node_run, caplog):
     run_dir, path = node_run
     original = path.read_bytes()
@@ -148,6 +150,7 @@ def test_allow_changed_data_with_the_same_masks_goes_on(node_run, caplog):
         path.write_bytes(original)
 
 
+@pytest.mark.slow
 def test_labels_with_gaps_and_classes_absent_from_training_are_warned(tmp_path):
     """An outlier label of 200,000 made a 200,001-class model without a word."""
     graph = planted_graph(300)
@@ -163,6 +166,7 @@ def test_labels_with_gaps_and_classes_absent_from_training_are_warned(tmp_path):
     assert "class(es) 200000 appear in val/test but never in the training split" in result.output
 
 
+@pytest.mark.slow
 def test_graph_labels_absent_from_training_are_warned(tmp_path):
     from geaet_dgl.data.run_splits import load_splits
     from geaet_dgl.config import make_run_config

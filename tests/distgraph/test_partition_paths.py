@@ -1,4 +1,4 @@
-"""Issue 31: ``geaet-dgl partition`` and partition folders: one-line errors, nothing half-written, no folder broken."""
+"""``geaet-dgl partition`` and partition folders: one-line errors, nothing half-written, no folder broken."""
 import json
 import os
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.errors import DataError
 from geaet_dgl.distgraph import partition as partition_module
 from geaet_dgl.distgraph.engine import read_partitions
@@ -47,6 +47,7 @@ def _heterograph():
                                                 (_one_training_node, 3, "1 training node"),
                                                 (_heterograph, 2, "is a heterograph")],
                          ids=["no-edges", "one-training-node", "heterograph"])
+@pytest.mark.slow
 def test_graphs_that_cannot_be_partitioned_are_one_line_and_leave_nothing(tmp_path, make, parts, words):
     """Were TypeError, KeyError: 2 (with part0/ left behind) and KeyError: '_N'."""
     path = _save(tmp_path / "g.bin", make())
@@ -57,6 +58,7 @@ def test_graphs_that_cannot_be_partitioned_are_one_line_and_leave_nothing(tmp_pa
     assert not (tmp_path / "p").exists()
 
 
+@pytest.mark.slow
 def test_a_failure_inside_dgls_partitioner_leaves_the_folder_as_it_was(tmp_path, monkeypatch):
     path = _save(tmp_path / "g.bin", planted_graph(300))
     out = tmp_path / "p"
@@ -73,6 +75,7 @@ def test_a_failure_inside_dgls_partitioner_leaves_the_folder_as_it_was(tmp_path,
     assert sorted(os.listdir(out)) == ["notes.txt"]
 
 
+@pytest.mark.slow
 def test_a_folder_holding_another_graph_is_refused_and_kept(tmp_path):
     first = _save(tmp_path / "first.bin", planted_graph(300, seed=1))
     second = _save(tmp_path / "second.bin", planted_graph(300, seed=2))
@@ -86,6 +89,7 @@ def test_a_folder_holding_another_graph_is_refused_and_kept(tmp_path):
     check_matches_graph(config, read_sidecar(config), parts.num_nodes, parts.num_edges)  # still whole
 
 
+@pytest.mark.slow
 def test_partitioning_the_same_graph_again_replaces_the_old_set(tmp_path):
     path = _save(tmp_path / "g.bin", planted_graph(300))
     out = str(tmp_path / "p")
@@ -95,6 +99,7 @@ def test_partitioning_the_same_graph_again_replaces_the_old_set(tmp_path):
     assert read_partitions(config).num_parts == 2
 
 
+@pytest.mark.slow
 def test_a_touched_graph_file_still_matches_and_a_changed_one_says_how(tmp_path):
     """The message was 'a file of 47872 bytes, this one has 47872 bytes' for a file whose mtime alone changed."""
     graph = planted_graph(300)
@@ -114,6 +119,7 @@ def test_a_touched_graph_file_still_matches_and_a_changed_one_says_how(tmp_path)
     assert f"{stat.st_size} bytes, this one has {stat.st_size} bytes" not in message
 
 
+@pytest.mark.slow
 def test_resume_of_a_partitioned_run_that_crashed_before_its_first_checkpoint(tmp_path):
     """Said only "checkpoint RUN/last.pt does not exist" (from a trainer), without the --overwrite hint."""
     path = _save(tmp_path / "g.bin", planted_graph(300))
@@ -132,6 +138,7 @@ def test_resume_of_a_partitioned_run_that_crashed_before_its_first_checkpoint(tm
     assert not (run_dir / "dist-logs").exists()  # refused before any process started
 
 
+@pytest.mark.slow
 def test_partitioned_runs_count_metis_parts_per_step_by_default(tmp_path):
     """The geaet-node preset's batch_size=4 (parts per step) became 4-node trainer batches: BatchNorm then saw
     fewer than 2 rows and every trainer died with a ValueError traceback. --batch-size now counts METIS parts

@@ -1,17 +1,17 @@
-"""Issue 31: heterograph files on the new paths: one-line errors before anything is written."""
-from pathlib import Path
+"""Heterograph files: one-line errors before anything is written."""
 
 import dgl
 import pytest
 import torch
 from click.testing import CliRunner
 
-import cli
+from geaet_dgl import cli
 from geaet_dgl.data.generated.hetero import author_paper_graphs
 from tests.commands.test_train_hetero import TINY, _args
 from tests.training.tiny import one_thread
+from tests.fixtures import FIXTURES
 
-CHECKPOINT = Path(__file__).parent / "fixtures" / "run-before-format-2" / "last.pt"  # a homogeneous model
+CHECKPOINT = FIXTURES / "run-before-format-2" / "last.pt"  # a homogeneous model
 
 
 def _cli(*args):
