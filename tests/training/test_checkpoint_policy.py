@@ -30,6 +30,7 @@ def test_a_short_run_writes_its_first_and_last_epochs_only(tmp_path, monkeypatch
     assert len((run_dir / "metrics.jsonl").read_text().splitlines()) == 6
 
 
+@pytest.mark.slow
 def test_a_crash_between_writes_resumes_to_the_uninterrupted_result(uninterrupted, tmp_path,  # noqa: F811
                                                                      monkeypatch):
     reference_dir, _ = uninterrupted

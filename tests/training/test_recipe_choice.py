@@ -27,6 +27,7 @@ def _make(path, **extra):
     return lambda preset: make_run_config(str(path), preset, {**QUICK, **extra}, threads=1)
 
 
+@pytest.mark.slow
 def test_every_candidate_is_trained_and_the_best_validation_wins(node_file, tmp_path):
     with one_thread():
         choice = choose_node_recipe(node_file, _make(node_file), workdir=tmp_path)
@@ -47,6 +48,7 @@ def test_every_candidate_is_trained_and_the_best_validation_wins(node_file, tmp_
     assert not choice.workdir.exists()
 
 
+@pytest.mark.slow
 def test_the_test_labels_are_never_read(tmp_path):
     graph = planted_partition(120, 3, 0.08, 0.01, signal=1.0, seed=1)
     scrambled = graph.clone()
@@ -91,6 +93,7 @@ def _train(args):
         return CliRunner().invoke(cli.main, ["train", *map(str, args), "--no-progress", "--threads", "1"])
 
 
+@pytest.mark.slow
 def test_train_on_a_file_without_preset_keeps_the_chosen_run_and_says_why(node_file, tmp_path):
     out = tmp_path / "run"
     result = _train(["--dataset", node_file, "--out", out, "--set", "train.epochs=2", "--set", "model.hidden_dim=8",
