@@ -28,6 +28,7 @@ COMMANDS = {
     "compare": "interop:compare",
     "benchmark": "benchmark:benchmark",
     "partition": "partition:partition",
+    "export": "export:export",
 }
 
 

@@ -27,6 +27,7 @@ from torch import nn
 
 from ..config import ModelConfig
 from ..models.geaet import GEAET, MPNNS_READING_ESLAPPE, reads_edge_states
+from ..models.heads import PostMPMLP
 from ..nn.gated_gcn import GatedGCNLayer
 from ..nn.gcn import GCNLayer
 from ..nn.gin import GINELayer, GINLayer
@@ -163,6 +164,24 @@ class NoLapPE(nn.Module):
         return eigvecs
 
 
+class ExportPostMP(nn.Module):
+    """graphgym's post-message-passing MLP (:class:`~geaet_dgl.models.heads.PostMPMLP`): hidden blocks
+    Linear -> ReLU -> row-wise L2 normalisation, then the last linear map. The normalisation is written out,
+    :math:`x / \max(\lVert x \rVert_2, 10^{-12})` as ``F.normalize``: torch 2.2 writes ``F.normalize`` into ONNX
+    opset 18 as a ``ReduceL2`` node that the ONNX checker rejects."""
+
+    def __init__(self, mlp: nn.Module):
+        super().__init__()
+        self.hidden = nn.ModuleList(frozen(linear) for linear in mlp.hidden)
+        self.final = frozen(mlp.final)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for linear in self.hidden:
+            x = F.relu(linear(x))
+            x = x / x.square().sum(-1, keepdim=True).sqrt().clamp(min=1e-12)
+        return self.final(x)
+
+
 class ExportHead(nn.Module):
     """The prediction head: ``kind`` 0 pool each graph (``pooling``) then the MLP, 1 the MLP on every node,
     2 the MLP on each graph's first node (the root head)."""
@@ -171,7 +190,8 @@ class ExportHead(nn.Module):
         super().__init__()
         self.kind = {"graph": 0, "node": 1, "root": 2}[kind]
         self.pooling = {"mean": 0, "sum": 1, "max": 2, "first": 3}[getattr(head, "pooling", "mean")]
-        self.mlp = frozen(head.layer_post_mp)
+        mlp = head.layer_post_mp
+        self.mlp = ExportPostMP(mlp) if type(mlp) is PostMPMLP else frozen(mlp)
 
     def forward(self, h: torch.Tensor, graph_of_node: torch.Tensor, node_counts: torch.Tensor) -> torch.Tensor:
         if self.kind == 1:
@@ -329,8 +349,9 @@ class ExportedGEAET(nn.Module):
             outputs.append(h)
         if self.jk == 1:
             h = self.jk_linear(torch.cat(outputs, dim=-1))
-        elif self.jk == 2:
-            h = torch.stack(outputs, dim=0).amax(dim=0)
+        elif self.jk == 2:  # element-wise maxima (no amax: torch 2.2 writes it for opset 18 with a stale attribute)
+            for output in outputs[:-1]:
+                h = torch.maximum(h, output)
         if self.input_weight <= 0.0:
             return self.head(h, graph_of_node, node_counts)
         branch, _ = self.input_first(x, e, src, dst, pe_dist)
