@@ -36,14 +36,16 @@ FIRST_BATCH = ((6, 14), (1, 0), (4, 0), (9, 20), (3, 3))
 SECOND_BATCH = ((12, 30), (2, 1), (5, 8))
 
 
-def case_run(case: str):
+def case_run(case: str, **more: object):
+    """The run configuration of ``case``, ``more`` overrides (``{"train.batch_size": 3}``) on top."""
     preset, overrides = CASES[case]
-    return make_run_config(preset, overrides=dict(overrides))
+    return make_run_config(preset, overrides={**overrides, **more})
 
 
-def save_case_checkpoint(case: str, path) -> Tuple[object, torch.nn.Module]:
-    """A checkpoint of ``case`` with trained-looking random weights -> (run, model in eval mode)."""
-    run = case_run(case)
+def save_case_checkpoint(case: str, path, **more: object) -> Tuple[object, torch.nn.Module]:
+    """A checkpoint of ``case`` (``more``: further overrides) with trained-looking random weights -> (run, model in
+    eval mode)."""
+    run = case_run(case, **more)
     torch.manual_seed(7)
     model = trained_looking(build_model(run.model), seed=3)
     optimizer = build_optimizer(model.parameters(), 1e-3, 0.0)
