@@ -78,7 +78,8 @@ def test_the_example_without_dgl_writes_predicts_rows(case, sizes, batch_size, t
     formats = ["torchscript"] + (["onnx"] if _has("onnxruntime") else [])
     env = without_dgl(tmp_path)
     for blocked in ("dgl", "geaet_dgl"):
-        probe = subprocess.run([sys.executable, "-c", f"import {blocked}"], env=env, capture_output=True, text=True)
+        probe = subprocess.run([sys.executable, "-c", f"import {blocked}"], env=env, capture_output=True, text=True,
+                               cwd=tmp_path)
         assert probe.returncode != 0 and f"{blocked} is blocked" in probe.stderr
     for fmt in formats:
         model_file = tmp_path / f"model.{fmt}"
