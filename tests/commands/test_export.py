@@ -1,0 +1,36 @@
+"""``geaet-dgl export``: writes a file that loads and predicts; refuses uncovered models in one line, writing nothing."""
+import torch
+from click.testing import CliRunner
+
+import cli
+from geaet_dgl.export.writer import read_metadata
+from tests.export.cases import save_case_checkpoint
+
+
+def test_export_writes_a_torchscript_file_that_loads(tmp_path):
+    save_case_checkpoint("mnist", tmp_path / "best.pt")
+    out = tmp_path / "model.pt"
+    result = CliRunner().invoke(cli.main, ["export", "--checkpoint", str(tmp_path / "best.pt"), "--format",
+                                           "torchscript", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "wrote torchscript model" in result.stdout and "Laplacian eigenvectors" in result.stdout
+    assert isinstance(torch.jit.load(str(out)), torch.jit.ScriptModule)
+    assert read_metadata(out)["output"] == {"level": "graph", "kind": "classes", "width": 10}
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+
+
+def test_an_uncovered_layer_is_one_error_line_and_no_file(tmp_path):
+    save_case_checkpoint("mnist", tmp_path / "best.pt", **{"model.mpnn": "gat", "model.pe": "none"})
+    out = tmp_path / "model.pt"
+    result = CliRunner().invoke(cli.main, ["export", "--checkpoint", str(tmp_path / "best.pt"), "--format", "onnx",
+                                           "--out", str(out)])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: cannot export model.mpnn=gat"), result.stderr
+    assert not out.exists()
+
+
+def test_a_missing_checkpoint_is_one_error_line(tmp_path):
+    result = CliRunner().invoke(cli.main, ["export", "--checkpoint", str(tmp_path / "none.pt"), "--format",
+                                           "torchscript", "--out", str(tmp_path / "m.pt")])
+    assert result.exit_code == 2 and result.stderr.startswith("error: ") and len(result.stderr.splitlines()) == 1
