@@ -111,3 +111,24 @@ def test_what_is_not_covered_is_refused_in_one_line(overrides, named, tmp_path):
         ExportedGEAET(build_model(run.model).eval())
     message = str(info.value)
     assert "\n" not in message and message.startswith("cannot export") and named in message
+
+
+@pytest.mark.parametrize("transform", [
+    {"row_normalize": {}},
+    {"standardize": {"node_mean": [0.5, -1.0, 2.0], "node_std": [2.0, 0.5, 1.5], "edge_mean": [0.3],
+                     "edge_std": [0.7]}},
+])
+def test_the_runs_input_transform_is_applied_inside(transform, tmp_path):
+    """The exported model reads the features as files store them and transforms them as ``predict`` does."""
+    from geaet_dgl.data.input_transform import apply_input_transform
+
+    run, model = save_case_checkpoint("mnist", tmp_path / "best.pt")
+    raw = prepared(run, random_graphs(run.model, FIRST_BATCH, seed=2))
+    inputs = exported_inputs(raw, input_widths(run))
+    apply_input_transform(raw, transform)
+    want, _ = _reference(model, raw)
+    scripted = torch.jit.script(ExportedGEAET(model, transform))
+    with torch.no_grad():
+        assert (scripted(*inputs) - want).abs().max() <= TOLERANCE
+        untransformed = ExportedGEAET(model, None)(*inputs)
+    assert (untransformed - want).abs().max() > 1e-3  # the transform matters on these graphs
