@@ -20,7 +20,8 @@ from tests.inference.layer_menu import trained_looking
 #: case -> (preset, overrides): the MNIST/CIFAR10 paper preset (GatedGCN + Transformer + GEANet, ESLapPE),
 #: a ZINC-like run with GINE and RWSE, ZINC's own preset (GatedGCN, RWSE, embeddings), PATTERN (node head, GEANet
 #: edge and shared units), Peptides-struct (GCN, LapPE DeepSet, GELU, mlp_graph head) and the node run (GCN,
-#: GEANet in graph scope, the input GCN mixed into the logits).
+#: GEANet in graph scope, the input GCN mixed into the logits), and MNIST with the paper's GEANet in graph scope,
+#: the per-graph LayerNorm and jumping knowledge.
 CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
     "mnist": ("mnist", {"model.hidden_dim": 16, "model.num_layers": 2}),
     "zinc-gine": ("zinc", {"model.hidden_dim": 32, "model.num_layers": 2, "model.mpnn": "gine"}),
@@ -28,6 +29,8 @@ CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
     "pattern": ("pattern", {"model.hidden_dim": 16, "model.num_layers": 2}),
     "peptides-struct": ("peptides-struct", {"model.hidden_dim": 32, "model.num_layers": 2}),
     "geaet-node": ("geaet-node", {"model.hidden_dim": 16, "model.node_in_feats": 5}),
+    "mnist-paper-geanet": ("mnist", {"model.hidden_dim": 16, "model.num_layers": 2, "model.geanet.variant": "paper",
+                                     "model.geanet.scope": "graph", "model.norm": "layer", "model.jk": "max"}),
 }
 
 #: (nodes, edges) of the graphs of two batches: unequal sizes, a single isolated node, graphs without edges,
