@@ -27,7 +27,7 @@ from ..errors import ConfigError
 from ..nn.activation import ACTIVATIONS
 from ..nn.external_attention import heads_as_one_linear
 from ..nn.norm import batchnorm_affine
-from .scatter import segment_mean, segment_softmax, segment_sum
+from .scatter import segment_max, segment_softmax, segment_sum
 
 
 class ExportError(ConfigError):
@@ -219,6 +219,93 @@ class ExportGCN(nn.Module):
         if self.propagate:
             out = gcn_propagate(out, src, dst)
         return out + self.bias, e
+
+
+class ExportGAT(nn.Module):
+    """:class:`~geaet_dgl.nn.gat.GATLayer` in eval mode (PyG's ``GATConv`` with edge features): per head,
+    :math:`\alpha_{ij} = \mathrm{softmax}_{j \in N(i) \cup \{i\}}(\mathrm{LeakyReLU}(a_s W x_j + a_d W x_i + a_e W_e e_{ji}))`,
+    :math:`x_i' = \Vert_h \sum_j \alpha_{ij} W x_j + b`. The graph's self-loops get no weight (their scores are
+    masked) and every node gets one whose edge term is the mean of its other incoming edges' terms, as PyG's
+    ``add_self_loops(fill_value='mean')``; the edges pass through."""
+
+    def __init__(self, layer: nn.Module):
+        super().__init__()
+        self.num_heads, self.head_dim, self.negative_slope = layer.num_heads, layer.head_dim, layer.negative_slope
+        self.register_buffer("weight", layer.lin.weight.detach().clone())
+        self.register_buffer("att_src", layer.att_src.detach().clone())
+        self.register_buffer("att_dst", layer.att_dst.detach().clone())
+        self.register_buffer("bias", layer.bias.detach().clone())
+        self.edges = layer.lin_edge is not None
+        self.register_buffer("edge_weight", layer.lin_edge.weight.detach().clone() if self.edges else torch.zeros(0))
+        self.register_buffer("att_edge", layer.att_edge.detach().clone() if self.edges else torch.zeros(0))
+
+    def forward(self, h: torch.Tensor, e: torch.Tensor, src: torch.Tensor, dst: torch.Tensor,
+                pe_dist: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        heads, width, num_nodes = self.num_heads, self.head_dim, h.shape[0]
+        projected = F.linear(h, self.weight).reshape(num_nodes, heads, width)
+        score_src, score_dst = (projected * self.att_src).sum(-1), (projected * self.att_dst).sum(-1)  # (N, H)
+        keep = (src != dst).unsqueeze(1)  # (E, 1): False for the graph's own self-loops
+        scores = score_src.index_select(0, src) + score_dst.index_select(0, dst)  # (E, H)
+        loop_scores = score_src + score_dst  # (N, H): the self-loop every node gets
+        if self.edges:
+            edge_score = (F.linear(e, self.edge_weight).reshape(-1, heads, width) * self.att_edge).sum(-1)
+            kept = keep.to(h.dtype)
+            total = segment_sum(edge_score * kept, dst, num_nodes)
+            count = segment_sum(kept, dst, num_nodes).clamp(min=1.0)
+            scores = scores + edge_score
+            loop_scores = loop_scores + total / count
+        scores = F.leaky_relu(scores, self.negative_slope).masked_fill(~keep, -3.4028234663852886e38)
+        loops = torch.arange(num_nodes, device=h.device)
+        all_src, all_dst = torch.cat([src, loops]), torch.cat([dst, loops])
+        alpha = segment_softmax(torch.cat([scores, F.leaky_relu(loop_scores, self.negative_slope)]), all_dst,
+                                num_nodes)  # (E + N, H)
+        messages = projected.index_select(0, all_src) * alpha.unsqueeze(-1)  # (E + N, H, C)
+        out = segment_sum(messages.reshape(-1, heads * width), all_dst, num_nodes)
+        return out + self.bias, e
+
+
+class ExportGENConv(nn.Module):
+    """:class:`~geaet_dgl.nn.gen_conv.GENConvLayer` in eval mode: :math:`x_i' = \mathrm{MLP}(x_i + \sum_j
+    \mathrm{softmax}_j(m_{ji}) \odot m_{ji})`, :math:`m_{ji} = \mathrm{ReLU}(x_j + e_{ji}) + \epsilon`, the softmax per
+    channel over the node's incoming edges (0 without any); the MLP's BatchNorm as its running statistics."""
+
+    def __init__(self, layer: nn.Module):
+        super().__init__()
+        affine_of(layer.mlp[1], "GENConv's BatchNorm")  # refused without running statistics
+        self.mlp = frozen(layer.mlp)
+        self.eps = float(layer.eps)
+
+    def forward(self, h: torch.Tensor, e: torch.Tensor, src: torch.Tensor, dst: torch.Tensor,
+                pe_dist: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        messages = h.index_select(0, src)
+        if e.shape[1] == messages.shape[1]:  # (no edge states: the messages are the source features)
+            messages = messages + e
+        messages = F.relu(messages) + self.eps
+        weights = segment_softmax(messages, dst, h.shape[0])
+        return self.mlp(h + segment_sum(weights * messages, dst, h.shape[0])), e
+
+
+class ExportPNA(nn.Module):
+    """:class:`~geaet_dgl.nn.pna.PNALayer` in eval mode: messages :math:`W_{pre} [x_i \Vert x_j \Vert W_e e_{ji}]`,
+    their mean, max and sum over each node's incoming edges (0 without any), concatenated with :math:`x_i`,
+    then the post and the last linear map; the edges pass through."""
+
+    def __init__(self, layer: nn.Module):
+        super().__init__()
+        self.edge_encoder = frozen(layer.edge_encoder)
+        self.pre = frozen(layer.pre_nns[0][0])
+        self.post = frozen(layer.post_nns[0])
+        self.lin = frozen(layer.lin)
+
+    def forward(self, h: torch.Tensor, e: torch.Tensor, src: torch.Tensor, dst: torch.Tensor,
+                pe_dist: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        num_nodes = h.shape[0]
+        pairs = torch.cat([h.index_select(0, dst), h.index_select(0, src), self.edge_encoder(e)], dim=1)
+        messages = self.pre(pairs)  # (E, d)
+        total = segment_sum(messages, dst, num_nodes)
+        degree = segment_sum(torch.ones_like(messages[:, :1]), dst, num_nodes).clamp(min=1.0)
+        aggregated = torch.cat([h, total / degree, segment_max(messages, dst, num_nodes), total], dim=1)
+        return self.lin(self.post(aggregated)), e
 
 
 # ---------------------------------------------------------------------------------------------- global attention

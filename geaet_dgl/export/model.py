@@ -27,14 +27,18 @@ from torch import nn
 
 from ..config import ModelConfig
 from ..models.geaet import GEAET, MPNNS_READING_ESLAPPE, reads_edge_states
-from ..models.heads import PostMPMLP
+from ..models.heads import PostMPMLP, SANMLP
 from ..nn.gated_gcn import GatedGCNLayer
+from ..nn.gat import GATLayer
 from ..nn.gcn import GCNLayer
+from ..nn.gen_conv import GENConvLayer
+from ..nn.pna import PNALayer
 from ..nn.gin import GINELayer, GINLayer
 from ..nn.external_attention import GEANet, PaperGEANet
 from ..nn.self_attention import GraphSelfAttention
-from .layers import (ExportError, ExportGatedGCN, ExportGCN, ExportGEANet, ExportGIN, ExportLayer, ExportPaperGEANet,
-                     ExportSelfAttention, NoAttention, NoGEANet, NoMPNN, affine_of, frozen)
+from .layers import (ExportError, ExportGAT, ExportGENConv, ExportPNA, ExportGatedGCN, ExportGCN, ExportGEANet, ExportGIN, ExportLayer, ExportPaperGEANet,
+                     ExportSelfAttention, NoAttention, NoGEANet, NoMPNN, activate, activation_name, affine_of,
+                     frozen)
 from .scatter import graph_index, segment_max, segment_mean, segment_sum
 
 #: The exported forward's inputs, in order.
@@ -42,7 +46,7 @@ INPUT_NAMES = ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eig
 
 #: What the exporter covers, by configuration field (anything else is refused by :func:`check_exportable`).
 COVERED = {
-    "mpnn": ("gatedgcn", "gine", "gin", "gcn", "none"),
+    "mpnn": ("gatedgcn", "gine", "gin", "gcn", "gat", "pna", "genconv", "none"),
     "attention": ("transformer", "none"),
     "pe": ("none", "eslappe", "lappe", "rwse"),
     "se": ("none", "rwse"),
@@ -54,8 +58,7 @@ COVERED = {
 
 #: Why the parts not covered are refused.
 REFUSED_BECAUSE = {
-    "mpnn": "its messages (attention over edges, several aggregators, softmax aggregation) have no exported "
-            "form yet",
+    "mpnn": "it has no exported form",
     "attention": "only the dense Transformer is exported; the Performer's random features and the Graphormer "
                  "bias need encodings and kernels the exporter does not write yet",
     "pe": "its encoding is not computed by the exported example (SignNet, HKdiagSE, ElstaticSE)",
@@ -182,6 +185,22 @@ class ExportPostMP(nn.Module):
         return self.final(x)
 
 
+class ExportSANMLP(nn.Module):
+    """GraphGPS's ``san_graph`` MLP (:class:`~geaet_dgl.models.heads.SANMLP`): (Linear -> act) blocks, then the last
+    linear map (its ModuleList slice does not compile with TorchScript)."""
+
+    def __init__(self, mlp: nn.Module):
+        super().__init__()
+        self.hidden = nn.ModuleList(frozen(linear) for linear in list(mlp.FC_layers)[:-1])
+        self.final = frozen(mlp.FC_layers[-1])
+        self.relu = activation_name(mlp.activation) == "relu"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for linear in self.hidden:
+            x = activate(linear(x), self.relu)
+        return self.final(x)
+
+
 class ExportHead(nn.Module):
     """The prediction head: ``kind`` 0 pool each graph (``pooling``) then the MLP, 1 the MLP on every node,
     2 the MLP on each graph's first node (the root head)."""
@@ -191,7 +210,12 @@ class ExportHead(nn.Module):
         self.kind = {"graph": 0, "node": 1, "root": 2}[kind]
         self.pooling = {"mean": 0, "sum": 1, "max": 2, "first": 3}[getattr(head, "pooling", "mean")]
         mlp = head.layer_post_mp
-        self.mlp = ExportPostMP(mlp) if type(mlp) is PostMPMLP else frozen(mlp)
+        if type(mlp) is PostMPMLP:
+            self.mlp = ExportPostMP(mlp)
+        elif type(mlp) is SANMLP:
+            self.mlp = ExportSANMLP(mlp)
+        else:  # GraphGPS's mlp_graph: an nn.Sequential of Dropout (the identity in eval mode), Linear, activations
+            self.mlp = frozen(mlp)
 
     def forward(self, h: torch.Tensor, graph_of_node: torch.Tensor, node_counts: torch.Tensor) -> torch.Tensor:
         if self.kind == 1:
@@ -220,6 +244,12 @@ def export_mpnn(module: Optional[nn.Module]) -> nn.Module:
         return ExportGIN(module, edges=False)
     if type(module) is GCNLayer:
         return ExportGCN(module)
+    if type(module) is GATLayer:
+        return ExportGAT(module)
+    if type(module) is PNALayer:
+        return ExportPNA(module)
+    if type(module) is GENConvLayer:
+        return ExportGENConv(module)
     raise ExportError(f"cannot export the local MPNN {type(module).__name__}: {REFUSED_BECAUSE['mpnn']}")
 
 

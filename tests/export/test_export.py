@@ -5,77 +5,33 @@ ONNX file through onnxruntime (when installed) give the outputs of ``model.eval(
 model that ``geaet-dgl predict`` runs, on two batches of different shapes read by one file (graphs of unequal
 sizes, an isolated node, graphs without edges).
 """
-import json
-
-import dgl
 import pytest
 import torch
 
 from geaet_dgl.export import ExportError, ExportedGEAET
 from geaet_dgl.export.scatter import graph_index, segment_max, segment_softmax, segment_sum
-from geaet_dgl.export.writer import METADATA_NAME, export_checkpoint, input_widths, read_metadata
-from geaet_dgl.inference import fold_for_inference
-from tests.export.cases import (CASES, FIRST_BATCH, SECOND_BATCH, exported_inputs, prepared, random_graphs,
-                                save_case_checkpoint)
-
-TOLERANCE = 1e-5
-
-
-def _reference(model, graphs):
-    batch = dgl.batch(graphs)
-    with torch.no_grad():
-        return model(batch), fold_for_inference(model)(batch)
+from geaet_dgl.export.writer import input_widths, read_metadata
+from tests.export.cases import CASES, FIRST_BATCH, exported_inputs, prepared, random_graphs, save_case_checkpoint
+from tests.export.parity import (TOLERANCE, assert_onnx_parity, assert_torchscript_parity, build_case,
+                                 reference_outputs)
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))
 def exported_case(request, tmp_path_factory):
-    """(case, run, model, TorchScript path, batches as (graphs, inputs) pairs)."""
-    folder = tmp_path_factory.mktemp(request.param)
-    run, model = save_case_checkpoint(request.param, folder / "best.pt")
-    widths = input_widths(run)
-    batches = []
-    for seed, sizes in enumerate((FIRST_BATCH, SECOND_BATCH)):
-        graphs = prepared(run, random_graphs(run.model, sizes, seed=seed))
-        batches.append((graphs, exported_inputs(graphs, widths)))
-    export_checkpoint(folder / "best.pt", "torchscript", folder / "model.pt")
-    return request.param, run, model, folder, batches
+    return build_case(request.param, tmp_path_factory.mktemp(request.param))
 
 
 def test_the_exported_module_and_its_torchscript_file_equal_the_model(exported_case):
-    case, run, model, folder, batches = exported_case
-    module = ExportedGEAET(model, None)
-    loaded = torch.jit.load(str(folder / "model.pt"))
-    for graphs, inputs in batches:
-        want, folded = _reference(model, graphs)
-        rows = len(graphs) if run.model.head != "node" else sum(g.num_nodes() for g in graphs)
-        assert want.shape[0] == rows
-        with torch.no_grad():
-            eager, scripted = module(*inputs), loaded(*inputs)
-        assert eager.shape == want.shape == scripted.shape
-        assert (eager - want).abs().max() <= TOLERANCE, case
-        assert (scripted - want).abs().max() <= TOLERANCE, case
-        assert (scripted - folded).abs().max() <= TOLERANCE, case
+    assert_torchscript_parity(exported_case)
 
 
 def test_the_onnx_file_equals_the_model_on_two_batch_shapes(exported_case, tmp_path):
-    ort = pytest.importorskip("onnxruntime")
-    case, run, model, folder, batches = exported_case
-    result = export_checkpoint(folder / "best.pt", "onnx", tmp_path / "model.onnx")
-    assert result["metadata"]["output"]["width"] == run.model.out_feats
-    session = ort.InferenceSession(str(tmp_path / "model.onnx"), providers=["CPUExecutionProvider"])
-    names = [i.name for i in session.get_inputs()]
-    assert json.loads(session.get_modelmeta().custom_metadata_map[METADATA_NAME]) == result["metadata"]
-    for graphs, inputs in batches:
-        want, _ = _reference(model, graphs)
-        feed = dict(zip(("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eigval", "rwse"), inputs))
-        (got,) = session.run(None, {name: feed[name].numpy() for name in names})
-        assert got.shape == tuple(want.shape)
-        assert abs(torch.from_numpy(got) - want).max() <= TOLERANCE, case
+    assert_onnx_parity(exported_case, tmp_path)
 
 
 def test_the_metadata_says_what_to_compute(exported_case):
-    case, run, model, folder, _ = exported_case
-    meta = read_metadata(folder / "model.pt")
+    run = exported_case.run
+    meta = read_metadata(exported_case.folder / "model.pt")
     assert meta["batch_size"] == run.train.batch_size
     assert meta["output"]["level"] == ("node" if run.model.head == "node" else "graph")
     encodings = meta["encodings"]
@@ -98,7 +54,7 @@ def test_the_scatter_ops_equal_dense_computations():
 
 
 @pytest.mark.parametrize("overrides, named", [
-    ({"model.mpnn": "gat"}, "model.mpnn=gat"),
+    ({"model.mpnn": "gatedgcn", "model.graphormer.enable": True}, "model.graphormer"),
     ({"model.attention": "performer"}, "model.attention=performer"),
     ({"model.pe": "signnet"}, "model.pe=signnet"),
 ])
@@ -126,7 +82,7 @@ def test_the_runs_input_transform_is_applied_inside(transform, tmp_path):
     raw = prepared(run, random_graphs(run.model, FIRST_BATCH, seed=2))
     inputs = exported_inputs(raw, input_widths(run))
     apply_input_transform(raw, transform)
-    want, _ = _reference(model, raw)
+    want, _ = reference_outputs(model, raw)
     scripted = torch.jit.script(ExportedGEAET(model, transform))
     with torch.no_grad():
         assert (scripted(*inputs) - want).abs().max() <= TOLERANCE
