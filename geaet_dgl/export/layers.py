@@ -48,6 +48,14 @@ def activate(x: torch.Tensor, relu: bool) -> torch.Tensor:
     return F.relu(x) if relu else F.gelu(x)
 
 
+def sigmoid(x: torch.Tensor) -> torch.Tensor:
+    """:math:`1 / (1 + e^{-x})` written out. onnxruntime's ``Sigmoid`` kernel is an approximation whose absolute
+    error (~1e-7) is all there is of a gate far below 0.5; GatedGCN divides sums of such gates by their sum
+    plus 1e-6, which turned that error into differences of order 1 in the node update (measured on the MNIST
+    preset). ``Exp`` keeps its relative precision down to the smallest gates."""
+    return torch.reciprocal(1.0 + torch.exp(-x))
+
+
 def frozen(module: nn.Module) -> nn.Module:
     """An eval-mode copy of ``module`` with its parameters as fixed tensors (no autograd)."""
     clone = copy.deepcopy(module).eval()
@@ -154,7 +162,8 @@ class ExportGatedGCN(nn.Module):
         self.relu = activation_name(layer.act_x) == "relu"
         self.eps = GATE_EPS
         self.gated = bool(layer.equivstable_pe)
-        self.gate = frozen(layer.mlp_r_ij) if self.gated else nn.Identity()
+        # the distance MLP without its closing Sigmoid (applied by :func:`sigmoid`)
+        self.gate = frozen(nn.Sequential(*list(layer.mlp_r_ij)[:-1])) if self.gated else nn.Identity()
 
     def forward(self, h: torch.Tensor, e: torch.Tensor, src: torch.Tensor, dst: torch.Tensor,
                 pe_dist: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -162,9 +171,9 @@ class ExportGatedGCN(nn.Module):
         projected = F.linear(h, self.weight, self.bias)
         ax, bx, dx, ex = projected[:, :d], projected[:, d:2 * d], projected[:, 2 * d:3 * d], projected[:, 3 * d:]
         e_hat = ex.index_select(0, src) + dx.index_select(0, dst) + F.linear(e, self.c_weight)
-        sigma = torch.sigmoid(e_hat)
+        sigma = sigmoid(e_hat)
         if self.gated:
-            sigma = sigma * self.gate(pe_dist)
+            sigma = sigma * sigmoid(self.gate(pe_dist))
         num_nodes = h.shape[0]
         numerator = segment_sum(bx.index_select(0, src) * sigma, dst, num_nodes)
         denominator = segment_sum(sigma, dst, num_nodes) + self.eps
@@ -373,14 +382,23 @@ class NoGEANet(nn.Module):
 def double_normalize(scores: torch.Tensor, num_heads: int, segments: torch.Tensor, num_graphs: int,
                      per_graph: bool) -> torch.Tensor:
     """GEANet's double normalisation of (M, H*S) scores: softmax over the rows (of each graph with
-    ``per_graph``, else of the whole batch), then each head's S slots divided by their sum."""
-    if per_graph:
-        attn = segment_softmax(scores, segments, num_graphs)
-    else:
-        attn = torch.softmax(scores, dim=0)
+    ``per_graph``, else of the whole batch), then each head's S slots divided by their sum.
+
+    Computed as the library's layer-wise path computes it (:func:`~geaet_dgl.nn.external_attention.double_normalize`
+    with ``column_lse``): the softmax over rows only rescales each column, so the result is
+    :math:`\mathrm{softmax}_t(s_{it} - \mathrm{lse}_t)` with :math:`\mathrm{lse}_t = \log \sum_j \exp s_{jt}` over the
+    rows of the node's graph (or batch). Rows whose column weights are all tiny are then never divided by their
+    tiny sum; on the full-width presets the result is as close to a float64 computation as the training
+    forward's (within 2e-7, docs/export.md).
+    """
     rows = scores.shape[0]
-    attn = attn.reshape(rows, num_heads, -1)
-    return (attn / attn.sum(-1, keepdim=True)).reshape(rows, -1)
+    if not per_graph:  # one segment: the whole batch
+        segments, num_graphs = torch.zeros(rows, dtype=torch.long, device=scores.device), 1
+    top = segment_max(scores, segments, num_graphs)  # (B, H*S); no amax: torch 2.2 writes it badly for opset 18
+    total = segment_sum(torch.exp(scores - top.index_select(0, segments)), segments, num_graphs)
+    lse = top + torch.log(total)  # -inf for a graph without rows, which no row reads
+    logits = (scores - lse.index_select(0, segments)).reshape(rows, num_heads, -1)
+    return torch.softmax(logits, dim=-1).reshape(rows, -1)
 
 
 class ExportGEANet(nn.Module):

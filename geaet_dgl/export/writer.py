@@ -22,7 +22,7 @@ import torch
 
 from .. import __version__
 from ..atomic import atomic_write
-from ..config import RunConfig
+from ..config import ModelConfig, RunConfig
 from ..data.registry import input_transform_of, laplacian_norm_of
 from ..data.run_splits import data_pe_sizes
 from ..scoring.predict import output_kind
@@ -46,7 +46,11 @@ DYNAMIC_AXES = {"x": {0: "nodes"}, "edge_index": {1: "edges"}, "edge_attr": {0: 
 
 def input_widths(run: RunConfig) -> Dict[str, int]:
     """Columns of each input the run's model reads; 0 for an input it does not read (pass an (M, 0) tensor)."""
-    model = run.model
+    return model_input_widths(run.model)
+
+
+def model_input_widths(model: ModelConfig) -> Dict[str, int]:
+    """:func:`input_widths` of a model configuration."""
     lap_k, rwse_k = data_pe_sizes(model)
     edge = model.edge_in_feats if model.edge_encoder in ("linear", "embedding", "typedict") else 0
     return {"x": model.node_in_feats, "edge_attr": edge, "lap_pe": lap_k if model.pe in ("eslappe", "lappe") else 0,
@@ -89,6 +93,21 @@ def example_inputs(widths: Dict[str, int], node_counts: Tuple[int, ...] = (4, 3)
             torch.rand(nodes, widths["lap_pe"], generator=generator),
             torch.rand(nodes, widths["lap_eigval"], generator=generator),
             torch.rand(nodes, widths["rwse"], generator=generator))
+
+
+def inputs_of_batch(batch, widths: Dict[str, int]) -> Tuple[torch.Tensor, ...]:
+    """The exported model's inputs, in :data:`~.model.INPUT_NAMES` order, for a batched DGL graph carrying the
+    features as files store them (before any input transform) and the encodings ``geaet-dgl`` attaches;
+    ``widths`` is :func:`input_widths`'s (an input of width 0 becomes an (M, 0) tensor)."""
+    src, dst = batch.edges()
+    nodes, edges = batch.num_nodes(), batch.num_edges()
+
+    def node_field(name: str) -> torch.Tensor:
+        return batch.ndata[name].float()[:, :widths[name]] if widths[name] else torch.zeros(nodes, 0)
+
+    edge_attr = batch.edata["feat"].float().reshape(edges, -1) if widths["edge_attr"] else torch.zeros(edges, 0)
+    return (batch.ndata["feat"].float().reshape(nodes, -1), torch.stack([src, dst]), edge_attr,
+            batch.batch_num_nodes(), node_field("lap_pe"), node_field("lap_eigval"), node_field("rwse"))
 
 
 def torchscript_bytes(module: ExportedGEAET, metadata: Dict[str, Any]) -> bytes:

@@ -11,6 +11,7 @@ import dgl
 import torch
 
 from geaet_dgl.config import make_run_config
+from geaet_dgl.export.writer import inputs_of_batch
 from geaet_dgl.models import build_model
 from geaet_dgl.scoring.predict import prepare_graphs
 from geaet_dgl.training.checkpoint import save_checkpoint
@@ -96,15 +97,6 @@ def prepared(run, graphs: List[dgl.DGLGraph]) -> List[dgl.DGLGraph]:
 
 
 def exported_inputs(graphs: Sequence[dgl.DGLGraph], widths: Dict[str, int]) -> Tuple[torch.Tensor, ...]:
-    """The exported model's inputs for ``graphs`` batched (after :func:`prepared`), computed with DGL; an input
-    of width 0 (not read) is an (M, 0) tensor."""
-    batch = dgl.batch(list(graphs))
-    src, dst = batch.edges()
-    nodes = batch.num_nodes()
-
-    def node_field(name: str) -> torch.Tensor:
-        return batch.ndata[name].float()[:, :widths[name]] if widths[name] else torch.zeros(nodes, 0)
-
-    edge_attr = batch.edata["feat"].float() if widths["edge_attr"] else torch.zeros(batch.num_edges(), 0)
-    return (batch.ndata["feat"].float(), torch.stack([src, dst]), edge_attr, batch.batch_num_nodes(),
-            node_field("lap_pe"), node_field("lap_eigval"), node_field("rwse"))
+    """The exported model's inputs for ``graphs`` batched (after :func:`prepared`; the cases have no input
+    transform, so their stored features are the raw ones)."""
+    return inputs_of_batch(dgl.batch(list(graphs)), widths)

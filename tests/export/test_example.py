@@ -11,26 +11,15 @@ import sys
 from pathlib import Path
 
 import dgl
-import numpy as np
 import pytest
 
+from geaet_dgl.export.graphs_npz import write_graphs_npz
 from geaet_dgl.export.writer import export_checkpoint
 from geaet_dgl.scoring import predict_file
 from tests.export.cases import random_graphs, save_case_checkpoint
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "predict_exported.py"
 TOLERANCE = 1e-5
-
-
-def write_npz(graphs, path) -> None:
-    """The example's input format: per-graph sizes, stacked features, local node ids."""
-    src = [g.edges()[0].numpy() for g in graphs]
-    dst = [g.edges()[1].numpy() for g in graphs]
-    np.savez(path, num_nodes=np.array([g.num_nodes() for g in graphs]),
-             num_edges=np.array([g.num_edges() for g in graphs]),
-             x=np.concatenate([g.ndata["feat"].numpy() for g in graphs]),
-             edge_index=np.stack([np.concatenate(src), np.concatenate(dst)]),
-             edge_attr=np.concatenate([g.edata["feat"].numpy() for g in graphs]))
 
 
 def without_dgl(folder: Path) -> dict:
@@ -71,7 +60,7 @@ def test_the_example_without_dgl_writes_predicts_rows(case, sizes, batch_size, t
     run, model = save_case_checkpoint(case, tmp_path / "best.pt", **{"train.batch_size": batch_size})
     graphs = random_graphs(run.model, sizes, seed=5)
     dgl.save_graphs(str(tmp_path / "graphs.bin"), graphs)
-    write_npz(graphs, tmp_path / "graphs.npz")
+    write_graphs_npz(graphs, tmp_path / "graphs.npz")
     predict_file(tmp_path / "best.pt", tmp_path / "graphs.bin", tmp_path / "theirs.csv", progress=False)
     theirs = read_rows(tmp_path / "theirs.csv")
 
