@@ -35,9 +35,10 @@ from ..nn.gen_conv import GENConvLayer
 from ..nn.pna import PNALayer
 from ..nn.gin import GINELayer, GINLayer
 from ..nn.external_attention import GEANet, PaperGEANet
+from ..nn.performer import PerformerAttention
 from ..nn.self_attention import GraphSelfAttention
 from .layers import (ExportError, ExportGAT, ExportGENConv, ExportPNA, ExportGatedGCN, ExportGCN, ExportGEANet, ExportGIN, ExportLayer, ExportPaperGEANet,
-                     ExportSelfAttention, NoAttention, NoGEANet, NoMPNN, activate, activation_name, affine_of,
+                     ExportPerformer, ExportSelfAttention, NoAttention, NoGEANet, NoMPNN, activate, activation_name, affine_of,
                      frozen)
 from .scatter import graph_index, segment_max, segment_mean, segment_sum
 
@@ -47,7 +48,7 @@ INPUT_NAMES = ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eig
 #: What the exporter covers, by configuration field (anything else is refused by :func:`check_exportable`).
 COVERED = {
     "mpnn": ("gatedgcn", "gine", "gin", "gcn", "gat", "pna", "genconv", "none"),
-    "attention": ("transformer", "none"),
+    "attention": ("transformer", "performer", "none"),
     "pe": ("none", "eslappe", "lappe", "rwse"),
     "se": ("none", "rwse"),
     "node_encoder": ("linear", "embedding", "typedict", "constant"),
@@ -59,9 +60,9 @@ COVERED = {
 #: Why the parts not covered are refused.
 REFUSED_BECAUSE = {
     "mpnn": "it has no exported form",
-    "attention": "only the dense Transformer is exported; the Performer's random features and the Graphormer "
-                 "bias need encodings and kernels the exporter does not write yet",
-    "pe": "its encoding is not computed by the exported example (SignNet, HKdiagSE, ElstaticSE)",
+    "attention": "the Graphormer bias needs encodings the exported example does not compute yet",
+    "pe": "SignNet's network is not exported yet, and the exported example does not compute HKdiagSE or "
+          "ElstaticSE",
     "se": "its encoding is not computed by the exported example",
     "node_encoder": "the encoder (ast, premp) is not exported yet",
     "edge_encoder": "the encoder is not exported yet",
@@ -258,6 +259,8 @@ def export_attention(module: Optional[nn.Module]) -> nn.Module:
         return NoAttention()
     if type(module) is GraphSelfAttention:
         return ExportSelfAttention(module)
+    if type(module) is PerformerAttention:
+        return ExportPerformer(module)
     raise ExportError(f"cannot export the global attention {type(module).__name__}: {REFUSED_BECAUSE['attention']}")
 
 

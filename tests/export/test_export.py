@@ -53,16 +53,16 @@ def test_the_scatter_ops_equal_dense_computations():
         assert torch.allclose(soft[index == b], torch.softmax(values[index == b], dim=0))
 
 
-@pytest.mark.parametrize("overrides, named", [
-    ({"model.mpnn": "gatedgcn", "model.graphormer.enable": True}, "model.graphormer"),
-    ({"model.attention": "performer"}, "model.attention=performer"),
-    ({"model.pe": "signnet"}, "model.pe=signnet"),
+@pytest.mark.parametrize("preset, overrides, named", [
+    ("mnist", {"model.mpnn": "gatedgcn", "model.graphormer.enable": True}, "model.graphormer"),
+    ("mnist", {"model.pe": "signnet"}, "model.pe=signnet"),
+    ("geaet-node", {"model.input_branch": "hops"}, "model.input_branch=hops"),
 ])
-def test_what_is_not_covered_is_refused_in_one_line(overrides, named, tmp_path):
+def test_what_is_not_covered_is_refused_in_one_line(preset, overrides, named):
     from geaet_dgl.config import make_run_config
     from geaet_dgl.models import build_model
 
-    run = make_run_config("mnist", overrides={"model.hidden_dim": 16, "model.num_layers": 1, **overrides})
+    run = make_run_config(preset, overrides={"model.hidden_dim": 16, "model.num_layers": 1, **overrides})
     with pytest.raises(ExportError) as info:
         ExportedGEAET(build_model(run.model).eval())
     message = str(info.value)
