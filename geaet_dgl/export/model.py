@@ -8,7 +8,7 @@
 ``edge_index``  (2, E)       int64 source and destination node of every edge, ids over the batch
 ``edge_attr``   (E, F_e)     float32 edge features ((E, 0) where the model reads none)
 ``node_counts`` (B,)         int64 nodes per graph; the nodes of graph b follow those of graph b-1
-``lap_pe``      (N, k)       Laplacian eigenvectors (``model.pe`` eslappe / lappe; else (N, 0))
+``lap_pe``      (N, k)       Laplacian eigenvectors (``model.pe`` eslappe / lappe / signnet; else (N, 0))
 ``lap_eigval``  (N, k)       their eigenvalues per node (``model.pe`` lappe; else (N, 0))
 ``rwse``        (N, k)       random-walk landing probabilities (``pe`` / ``se`` rwse; else (N, 0))
 ==============  ===========  =====================================================================
@@ -49,7 +49,7 @@ INPUT_NAMES = ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eig
 COVERED = {
     "mpnn": ("gatedgcn", "gine", "gin", "gcn", "gat", "pna", "genconv", "none"),
     "attention": ("transformer", "performer", "none"),
-    "pe": ("none", "eslappe", "lappe", "rwse"),
+    "pe": ("none", "eslappe", "lappe", "signnet", "rwse"),
     "se": ("none", "rwse"),
     "node_encoder": ("linear", "embedding", "typedict", "constant"),
     "edge_encoder": ("linear", "embedding", "typedict", "constant", "none"),
@@ -61,8 +61,7 @@ COVERED = {
 REFUSED_BECAUSE = {
     "mpnn": "it has no exported form",
     "attention": "the Graphormer bias needs encodings the exported example does not compute yet",
-    "pe": "SignNet's network is not exported yet, and the exported example does not compute HKdiagSE or "
-          "ElstaticSE",
+    "pe": "the exported example does not compute HKdiagSE or ElstaticSE",
     "se": "its encoding is not computed by the exported example",
     "node_encoder": "the encoder (ast, premp) is not exported yet",
     "edge_encoder": "the encoder is not exported yet",
@@ -159,6 +158,70 @@ class ExportLapPE(nn.Module):
         padded = (padded | torch.isnan(eigvecs) | torch.isnan(eigvals)).unsqueeze(2)
         pairs = torch.stack([eigvecs, eigvals], dim=-1).masked_fill(padded, 0.0)
         return self.encoder(self.linear_A(pairs)).masked_fill(padded, 0.0).sum(dim=1)
+
+
+class LinearChain(nn.Module):
+    """Linear maps with a ReLU between them (none after the last): (..., C) -> (rows, out)."""
+
+    def __init__(self, linears):
+        super().__init__()
+        self.linears = nn.ModuleList()
+        for weight_t, bias in linears:
+            linear = nn.Linear(weight_t.shape[0], weight_t.shape[1])
+            with torch.no_grad():
+                linear.weight.copy_(weight_t.t())
+                linear.bias.copy_(bias)
+            self.linears.append(frozen(linear))
+        self.last = len(self.linears) - 1
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x.reshape(-1, x.shape[-1])
+        for index, linear in enumerate(self.linears):
+            h = linear(h)
+            if index < self.last:
+                h = F.relu(h)
+        return h
+
+
+class ExportSignNet(nn.Module):
+    """:class:`~geaet_dgl.models.signnet.SignNetEncoder` in eval mode, from its folded copy
+    (:class:`~geaet_dgl.models.signnet.FoldedSignNetEncoder`: every BatchNorm in a linear map):
+    :math:`\rho([\phi(v_j) + \phi(-v_j)]_j)`, :math:`\phi` GIN convolutions on each eigenvector as a one-channel
+    signal, both signs at once. (N, k) eigenvectors -> (N, pe_dim)."""
+
+    def __init__(self, encoder: nn.Module):
+        super().__init__()
+        folded = encoder.folded()
+        if folded is None:
+            raise ExportError("cannot export SignNet: a BatchNorm without running statistics normalises with each "
+                              "batch's statistics; the exporter folds running statistics only")
+        self.k, self.deepset = folded.k, folded.model == "deepset"
+        self.convs = nn.ModuleList(LinearChain(linears) for linears in folded.convs)
+        self.self_weights = [1.0 + eps for eps in folded.eps]
+        self.rho = LinearChain(folded.rho)
+
+    def forward(self, eigvecs: torch.Tensor, src: torch.Tensor, dst: torch.Tensor, sizes: torch.Tensor) -> torch.Tensor:
+        num_nodes = eigvecs.shape[0]
+        vecs = torch.nan_to_num(eigvecs, nan=0.0)
+        x = torch.stack([vecs, -vecs], dim=-1).unsqueeze(-1)  # (N, k, 2, 1)
+        for index, conv in enumerate(self.convs):
+            flat = x.reshape(num_nodes, -1)
+            summed = segment_sum(flat.index_select(0, src), dst, num_nodes) + flat * self.self_weights[index]
+            x = conv(summed.reshape(num_nodes, self.k, 2, -1)).reshape(num_nodes, self.k, 2, -1)
+        x = x.sum(dim=2)  # phi(v) + phi(-v): (N, k, C)
+        if self.deepset:  # the sum over the graph's real frequencies
+            real = torch.arange(self.k, device=x.device).unsqueeze(0) < sizes.unsqueeze(1)
+            pooled = (x * real.unsqueeze(-1).to(x.dtype)).sum(dim=1)
+        else:
+            pooled = x.reshape(num_nodes, -1)
+        return self.rho(pooled)
+
+
+class NoSignNet(nn.Module):
+    """The absent SignNet encoder (never called)."""
+
+    def forward(self, eigvecs: torch.Tensor, src: torch.Tensor, dst: torch.Tensor, sizes: torch.Tensor) -> torch.Tensor:
+        return eigvecs
 
 
 class NoLapPE(nn.Module):
@@ -313,11 +376,13 @@ class ExportedGEAET(nn.Module):
         self.edge_encoder = ExportEncoder(model.edge_encoder, cfg.edge_encoder if model.edge_encoder is not None
                                           else "none", d)
         self.hidden_dim = d
-        # positional / structural encodings: 0 none, 1 ESLapPE distances for the GatedGCN gate, 2 LapPE, 3 RWSE
+        # positional / structural encodings: 0 none, 1 ESLapPE distances for the GatedGCN gate, 2 LapPE, 3 RWSE,
+        # 4 SignNet
         self.pe_kind = 0
         self.register_buffer("pe_weight", torch.zeros(0, 0))
         self.lap_pe = ExportLapPE(model.pe_encoder) if cfg.pe == "lappe" else NoLapPE()
         self.kernel_pe = ExportKernelSE(model.pe_encoder) if cfg.pe == "rwse" else nn.Identity()
+        self.signnet = ExportSignNet(model.pe_encoder) if cfg.pe == "signnet" else NoSignNet()
         if cfg.pe == "eslappe" and cfg.mpnn in MPNNS_READING_ESLAPPE:
             self.pe_kind = 1
             self.pe_weight = model.pe_encoder.linear_encoder_eigenvec.weight.detach().clone()
@@ -325,6 +390,8 @@ class ExportedGEAET(nn.Module):
             self.pe_kind = 2
         elif cfg.pe == "rwse":
             self.pe_kind = 3
+        elif cfg.pe == "signnet":
+            self.pe_kind = 4
         self.has_se = cfg.se == "rwse"
         self.kernel_se = ExportKernelSE(model.se_encoder) if self.has_se else nn.Identity()
 
@@ -373,6 +440,9 @@ class ExportedGEAET(nn.Module):
             h = torch.cat([h, self.lap_pe(lap_pe.to(torch.float32), lap_eigval.to(torch.float32), sizes)], dim=-1)
         elif self.pe_kind == 3:
             h = torch.cat([h, self.kernel_pe(rwse.to(torch.float32))], dim=-1)
+        elif self.pe_kind == 4:
+            sizes = node_counts.index_select(0, graph_of_node)
+            h = torch.cat([h, self.signnet(lap_pe.to(torch.float32), src, dst, sizes)], dim=-1)
         if self.has_se:
             h = torch.cat([h, self.kernel_se(rwse.to(torch.float32))], dim=-1)
 

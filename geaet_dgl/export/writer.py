@@ -53,7 +53,8 @@ def model_input_widths(model: ModelConfig) -> Dict[str, int]:
     """:func:`input_widths` of a model configuration."""
     lap_k, rwse_k = data_pe_sizes(model)
     edge = model.edge_in_feats if model.edge_encoder in ("linear", "embedding", "typedict") else 0
-    return {"x": model.node_in_feats, "edge_attr": edge, "lap_pe": lap_k if model.pe in ("eslappe", "lappe") else 0,
+    return {"x": model.node_in_feats, "edge_attr": edge,
+            "lap_pe": lap_k if model.pe in ("eslappe", "lappe", "signnet") else 0,
             "lap_eigval": lap_k if model.pe == "lappe" else 0, "rwse": rwse_k or 0}
 
 

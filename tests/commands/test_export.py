@@ -20,13 +20,13 @@ def test_export_writes_a_torchscript_file_that_loads(tmp_path):
 
 
 def test_an_uncovered_layer_is_one_error_line_and_no_file(tmp_path):
-    save_case_checkpoint("mnist", tmp_path / "best.pt", **{"model.pe": "signnet"})
+    save_case_checkpoint("mnist", tmp_path / "best.pt", **{"model.pe": "hkdiagse"})
     out = tmp_path / "model.pt"
     result = CliRunner().invoke(cli.main, ["export", "--checkpoint", str(tmp_path / "best.pt"), "--format", "onnx",
                                            "--out", str(out)])
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: cannot export model.pe=signnet"), result.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: cannot export model.pe=hkdiagse"), result.stderr
     assert not out.exists()
 
 

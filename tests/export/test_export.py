@@ -55,7 +55,7 @@ def test_the_scatter_ops_equal_dense_computations():
 
 @pytest.mark.parametrize("preset, overrides, named", [
     ("mnist", {"model.mpnn": "gatedgcn", "model.graphormer.enable": True}, "model.graphormer"),
-    ("mnist", {"model.pe": "signnet"}, "model.pe=signnet"),
+    ("mnist", {"model.pe": "hkdiagse"}, "model.pe=hkdiagse"),
     ("geaet-node", {"model.input_branch": "hops"}, "model.input_branch=hops"),
 ])
 def test_what_is_not_covered_is_refused_in_one_line(preset, overrides, named):
