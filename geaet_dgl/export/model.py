@@ -19,7 +19,7 @@ eval mode on the same graphs batched with ``dgl.batch`` (the run's input transfo
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -37,9 +37,9 @@ from ..nn.gin import GINELayer, GINLayer
 from ..nn.external_attention import GEANet, PaperGEANet
 from ..nn.performer import PerformerAttention
 from ..nn.self_attention import GraphSelfAttention
-from .layers import (ExportError, ExportGAT, ExportGENConv, ExportPNA, ExportGatedGCN, ExportGCN, ExportGEANet, ExportGIN, ExportLayer, ExportPaperGEANet,
-                     ExportPerformer, ExportSelfAttention, NoAttention, NoGEANet, NoMPNN, activate, activation_name, affine_of,
-                     frozen)
+from .layers import (ExportError, ExportGAT, ExportGatedGCN, ExportGCN, ExportGEANet, ExportGENConv, ExportGIN,
+                     ExportLayer, ExportPaperGEANet, ExportPerformer, ExportPNA, ExportSelfAttention, NoAttention,
+                     NoGEANet, NoMPNN, activate, activation_name, affine_of, frozen, gcn_propagate)
 from .scatter import graph_index, segment_max, segment_mean, segment_sum
 
 #: The exported forward's inputs, in order.
@@ -83,13 +83,10 @@ def check_exportable(config: ModelConfig, input_transform: Optional[Dict[str, An
         if value not in covered:
             raise ExportError(f"cannot export model.{field}={value}: {REFUSED_BECAUSE[field]}; exported: "
                               f"{', '.join(covered)}")
-    if config.input_gcn_weight > 0 and config.input_branch not in ("gcn", "mlp"):
-        raise ExportError(f"cannot export model.input_branch={config.input_branch}: the hop branch is not exported "
-                          "yet (gcn and mlp are)")
-    unknown = sorted(set(input_transform or {}) - {"standardize", "row_normalize"})
+    unknown = sorted(set(input_transform or {}) - {"standardize", "row_normalize", "propagate"})
     if unknown:
-        raise ExportError(f"cannot export a run whose inputs are transformed by {', '.join(unknown)} "
-                          "(data.feature_propagation): the propagation is not exported yet")
+        raise ExportError(f"cannot export a run whose inputs are transformed by {', '.join(unknown)}: this "
+                          "geaet-dgl does not know that transform")
 
 
 class ExportEncoder(nn.Module):
@@ -222,6 +219,31 @@ class NoSignNet(nn.Module):
 
     def forward(self, eigvecs: torch.Tensor, src: torch.Tensor, dst: torch.Tensor, sizes: torch.Tensor) -> torch.Tensor:
         return eigvecs
+
+
+class ExportHopBranch(nn.Module):
+    """:class:`~geaet_dgl.models.input_gcn.HopBranch` in eval mode: ``X W_1`` split into K + 1 hop blocks, block k
+    propagated k times by :math:`D^{-1/2} A D^{-1/2}` (no self-loops; D the in-degrees, 1 where a node has none),
+    then ReLU and the second linear map. Same call as the MPNNs (the edges pass through)."""
+
+    def __init__(self, branch: nn.Module):
+        super().__init__()
+        self.first, self.second = frozen(branch.first), frozen(branch.second)
+        self.hidden_dim, self.hops = branch.hidden_dim, branch.hops
+
+    def forward(self, h: torch.Tensor, e: torch.Tensor, src: torch.Tensor, dst: torch.Tensor,
+                pe_dist: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        num_nodes = h.shape[0]
+        keep = (src != dst).to(h.dtype).unsqueeze(1)
+        norm = segment_sum(keep, dst, num_nodes).clamp(min=1.0).rsqrt()  # (N, 1)
+        parts = list(self.first(h).split(self.hidden_dim, dim=1))
+        out: List[torch.Tensor] = [parts[0]]
+        for k in range(1, self.hops + 1):
+            part = parts[k]
+            for _ in range(k):
+                part = segment_sum((part * norm).index_select(0, src) * keep, dst, num_nodes) * norm
+            out.append(part)
+        return self.second(F.relu(torch.cat(out, dim=1))), e
 
 
 class NoLapPE(nn.Module):
@@ -363,6 +385,7 @@ class ExportedGEAET(nn.Module):
         d = cfg.hidden_dim
         transform = input_transform or {}
         self.row_normalize = "row_normalize" in transform
+        self.propagation_hops = int(transform["propagate"]["hops"]) if "propagate" in transform else 0
         stats = transform.get("standardize")
         self.standardize = stats is not None
         for unit in ("node", "edge"):
@@ -403,7 +426,10 @@ class ExportedGEAET(nn.Module):
         self.input_weight = float(cfg.input_gcn_weight) if model.input_gcn is not None else 0.0
         self.mix_logits = cfg.input_branch_mix == "logits"
         propagate = model.input_gcn is not None and cfg.input_branch == "gcn"
-        if model.input_gcn is not None:
+        self.hop_branch = model.input_gcn is not None and cfg.input_branch == "hops"
+        if self.hop_branch:  # one module; the second slot is never called
+            self.input_first, self.input_second = ExportHopBranch(model.input_gcn), NoMPNN()
+        elif model.input_gcn is not None:
             self.input_first = ExportGCN(model.input_gcn.first, propagate)
             self.input_second = ExportGCN(model.input_gcn.second, propagate)
         else:
@@ -422,6 +448,8 @@ class ExportedGEAET(nn.Module):
         if self.row_normalize:
             total = x.abs().sum(dim=1, keepdim=True)
             x = x / torch.where(total == 0, torch.ones_like(total), total)
+        for _ in range(self.propagation_hops):  # SGC's propagation (data.feature_propagation), after the row norm
+            x = gcn_propagate(x, src, dst)
         if self.standardize:
             x = (x - self.node_mean) / self.node_std
             edge_attr = (edge_attr.to(torch.float32) - self.edge_mean) / self.edge_std
@@ -458,7 +486,8 @@ class ExportedGEAET(nn.Module):
         if self.input_weight <= 0.0:
             return self.head(h, graph_of_node, node_counts)
         branch, _ = self.input_first(x, e, src, dst, pe_dist)
-        branch, _ = self.input_second(F.relu(branch), e, src, dst, pe_dist)
+        if not self.hop_branch:
+            branch, _ = self.input_second(F.relu(branch), e, src, dst, pe_dist)
         w = self.input_weight
         if self.mix_logits:
             return (1.0 - w) * self.head(h, graph_of_node, node_counts) + w * branch

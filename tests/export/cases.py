@@ -35,13 +35,16 @@ CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
 }
 
 #: The rest of the layer menu the exporter covers: GAT, PNA and GENConv as local MPNNs on ZINC-like runs,
-#: ogbg-molhiv's preset (its head: GraphGPS's san_graph MLP), SignNet on a ZINC-like run, and the Performer on MNIST, also counting the
+#: ogbg-molhiv's preset (its head: GraphGPS's san_graph MLP), SignNet on a ZINC-like run, the node run with
+#: the hop branch (H2GCN's ego / neighbour split), and the Performer on MNIST, also counting the
 #: padding keys as the reference does (``model.performer_pad_keys``).
 MENU_CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
     "zinc-gat": ("zinc", {"model.hidden_dim": 32, "model.num_layers": 2, "model.mpnn": "gat"}),
     "zinc-pna": ("zinc", {"model.hidden_dim": 32, "model.num_layers": 2, "model.mpnn": "pna"}),
     "zinc-genconv": ("zinc", {"model.hidden_dim": 32, "model.num_layers": 2, "model.mpnn": "genconv"}),
     "ogbg-molhiv": ("ogbg-molhiv", {"model.hidden_dim": 32, "model.num_layers": 2}),
+    "node-hops": ("geaet-node", {"model.hidden_dim": 16, "model.node_in_feats": 5, "model.input_branch": "hops",
+                                 "model.input_branch_hops": 2}),
     "zinc-signnet": ("zinc", {"model.hidden_dim": 32, "model.num_layers": 2, "model.pe": "signnet"}),
     "mnist-performer": ("mnist", {"model.hidden_dim": 16, "model.num_layers": 2, "model.attention": "performer"}),
     "mnist-performer-padded": ("mnist", {"model.hidden_dim": 16, "model.num_layers": 2, "model.attention": "performer",

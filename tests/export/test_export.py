@@ -56,7 +56,7 @@ def test_the_scatter_ops_equal_dense_computations():
 @pytest.mark.parametrize("preset, overrides, named", [
     ("mnist", {"model.mpnn": "gatedgcn", "model.graphormer.enable": True}, "model.graphormer"),
     ("mnist", {"model.pe": "hkdiagse"}, "model.pe=hkdiagse"),
-    ("geaet-node", {"model.input_branch": "hops"}, "model.input_branch=hops"),
+    ("pcqm-contact", {"model.hidden_dim": 32}, "model.head=link"),
 ])
 def test_what_is_not_covered_is_refused_in_one_line(preset, overrides, named):
     from geaet_dgl.config import make_run_config
@@ -71,6 +71,7 @@ def test_what_is_not_covered_is_refused_in_one_line(preset, overrides, named):
 
 @pytest.mark.parametrize("transform", [
     {"row_normalize": {}},
+    {"row_normalize": {}, "propagate": {"hops": 2}},
     {"standardize": {"node_mean": [0.5, -1.0, 2.0], "node_std": [2.0, 0.5, 1.5], "edge_mean": [0.3],
                      "edge_std": [0.7]}},
 ])
