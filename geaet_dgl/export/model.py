@@ -51,9 +51,9 @@ COVERED = {
     "attention": ("transformer", "performer", "none"),
     "pe": ("none", "eslappe", "lappe", "signnet", "rwse"),
     "se": ("none", "rwse"),
-    "node_encoder": ("linear", "embedding", "typedict", "constant"),
+    "node_encoder": ("linear", "embedding", "typedict", "constant", "ast"),
     "edge_encoder": ("linear", "embedding", "typedict", "constant", "none"),
-    "head": ("graph", "mlp_graph", "san_graph", "node", "root"),
+    "head": ("graph", "mlp_graph", "san_graph", "node", "root", "sequence"),
     "norm": ("batch", "layer", "node_layer", "none"),
 }
 
@@ -63,9 +63,9 @@ REFUSED_BECAUSE = {
     "attention": "the Graphormer bias needs encodings the exported example does not compute yet",
     "pe": "the exported example does not compute HKdiagSE or ElstaticSE",
     "se": "its encoding is not computed by the exported example",
-    "node_encoder": "the encoder (ast, premp) is not exported yet",
+    "node_encoder": "the encoder (premp) is not exported yet",
     "edge_encoder": "the encoder is not exported yet",
-    "head": "the head scores node pairs or token sequences, not graphs or nodes",
+    "head": "the head scores node pairs (link prediction), not graphs or nodes",
     "norm": "the norm is not exported",
 }
 
@@ -92,16 +92,21 @@ def check_exportable(config: ModelConfig, input_transform: Optional[Dict[str, An
 class ExportEncoder(nn.Module):
     """An input encoder of :mod:`geaet_dgl.models.encoders`: ``kind`` 0 linear, 1 sum of embeddings,
     2 one embedding of column 0 (typedict), 3 one learned vector (constant), 4 none (zeros of ``width``, the
-    graphgym model without an edge encoder). (M, F) float32 -> (M, d)."""
+    graphgym model without an edge encoder), 5 the AST node encoder (type, attribute and clipped depth
+    embeddings, summed). (M, F) float32 -> (M, d)."""
 
     def __init__(self, encoder: Optional[nn.Module], kind: str, width: int = 0):
         super().__init__()
-        self.kind = {"linear": 0, "embedding": 1, "typedict": 2, "constant": 3, "none": 4}[kind]
+        self.kind = {"linear": 0, "embedding": 1, "typedict": 2, "constant": 3, "none": 4, "ast": 5}[kind]
         self.width = width
+        self.max_depth = int(encoder.max_depth) if kind == "ast" else 0
         self.in_feats = int(getattr(encoder, "in_feats", 1))
         self.linear = frozen(encoder.encoder) if kind == "linear" else nn.Identity()
         if kind == "embedding":
             self.embeddings = nn.ModuleList(frozen(emb) for emb in encoder.embeddings)
+        elif kind == "ast":  # type, attribute, depth (clipped at the last depth embedding)
+            self.embeddings = nn.ModuleList(frozen(emb) for emb in (encoder.type_encoder, encoder.attribute_encoder,
+                                                                      encoder.depth_encoder))
         else:
             self.embeddings = nn.ModuleList(frozen(encoder.encoder) for _ in range(int(kind == "typedict")))
         self.register_buffer("constant", encoder.encoder.weight.detach().clone()[0] if kind == "constant"
@@ -115,6 +120,8 @@ class ExportEncoder(nn.Module):
         if self.kind == 3:
             return self.constant.unsqueeze(0).expand(rows, -1)
         types = feat.reshape(rows, -1).to(torch.long)
+        if self.kind == 5:
+            types = torch.cat([types[:, :2], types[:, 2:3].clamp(max=self.max_depth)], dim=1)
         out = torch.zeros(0)
         for column, embedding in enumerate(self.embeddings):
             term = embedding(types[:, column])
@@ -289,12 +296,21 @@ class ExportSANMLP(nn.Module):
 
 class ExportHead(nn.Module):
     """The prediction head: ``kind`` 0 pool each graph (``pooling``) then the MLP, 1 the MLP on every node,
-    2 the MLP on each graph's first node (the root head)."""
+    2 the MLP on each graph's first node (the root head), 3 pool then one linear map per sequence position
+    (the sequence head; its maps concatenated into one)."""
 
     def __init__(self, head: nn.Module, kind: str):
         super().__init__()
-        self.kind = {"graph": 0, "node": 1, "root": 2}[kind]
+        self.kind = {"graph": 0, "node": 1, "root": 2, "sequence": 3}[kind]
         self.pooling = {"mean": 0, "sum": 1, "max": 2, "first": 3}[getattr(head, "pooling", "mean")]
+        if kind == "sequence":  # one linear map per position, concatenated: GraphGPS's ogb_code_graph head
+            linears = list(head.graph_pred_linear_list)
+            merged = nn.Linear(linears[0].in_features, sum(linear.out_features for linear in linears))
+            with torch.no_grad():
+                merged.weight.copy_(torch.cat([linear.weight for linear in linears]))
+                merged.bias.copy_(torch.cat([linear.bias for linear in linears]))
+            self.mlp = frozen(merged)
+            return
         mlp = head.layer_post_mp
         if type(mlp) is PostMPMLP:
             self.mlp = ExportPostMP(mlp)
@@ -421,7 +437,7 @@ class ExportedGEAET(nn.Module):
         self.layers = nn.ModuleList(export_layer(layer) for layer in model.layers)
         self.jk = 0 if model.jk is None else (1 if cfg.jk == "cat" else 2)
         self.jk_linear = frozen(model.jk.linear) if self.jk == 1 else nn.Identity()
-        head_kind = "node" if cfg.head == "node" else ("root" if cfg.head == "root" else "graph")
+        head_kind = cfg.head if cfg.head in ("node", "root", "sequence") else "graph"
         self.head = ExportHead(model.head, head_kind)
         self.input_weight = float(cfg.input_gcn_weight) if model.input_gcn is not None else 0.0
         self.mix_logits = cfg.input_branch_mix == "logits"

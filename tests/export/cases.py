@@ -35,7 +35,7 @@ CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
 }
 
 #: The rest of the layer menu the exporter covers: GAT, PNA and GENConv as local MPNNs on ZINC-like runs,
-#: ogbg-molhiv's preset (its head: GraphGPS's san_graph MLP), SignNet on a ZINC-like run, the node run with
+#: ogbg-molhiv's preset (its head: GraphGPS's san_graph MLP), ogbg-code2's (the AST encoder, the sequence head), SignNet on a ZINC-like run, the node run with
 #: the hop branch (H2GCN's ego / neighbour split), and the Performer on MNIST, also counting the
 #: padding keys as the reference does (``model.performer_pad_keys``).
 MENU_CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
@@ -45,6 +45,7 @@ MENU_CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
     "ogbg-molhiv": ("ogbg-molhiv", {"model.hidden_dim": 32, "model.num_layers": 2}),
     "node-hops": ("geaet-node", {"model.hidden_dim": 16, "model.node_in_feats": 5, "model.input_branch": "hops",
                                  "model.input_branch_hops": 2}),
+    "ogbg-code2": ("ogbg-code2", {"model.hidden_dim": 16, "model.num_layers": 1}),
     "zinc-signnet": ("zinc", {"model.hidden_dim": 32, "model.num_layers": 2, "model.pe": "signnet"}),
     "mnist-performer": ("mnist", {"model.hidden_dim": 16, "model.num_layers": 2, "model.attention": "performer"}),
     "mnist-performer-padded": ("mnist", {"model.hidden_dim": 16, "model.num_layers": 2, "model.attention": "performer",
@@ -84,9 +85,11 @@ def random_graphs(model_config, sizes: Sequence[Tuple[int, int]], seed: int = 0)
     for nodes, edges in sizes:
         src, dst = torch.randint(0, nodes, (edges,), generator=gen), torch.randint(0, nodes, (edges,), generator=gen)
         g = dgl.graph((src, dst), num_nodes=nodes)
-        if model_config.node_encoder in ("embedding", "typedict"):
-            g.ndata["feat"] = torch.stack([torch.randint(0, v, (nodes,), generator=gen)
-                                           for v in model_config.node_vocab_sizes], 1)
+        if model_config.node_encoder in ("embedding", "typedict", "ast"):
+            # (the AST encoder clips depths past its last embedding: some are drawn past it)
+            vocab = list(model_config.node_vocab_sizes[:-1]) + [model_config.node_vocab_sizes[-1] *
+                                                                (2 if model_config.node_encoder == "ast" else 1)]
+            g.ndata["feat"] = torch.stack([torch.randint(0, v, (nodes,), generator=gen) for v in vocab], 1)
         else:
             g.ndata["feat"] = torch.randn(nodes, model_config.node_in_feats, generator=gen)
         if model_config.edge_encoder in ("embedding", "typedict"):
