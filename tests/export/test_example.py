@@ -86,3 +86,31 @@ def _has(module: str) -> bool:
     except ImportError:
         return False
     return True
+
+
+def test_bad_npz_files_are_one_error_line(tmp_path, capsys):
+    """The example refuses an npz without a key, or with node ids that are not local to their graph, in one line."""
+    import importlib.util
+
+    import numpy as np
+
+    spec = importlib.util.spec_from_file_location("predict_exported", EXAMPLE)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    save_case_checkpoint("zinc-gine", tmp_path / "best.pt")
+    export_checkpoint(tmp_path / "best.pt", "torchscript", tmp_path / "model.pt")
+    good = {"num_nodes": np.array([3, 2]), "num_edges": np.array([2, 1]), "x": np.zeros((5, 1), np.float32),
+            "edge_index": np.array([[0, 1, 0], [1, 2, 1]]), "edge_attr": np.zeros((3, 1), np.float32)}
+    cases = {"missing": ({k: v for k, v in good.items() if k != "x"}, "has no 'x'"),
+             "global ids": ({**good, "edge_index": np.array([[0, 1, 3], [1, 2, 4]])},
+                            "graph 1: edge_index holds node ids outside 0..1")}
+    for name, (arrays, expected) in cases.items():
+        np.savez(tmp_path / f"{name}.npz", **arrays)
+        code = example.main([str(tmp_path / "model.pt"), str(tmp_path / f"{name}.npz"), "--out",
+                             str(tmp_path / f"{name}.csv")])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and expected in err[0], (name, err)
+        assert not (tmp_path / f"{name}.csv").exists()
+    np.savez(tmp_path / "good.npz", **good)
+    assert example.main([str(tmp_path / "model.pt"), str(tmp_path / "good.npz"), "--out", str(tmp_path / "g.csv")]) == 0
+    assert len(read_rows(tmp_path / "g.csv")) == 3  # header and two graphs
