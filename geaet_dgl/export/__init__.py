@@ -7,7 +7,7 @@ turns a checkpoint into a file (``geaet-dgl export``) with the settings a caller
 What is not covered is refused with one :class:`~.layers.ExportError` line. docs/export.md says why the
 exported layers are a second, torch-only forward of each layer's eval math, read from the same weights.
 """
-from .layers import ExportError
+from .common import ExportError
 from .model import INPUT_NAMES, ExportedGEAET, check_exportable
 
 __all__ = ["ExportError", "ExportedGEAET", "INPUT_NAMES", "check_exportable"]

@@ -19,7 +19,7 @@ eval mode on the same graphs batched with ``dgl.batch`` (the run's input transfo
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import torch
 import torch.nn.functional as F
@@ -27,20 +27,24 @@ from torch import nn
 
 from ..config import ModelConfig
 from ..models.geaet import GEAET, MPNNS_READING_ESLAPPE, reads_edge_states
-from ..models.heads import PostMPMLP, SANMLP
-from ..nn.gated_gcn import GatedGCNLayer
+from ..nn.external_attention import GEANet, PaperGEANet
 from ..nn.gat import GATLayer
+from ..nn.gated_gcn import GatedGCNLayer
 from ..nn.gcn import GCNLayer
 from ..nn.gen_conv import GENConvLayer
-from ..nn.pna import PNALayer
 from ..nn.gin import GINELayer, GINLayer
-from ..nn.external_attention import GEANet, PaperGEANet
 from ..nn.performer import PerformerAttention
+from ..nn.pna import PNALayer
 from ..nn.self_attention import GraphSelfAttention
-from .layers import (ExportError, ExportGAT, ExportGatedGCN, ExportGCN, ExportGEANet, ExportGENConv, ExportGIN,
-                     ExportLayer, ExportPaperGEANet, ExportPerformer, ExportPNA, ExportSelfAttention, NoAttention,
-                     NoGEANet, NoMPNN, activate, activation_name, affine_of, frozen, gcn_propagate)
-from .scatter import graph_index, segment_max, segment_mean, segment_sum
+from .attention import ExportPerformer, ExportSelfAttention, NoAttention
+from .common import ExportError, frozen
+from .geanet import ExportGEANet, ExportPaperGEANet, NoGEANet
+from .heads import ExportHead
+from .inputs import ExportEncoder, ExportHopBranch, ExportKernelSE, ExportLapPE, ExportSignNet, NoLapPE, NoSignNet
+from .layers import ExportLayer
+from .mpnns import ExportGAT, ExportGatedGCN, ExportGCN, ExportGENConv, ExportGIN, ExportPNA, NoMPNN, gcn_propagate
+from .scatter import graph_index
+
 
 #: The exported forward's inputs, in order.
 INPUT_NAMES = ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eigval", "rwse")
@@ -87,251 +91,6 @@ def check_exportable(config: ModelConfig, input_transform: Optional[Dict[str, An
     if unknown:
         raise ExportError(f"cannot export a run whose inputs are transformed by {', '.join(unknown)}: this "
                           "geaet-dgl does not know that transform")
-
-
-class ExportEncoder(nn.Module):
-    """An input encoder of :mod:`geaet_dgl.models.encoders`: ``kind`` 0 linear, 1 sum of embeddings,
-    2 one embedding of column 0 (typedict), 3 one learned vector (constant), 4 none (zeros of ``width``, the
-    graphgym model without an edge encoder), 5 the AST node encoder (type, attribute and clipped depth
-    embeddings, summed). (M, F) float32 -> (M, d)."""
-
-    def __init__(self, encoder: Optional[nn.Module], kind: str, width: int = 0):
-        super().__init__()
-        self.kind = {"linear": 0, "embedding": 1, "typedict": 2, "constant": 3, "none": 4, "ast": 5}[kind]
-        self.width = width
-        self.max_depth = int(encoder.max_depth) if kind == "ast" else 0
-        self.in_feats = int(getattr(encoder, "in_feats", 1))
-        self.linear = frozen(encoder.encoder) if kind == "linear" else nn.Identity()
-        if kind == "embedding":
-            self.embeddings = nn.ModuleList(frozen(emb) for emb in encoder.embeddings)
-        elif kind == "ast":  # type, attribute, depth (clipped at the last depth embedding)
-            self.embeddings = nn.ModuleList(frozen(emb) for emb in (encoder.type_encoder, encoder.attribute_encoder,
-                                                                      encoder.depth_encoder))
-        else:
-            self.embeddings = nn.ModuleList(frozen(encoder.encoder) for _ in range(int(kind == "typedict")))
-        self.register_buffer("constant", encoder.encoder.weight.detach().clone()[0] if kind == "constant"
-                             else torch.zeros(0))
-
-    def forward(self, feat: torch.Tensor, rows: int) -> torch.Tensor:
-        if self.kind == 4:
-            return torch.zeros(rows, self.width, device=feat.device)
-        if self.kind == 0:
-            return self.linear(feat.reshape(rows, self.in_feats).to(torch.float32))
-        if self.kind == 3:
-            return self.constant.unsqueeze(0).expand(rows, -1)
-        types = feat.reshape(rows, -1).to(torch.long)
-        if self.kind == 5:
-            types = torch.cat([types[:, :2], types[:, 2:3].clamp(max=self.max_depth)], dim=1)
-        out = torch.zeros(0)
-        for column, embedding in enumerate(self.embeddings):
-            term = embedding(types[:, column])
-            out = term if column == 0 else out + term
-        return out
-
-
-class ExportKernelSE(nn.Module):
-    """:class:`~geaet_dgl.models.positional.KernelSEEncoder` (RWSE) in eval mode: BatchNorm as an affine map,
-    then its linear map or MLP. (N, k) -> (N, pe_dim)."""
-
-    def __init__(self, encoder: nn.Module):
-        super().__init__()
-        k = encoder.pe_encoder[0].in_features if isinstance(encoder.pe_encoder, nn.Sequential) else \
-            encoder.pe_encoder.in_features
-        scale, shift = affine_of(encoder.raw_norm, "the RWSE BatchNorm") if encoder.raw_norm is not None else \
-            (torch.ones(k), torch.zeros(k))
-        self.register_buffer("scale", scale.clone())
-        self.register_buffer("shift", shift.clone())
-        self.encoder = frozen(encoder.pe_encoder)
-
-    def forward(self, rwse: torch.Tensor) -> torch.Tensor:
-        return self.encoder(rwse * self.scale + self.shift)
-
-
-class ExportLapPE(nn.Module):
-    """:class:`~geaet_dgl.models.positional.LapPEDeepSetEncoder` in eval mode (no sign flips): a shared MLP on
-    each (eigenvector entry, eigenvalue) pair, summed over the graph's real frequencies. (N, k) x 2 -> (N, p)."""
-
-    def __init__(self, encoder: nn.Module):
-        super().__init__()
-        self.k = encoder.k
-        self.linear_A = frozen(encoder.linear_A)
-        self.encoder = frozen(encoder.pe_encoder)
-
-    def forward(self, eigvecs: torch.Tensor, eigvals: torch.Tensor, sizes: torch.Tensor) -> torch.Tensor:
-        padded = torch.arange(self.k, device=eigvecs.device).unsqueeze(0) >= sizes.unsqueeze(1)
-        padded = (padded | torch.isnan(eigvecs) | torch.isnan(eigvals)).unsqueeze(2)
-        pairs = torch.stack([eigvecs, eigvals], dim=-1).masked_fill(padded, 0.0)
-        return self.encoder(self.linear_A(pairs)).masked_fill(padded, 0.0).sum(dim=1)
-
-
-class LinearChain(nn.Module):
-    """Linear maps with a ReLU between them (none after the last): (..., C) -> (rows, out)."""
-
-    def __init__(self, linears):
-        super().__init__()
-        self.linears = nn.ModuleList()
-        for weight_t, bias in linears:
-            linear = nn.Linear(weight_t.shape[0], weight_t.shape[1])
-            with torch.no_grad():
-                linear.weight.copy_(weight_t.t())
-                linear.bias.copy_(bias)
-            self.linears.append(frozen(linear))
-        self.last = len(self.linears) - 1
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = x.reshape(-1, x.shape[-1])
-        for index, linear in enumerate(self.linears):
-            h = linear(h)
-            if index < self.last:
-                h = F.relu(h)
-        return h
-
-
-class ExportSignNet(nn.Module):
-    """:class:`~geaet_dgl.models.signnet.SignNetEncoder` in eval mode, from its folded copy
-    (:class:`~geaet_dgl.models.signnet.FoldedSignNetEncoder`: every BatchNorm in a linear map):
-    :math:`\rho([\phi(v_j) + \phi(-v_j)]_j)`, :math:`\phi` GIN convolutions on each eigenvector as a one-channel
-    signal, both signs at once. (N, k) eigenvectors -> (N, pe_dim)."""
-
-    def __init__(self, encoder: nn.Module):
-        super().__init__()
-        folded = encoder.folded()
-        if folded is None:
-            raise ExportError("cannot export SignNet: a BatchNorm without running statistics normalises with each "
-                              "batch's statistics; the exporter folds running statistics only")
-        self.k, self.deepset = folded.k, folded.model == "deepset"
-        self.convs = nn.ModuleList(LinearChain(linears) for linears in folded.convs)
-        self.self_weights = [1.0 + eps for eps in folded.eps]
-        self.rho = LinearChain(folded.rho)
-
-    def forward(self, eigvecs: torch.Tensor, src: torch.Tensor, dst: torch.Tensor, sizes: torch.Tensor) -> torch.Tensor:
-        num_nodes = eigvecs.shape[0]
-        vecs = torch.nan_to_num(eigvecs, nan=0.0)
-        x = torch.stack([vecs, -vecs], dim=-1).unsqueeze(-1)  # (N, k, 2, 1)
-        for index, conv in enumerate(self.convs):
-            flat = x.reshape(num_nodes, -1)
-            summed = segment_sum(flat.index_select(0, src), dst, num_nodes) + flat * self.self_weights[index]
-            x = conv(summed.reshape(num_nodes, self.k, 2, -1)).reshape(num_nodes, self.k, 2, -1)
-        x = x.sum(dim=2)  # phi(v) + phi(-v): (N, k, C)
-        if self.deepset:  # the sum over the graph's real frequencies
-            real = torch.arange(self.k, device=x.device).unsqueeze(0) < sizes.unsqueeze(1)
-            pooled = (x * real.unsqueeze(-1).to(x.dtype)).sum(dim=1)
-        else:
-            pooled = x.reshape(num_nodes, -1)
-        return self.rho(pooled)
-
-
-class NoSignNet(nn.Module):
-    """The absent SignNet encoder (never called)."""
-
-    def forward(self, eigvecs: torch.Tensor, src: torch.Tensor, dst: torch.Tensor, sizes: torch.Tensor) -> torch.Tensor:
-        return eigvecs
-
-
-class ExportHopBranch(nn.Module):
-    """:class:`~geaet_dgl.models.input_gcn.HopBranch` in eval mode: ``X W_1`` split into K + 1 hop blocks, block k
-    propagated k times by :math:`D^{-1/2} A D^{-1/2}` (no self-loops; D the in-degrees, 1 where a node has none),
-    then ReLU and the second linear map. Same call as the MPNNs (the edges pass through)."""
-
-    def __init__(self, branch: nn.Module):
-        super().__init__()
-        self.first, self.second = frozen(branch.first), frozen(branch.second)
-        self.hidden_dim, self.hops = branch.hidden_dim, branch.hops
-
-    def forward(self, h: torch.Tensor, e: torch.Tensor, src: torch.Tensor, dst: torch.Tensor,
-                pe_dist: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        num_nodes = h.shape[0]
-        keep = (src != dst).to(h.dtype).unsqueeze(1)
-        norm = segment_sum(keep, dst, num_nodes).clamp(min=1.0).rsqrt()  # (N, 1)
-        parts = list(self.first(h).split(self.hidden_dim, dim=1))
-        out: List[torch.Tensor] = [parts[0]]
-        for k in range(1, self.hops + 1):
-            part = parts[k]
-            for _ in range(k):
-                part = segment_sum((part * norm).index_select(0, src) * keep, dst, num_nodes) * norm
-            out.append(part)
-        return self.second(F.relu(torch.cat(out, dim=1))), e
-
-
-class NoLapPE(nn.Module):
-    """The absent LapPE encoder (never called)."""
-
-    def forward(self, eigvecs: torch.Tensor, eigvals: torch.Tensor, sizes: torch.Tensor) -> torch.Tensor:
-        return eigvecs
-
-
-class ExportPostMP(nn.Module):
-    """graphgym's post-message-passing MLP (:class:`~geaet_dgl.models.heads.PostMPMLP`): hidden blocks
-    Linear -> ReLU -> row-wise L2 normalisation, then the last linear map. The normalisation is written out,
-    :math:`x / \max(\lVert x \rVert_2, 10^{-12})` as ``F.normalize``: torch 2.2 writes ``F.normalize`` into ONNX
-    opset 18 as a ``ReduceL2`` node that the ONNX checker rejects."""
-
-    def __init__(self, mlp: nn.Module):
-        super().__init__()
-        self.hidden = nn.ModuleList(frozen(linear) for linear in mlp.hidden)
-        self.final = frozen(mlp.final)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for linear in self.hidden:
-            x = F.relu(linear(x))
-            x = x / x.square().sum(-1, keepdim=True).sqrt().clamp(min=1e-12)
-        return self.final(x)
-
-
-class ExportSANMLP(nn.Module):
-    """GraphGPS's ``san_graph`` MLP (:class:`~geaet_dgl.models.heads.SANMLP`): (Linear -> act) blocks, then the last
-    linear map (its ModuleList slice does not compile with TorchScript)."""
-
-    def __init__(self, mlp: nn.Module):
-        super().__init__()
-        self.hidden = nn.ModuleList(frozen(linear) for linear in list(mlp.FC_layers)[:-1])
-        self.final = frozen(mlp.FC_layers[-1])
-        self.relu = activation_name(mlp.activation) == "relu"
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for linear in self.hidden:
-            x = activate(linear(x), self.relu)
-        return self.final(x)
-
-
-class ExportHead(nn.Module):
-    """The prediction head: ``kind`` 0 pool each graph (``pooling``) then the MLP, 1 the MLP on every node,
-    2 the MLP on each graph's first node (the root head), 3 pool then one linear map per sequence position
-    (the sequence head; its maps concatenated into one)."""
-
-    def __init__(self, head: nn.Module, kind: str):
-        super().__init__()
-        self.kind = {"graph": 0, "node": 1, "root": 2, "sequence": 3}[kind]
-        self.pooling = {"mean": 0, "sum": 1, "max": 2, "first": 3}[getattr(head, "pooling", "mean")]
-        if kind == "sequence":  # one linear map per position, concatenated: GraphGPS's ogb_code_graph head
-            linears = list(head.graph_pred_linear_list)
-            merged = nn.Linear(linears[0].in_features, sum(linear.out_features for linear in linears))
-            with torch.no_grad():
-                merged.weight.copy_(torch.cat([linear.weight for linear in linears]))
-                merged.bias.copy_(torch.cat([linear.bias for linear in linears]))
-            self.mlp = frozen(merged)
-            return
-        mlp = head.layer_post_mp
-        if type(mlp) is PostMPMLP:
-            self.mlp = ExportPostMP(mlp)
-        elif type(mlp) is SANMLP:
-            self.mlp = ExportSANMLP(mlp)
-        else:  # GraphGPS's mlp_graph: an nn.Sequential of Dropout (the identity in eval mode), Linear, activations
-            self.mlp = frozen(mlp)
-
-    def forward(self, h: torch.Tensor, graph_of_node: torch.Tensor, node_counts: torch.Tensor) -> torch.Tensor:
-        if self.kind == 1:
-            return self.mlp(h)
-        num_graphs = node_counts.shape[0]
-        if self.kind == 2 or self.pooling == 3:
-            pooled = h.index_select(0, torch.cumsum(node_counts, 0) - node_counts)
-        elif self.pooling == 0:
-            pooled = segment_mean(h, graph_of_node, node_counts)
-        elif self.pooling == 1:
-            pooled = segment_sum(h, graph_of_node, num_graphs)
-        else:
-            pooled = segment_max(h, graph_of_node, num_graphs)
-        return self.mlp(pooled)
 
 
 def export_mpnn(module: Optional[nn.Module]) -> nn.Module:

@@ -22,7 +22,7 @@ def test_the_onnx_file_equals_the_model_on_two_batch_shapes(exported_case, tmp_p
 def test_the_full_width_mnist_preset_through_onnxruntime(tmp_path):
     """The paper's MNIST model at its own width and depth on a batch of 16 MNIST-like graphs: its GatedGCN gates
     saturate (sums of gates near 1e-7 beside the 1e-6 of the denominator), where onnxruntime's approximate
-    ``Sigmoid`` moved the outputs by 2e-4; the exported gates are written out (``layers.sigmoid``)."""
+    ``Sigmoid`` moved the outputs by 2e-4; the exported gates are written out (``geaet_dgl.export.common.sigmoid``)."""
     ort = pytest.importorskip("onnxruntime")
     import torch
 
