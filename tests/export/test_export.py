@@ -89,3 +89,17 @@ def test_the_runs_input_transform_is_applied_inside(transform, tmp_path):
         assert (scripted(*inputs) - want).abs().max() <= TOLERANCE
         untransformed = ExportedGEAET(model, None)(*inputs)
     assert (untransformed - want).abs().max() > 1e-3  # the transform matters on these graphs
+
+
+def test_geanet_rows_whose_weights_underflow_stay_finite():
+    """Where every slot of a row underflows in the softmax over the batch's rows, the library's (and the reference's)
+    two-step double normalisation divides 0 by 0; the exported one (log-sum-exp form) gives the float64 value."""
+    from geaet_dgl.export.geanet import double_normalize as exported
+    from geaet_dgl.nn.external_attention import double_normalize as library
+
+    scores = torch.tensor([[0.0, 0.0, 1.0, 2.0], [-200.0, -150.0, -120.0, -130.0], [5.0, -3.0, 0.5, 0.0]])
+    heads = 1
+    assert torch.isnan(library(scores.view(3, heads, 4).clone(), None)).any()  # row 1: 0 / 0
+    want = torch.softmax(scores.double() - torch.logsumexp(scores.double(), dim=0), dim=-1)
+    got = exported(scores, heads, torch.zeros(3, dtype=torch.long), 1, per_graph=False)
+    assert torch.isfinite(got).all() and torch.allclose(got.double(), want, atol=1e-6)
