@@ -31,6 +31,7 @@ COMMANDS = {
     "compare": "interop:compare",
     "benchmark": "benchmark:benchmark",
     "partition": "partition:partition",
+    "export": "export:export",
 }
 
 
