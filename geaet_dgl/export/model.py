@@ -35,6 +35,7 @@ from ..nn.gen_conv import GENConvLayer
 from ..nn.gin import GINELayer, GINLayer
 from ..nn.performer import PerformerAttention
 from ..nn.pna import PNALayer
+from ..nn.sage import SAGELayer
 from ..nn.self_attention import GraphSelfAttention
 from .attention import ExportPerformer, ExportSelfAttention, NoAttention
 from .common import ExportError, frozen
@@ -42,7 +43,8 @@ from .geanet import ExportGEANet, ExportPaperGEANet, NoGEANet
 from .heads import ExportHead
 from .inputs import ExportEncoder, ExportHopBranch, ExportKernelSE, ExportLapPE, ExportSignNet, NoLapPE, NoSignNet
 from .layers import ExportLayer
-from .mpnns import ExportGAT, ExportGatedGCN, ExportGCN, ExportGENConv, ExportGIN, ExportPNA, NoMPNN, gcn_propagate
+from .mpnns import (ExportGAT, ExportGatedGCN, ExportGCN, ExportGENConv, ExportGIN, ExportPNA, ExportSAGE, NoMPNN,
+                    gcn_propagate)
 from .scatter import graph_index
 
 
@@ -51,7 +53,7 @@ INPUT_NAMES = ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eig
 
 #: What the exporter covers, by configuration field (anything else is refused by :func:`check_exportable`).
 COVERED = {
-    "mpnn": ("gatedgcn", "gine", "gin", "gcn", "gat", "pna", "genconv", "none"),
+    "mpnn": ("gatedgcn", "gine", "gin", "gcn", "sage", "gat", "pna", "genconv", "none"),
     "attention": ("transformer", "performer", "none"),
     "pe": ("none", "eslappe", "lappe", "signnet", "rwse"),
     "se": ("none", "rwse"),
@@ -105,6 +107,8 @@ def export_mpnn(module: Optional[nn.Module]) -> nn.Module:
         return ExportGIN(module, edges=False)
     if type(module) is GCNLayer:
         return ExportGCN(module)
+    if type(module) is SAGELayer:
+        return ExportSAGE(module)
     if type(module) is GATLayer:
         return ExportGAT(module)
     if type(module) is PNALayer:

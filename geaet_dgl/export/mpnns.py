@@ -120,6 +120,24 @@ class ExportGCN(nn.Module):
         return out + self.bias, e
 
 
+class ExportSAGE(nn.Module):
+    """:class:`~geaet_dgl.nn.sage.SAGELayer` in eval mode: :math:`W_{self} x_i + W_{neigh} \mathrm{mean}_{j \in N(i)}
+    x_j + b` over the in-edges (0 for a node without any); the edges pass through."""
+
+    def __init__(self, layer: nn.Module):
+        super().__init__()
+        self.register_buffer("self_weight", layer.lin_self.weight.detach().clone())
+        self.register_buffer("bias", layer.lin_self.bias.detach().clone())
+        self.register_buffer("neigh_weight", layer.lin_neigh.weight.detach().clone())
+
+    def forward(self, h: torch.Tensor, e: torch.Tensor, src: torch.Tensor, dst: torch.Tensor,
+                pe_dist: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        num_nodes = h.shape[0]
+        total = segment_sum(F.linear(h, self.neigh_weight).index_select(0, src), dst, num_nodes)
+        degree = segment_sum(torch.ones_like(dst, dtype=h.dtype).unsqueeze(1), dst, num_nodes)
+        return F.linear(h, self.self_weight, self.bias) + total / degree.clamp(min=1.0), e
+
+
 class ExportGAT(nn.Module):
     """:class:`~geaet_dgl.nn.gat.GATLayer` in eval mode (PyG's ``GATConv`` with edge features): per head,
     :math:`\alpha_{ij} = \mathrm{softmax}_{j \in N(i) \cup \{i\}}(\mathrm{LeakyReLU}(a_s W x_j + a_d W x_i + a_e W_e e_{ji}))`,
