@@ -19,6 +19,7 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 
+from ..config.presets import NODE_RECIPE_PRESETS
 from ..data import GraphDataset
 from ..data.nodes.node_sets import NODE_SETS
 from ..data.nodes.ogbn import OGBN
@@ -158,6 +159,10 @@ DATASET_SHAPES: Dict[str, DatasetShape] = {shape.name: shape for shape in (
                  dict(num_nodes=10_000, num_edges=100_000, feats=1, classes=2, split=(0.6, 0.2, 0.2)),
                  level="transductive",
                  note="your own one-graph file: 10,000 nodes, 100,000 directed edges, one float feature, 2 classes"),
+    *(DatasetShape(name, "one_node_graph",
+                   dict(num_nodes=10_000, num_edges=100_000, feats=1, classes=2, split=(0.6, 0.2, 0.2)),
+                   level="transductive", note=f"your own one-graph file with the {name} recipe: as geaet-node's")
+      for name in NODE_RECIPE_PRESETS),
     *(_node_set(name) for name in NODE_SETS),
     _ogbn("ogbn-arxiv", 2 * 1_166_243, 128),
     _ogbn("ogbn-products", 123_718_280, 100),
