@@ -81,21 +81,25 @@ def restore_rng_state(state: Dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def checkpoint_bytes(*, run_config: Dict[str, Any], model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-                     scheduler: Any, epoch: int, step: int, global_step: int, best: Optional[Dict[str, Any]],
-                     history: List[Dict[str, Any]], progress: Optional[Dict[str, Any]],
-                     ranks: Optional[Dict[str, Any]] = None) -> bytes:
-    """The full training state, serialised as :func:`save_checkpoint` writes it (a copy: later steps do not
-    change it). ``ranks`` (multi-process runs only): ``{"world_size", "rng": [per rank], "progress": [per rank]}``,
-    stored under key ``ranks``."""
+def checkpoint_state(*, run_config: Dict[str, Any], model: Any, optimizer: Any, scheduler: Any, epoch: int,
+                     step: int, global_step: int, best: Optional[Dict[str, Any]], history: List[Dict[str, Any]],
+                     progress: Optional[Dict[str, Any]], ranks: Optional[Dict[str, Any]] = None,
+                     rng: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The full training state as a checkpoint holds it. ``model``, ``optimizer`` and ``scheduler`` are the live
+    objects or their ``state_dict()``\ s (a copy taken earlier); ``rng`` the :func:`capture_rng_state` taken with
+    them (default: now). ``ranks`` (multi-process runs only): ``{"world_size", "rng": [per rank], "progress":
+    [per rank]}``, stored under key ``ranks``."""
+    def state_of(obj: Any) -> Any:
+        return obj if isinstance(obj, dict) else obj.state_dict()
+
     state = {
         "format_version": FORMAT_VERSION,
         "package_version": __version__,
         "run_config": run_config,
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict(),
-        "rng": capture_rng_state(),
+        "model": state_of(model),
+        "optimizer": state_of(optimizer),
+        "scheduler": state_of(scheduler),
+        "rng": capture_rng_state() if rng is None else rng,
         "epoch": epoch,
         "step": step,
         "global_step": global_step,
@@ -105,13 +109,18 @@ def checkpoint_bytes(*, run_config: Dict[str, Any], model: torch.nn.Module, opti
     }
     if ranks is not None:
         state["ranks"] = ranks
+    return state
+
+
+def serialised(state: Dict[str, Any]) -> bytes:
+    """``state`` (:func:`checkpoint_state`) as the bytes of a checkpoint file."""
     buffer = io.BytesIO()
     torch.save(state, buffer)
     return buffer.getvalue()
 
 
 def write_checkpoint_bytes(path: "os.PathLike | str", data: bytes) -> None:
-    """Write serialised state (:func:`checkpoint_bytes`) to ``path`` atomically; a :class:`CheckpointError`
+    """Write serialised state (:func:`serialised`) to ``path`` atomically; a :class:`CheckpointError`
     naming the fix when the disk refuses."""
     try:
         with atomic_write(path) as handle:
@@ -127,9 +136,9 @@ def write_checkpoint_bytes(path: "os.PathLike | str", data: bytes) -> None:
 
 def save_checkpoint(path: "os.PathLike | str", **state: Any) -> None:
     """Write the full training state to ``path`` atomically (see the module docstring); the keyword arguments
-    are :func:`checkpoint_bytes`' (``run_config``, ``model``, ``optimizer``, ``scheduler``, ``epoch``, ``step``,
+    are :func:`checkpoint_state`'s (``run_config``, ``model``, ``optimizer``, ``scheduler``, ``epoch``, ``step``,
     ``global_step``, ``best``, ``history``, ``progress`` and, in multi-process runs, ``ranks``)."""
-    write_checkpoint_bytes(path, checkpoint_bytes(**state))
+    write_checkpoint_bytes(path, serialised(checkpoint_state(**state)))
 
 
 def load_checkpoint(path: "os.PathLike | str", expect_model: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:

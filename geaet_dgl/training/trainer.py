@@ -29,6 +29,7 @@ Example
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import os
@@ -52,8 +53,8 @@ from ..data.nodes.node_graph import NodeGraph
 from ..models.geaet import set_degree_statistics
 from ..threads import apply_threads, per_process_threads, resolve_threads
 from . import run_dir as files
-from .checkpoint import (capture_rng_state, check_belongs_to_run, check_model_config, checkpoint_bytes,
-                         load_checkpoint, restore_rng_state, write_checkpoint_bytes)
+from .checkpoint import (capture_rng_state, check_belongs_to_run, check_model_config, checkpoint_state,
+                         load_checkpoint, restore_rng_state, serialised, write_checkpoint_bytes)
 from .curves import plot_curves
 from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, convert_sync_batchnorm, rank_seed,
                           wrap_model)
@@ -169,8 +170,8 @@ class Trainer:
         self.stop_agreed = False  # multi-process: every rank saw the stop signal's agreement
         self.saved_at: Optional[Tuple[int, int]] = None  # (epoch, step) of the newest checkpoint
         # Single-process runs write their epoch-end checkpoints at most every CHECKPOINT_SECONDS: in between,
-        # the newest epoch's state (and the best epoch's) wait here, serialised (``_flush`` writes them).
-        self.pending: Dict[str, Tuple[Tuple[int, int], bytes]] = {}
+        # copies of the newest epoch's state (and the best epoch's) wait here (``_snapshot``; ``_flush`` writes them).
+        self.pending: Dict[str, Dict[str, Any]] = {}
         self.flushed_at = time.monotonic()
         self.tensorboard = None  # TensorBoardLog while fit() runs with run.tensorboard (rank 0)
 
@@ -265,10 +266,10 @@ class Trainer:
             if self.dist.is_main:
                 files.write_metrics(self.run_dir, self.history)
         else:
-            state = ((self.epoch, self.step), self._serialised())
-            self.pending[files.LAST] = state
+            snapshot = self._snapshot()
+            self.pending[files.LAST] = snapshot
             if improved:
-                self.pending[files.BEST] = state  # best.pt is this epoch's last.pt
+                self.pending[files.BEST] = snapshot  # best.pt is this epoch's last.pt
             if self._checkpoint_due():
                 self._flush()
         if self.tensorboard is not None:
@@ -388,13 +389,19 @@ class Trainer:
         if name == files.LAST:  # a mid-epoch last.pt: the best epoch waiting to be written goes first
             self.pending.pop(files.LAST, None)
             self._flush()
-        write_checkpoint_bytes(self.run_dir / name, self._serialised(ranks))
+        write_checkpoint_bytes(self.run_dir / name, serialised(checkpoint_state(
+            run_config=self.run.to_dict(), model=self.model, optimizer=self.optimizer, scheduler=self.scheduler,
+            epoch=self.epoch, step=self.step, global_step=self.global_step, best=self.best, history=self.history,
+            progress=self.progress_state, ranks=ranks)))
 
-    def _serialised(self, ranks: Optional[Dict[str, Any]] = None) -> bytes:
-        return checkpoint_bytes(run_config=self.run.to_dict(), model=self.model, optimizer=self.optimizer,
-                                scheduler=self.scheduler, epoch=self.epoch, step=self.step,
-                                global_step=self.global_step, best=self.best, history=self.history,
-                                progress=self.progress_state, ranks=ranks)
+    def _snapshot(self) -> Dict[str, Any]:
+        """A copy of the training state now (later steps do not change it), the history as its length: copying
+        tensors costs far less than pickling the whole state every epoch."""
+        return {"model": copy.deepcopy(self.model.state_dict()), "optimizer": copy.deepcopy(self.optimizer.state_dict()),
+                "scheduler": copy.deepcopy(self.scheduler.state_dict()), "rng": capture_rng_state(),
+                "epoch": self.epoch, "step": self.step, "global_step": self.global_step,
+                "best": copy.deepcopy(self.best), "history": len(self.history),
+                "progress": copy.deepcopy(self.progress_state)}
 
     def _checkpoint_due(self) -> bool:
         """Whether this epoch end writes the checkpoints: the first one, then every :data:`CHECKPOINT_SECONDS`,
@@ -407,10 +414,12 @@ class Trainer:
         """Write the waiting best.pt, then last.pt (each atomically), and metrics.jsonl."""
         for name in (files.BEST, files.LAST):
             if name in self.pending:
-                position, data = self.pending.pop(name)
-                write_checkpoint_bytes(self.run_dir / name, data)
+                snap = dict(self.pending.pop(name))
+                snap["history"] = self.history[:snap["history"]]
+                write_checkpoint_bytes(self.run_dir / name, serialised(checkpoint_state(
+                    run_config=self.run.to_dict(), **snap)))
                 if name == files.LAST:
-                    self.saved_at = position
+                    self.saved_at = (snap["epoch"], snap["step"])
         if self.history:
             files.write_metrics(self.run_dir, self.history)
         self.flushed_at = time.monotonic()

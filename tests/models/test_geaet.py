@@ -109,7 +109,7 @@ def test_missing_pe_gives_clear_error():
 @pytest.mark.parametrize("change, message", [
     (dict(num_heads=3), "does not divide"),
     (dict(geanet=GEANetConfig(num_heads=2, unit_size=3)), "must equal hidden_dim"),
-    (dict(mpnn="sage"), "mpnn"),
+    (dict(mpnn="graphsage-pool"), "mpnn"),
 ])
 def test_impossible_configs_rejected(change, message):
     with pytest.raises(ConfigError, match=message):

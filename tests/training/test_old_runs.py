@@ -27,6 +27,9 @@ def _old_run(folder: Path) -> Path:
 
 
 def _stop_after(monkeypatch, epoch: int):
+    from geaet_dgl.training import trainer as trainer_module
+
+    monkeypatch.setattr(trainer_module, "CHECKPOINT_SECONDS", 0.0)  # every epoch writes last.pt, as a stop would
     original = Trainer._run_epoch
 
     def run_epoch(self):

@@ -11,6 +11,9 @@
 :mod:`.node_splits`
     Which of a set's published splits a run uses (``split_index``), or a seeded
     60/20/20 split where none is published.
+:mod:`.homophily`
+    Edge and adjusted label homophily (Platonov et al.) of the edges between known nodes: logged beside the
+    node recipe a graph file gets.
 :mod:`.ogbn`
     ogbn-arxiv / ogbn-products through OGB's ``DglNodePropPredDataset``, offline.
 
