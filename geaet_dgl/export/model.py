@@ -19,7 +19,7 @@ eval mode on the same graphs batched with ``dgl.batch`` (the run's input transfo
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import torch
 import torch.nn.functional as F
@@ -95,47 +95,37 @@ def check_exportable(config: ModelConfig, input_transform: Optional[Dict[str, An
                           "geaet-dgl does not know that transform")
 
 
+#: The exported form of each branch class the exporter covers (:func:`export_branch`).
+MPNN_EXPORTS = {GatedGCNLayer: ExportGatedGCN, GINELayer: lambda layer: ExportGIN(layer, edges=True),
+                GINLayer: lambda layer: ExportGIN(layer, edges=False), GCNLayer: ExportGCN, SAGELayer: ExportSAGE,
+                GATLayer: ExportGAT, PNALayer: ExportPNA, GENConvLayer: ExportGENConv}
+ATTENTION_EXPORTS = {GraphSelfAttention: ExportSelfAttention, PerformerAttention: ExportPerformer}
+GEANET_EXPORTS = {GEANet: ExportGEANet, PaperGEANet: ExportPaperGEANet}
+
+
+def export_branch(module: Optional[nn.Module], exports: dict, absent: Callable[[], nn.Module], what: str,
+                  reason: str) -> nn.Module:
+    """The exported form of a branch ``module`` from the table ``exports`` (``absent()`` for no branch); a class
+    the table lacks is refused in one line naming ``what`` it is and ``reason``."""
+    if module is None:
+        return absent()
+    exporter = exports.get(type(module))
+    if exporter is None:
+        raise ExportError(f"cannot export the {what} {type(module).__name__}: {reason}")
+    return exporter(module)
+
+
 def export_mpnn(module: Optional[nn.Module]) -> nn.Module:
     """The exported form of a local MPNN (``NoMPNN`` for none)."""
-    if module is None:
-        return NoMPNN()
-    if type(module) is GatedGCNLayer:
-        return ExportGatedGCN(module)
-    if type(module) is GINELayer:
-        return ExportGIN(module, edges=True)
-    if type(module) is GINLayer:
-        return ExportGIN(module, edges=False)
-    if type(module) is GCNLayer:
-        return ExportGCN(module)
-    if type(module) is SAGELayer:
-        return ExportSAGE(module)
-    if type(module) is GATLayer:
-        return ExportGAT(module)
-    if type(module) is PNALayer:
-        return ExportPNA(module)
-    if type(module) is GENConvLayer:
-        return ExportGENConv(module)
-    raise ExportError(f"cannot export the local MPNN {type(module).__name__}: {REFUSED_BECAUSE['mpnn']}")
+    return export_branch(module, MPNN_EXPORTS, NoMPNN, "local MPNN", REFUSED_BECAUSE["mpnn"])
 
 
 def export_attention(module: Optional[nn.Module]) -> nn.Module:
-    if module is None:
-        return NoAttention()
-    if type(module) is GraphSelfAttention:
-        return ExportSelfAttention(module)
-    if type(module) is PerformerAttention:
-        return ExportPerformer(module)
-    raise ExportError(f"cannot export the global attention {type(module).__name__}: {REFUSED_BECAUSE['attention']}")
+    return export_branch(module, ATTENTION_EXPORTS, NoAttention, "global attention", REFUSED_BECAUSE["attention"])
 
 
 def export_geanet(module: Optional[nn.Module]) -> nn.Module:
-    if module is None:
-        return NoGEANet()
-    if type(module) is GEANet:
-        return ExportGEANet(module)
-    if type(module) is PaperGEANet:
-        return ExportPaperGEANet(module)
-    raise ExportError(f"cannot export the external attention {type(module).__name__}: it has no exported form")
+    return export_branch(module, GEANET_EXPORTS, NoGEANet, "external attention", "it has no exported form")
 
 
 def export_layer(layer: nn.Module) -> ExportLayer:
