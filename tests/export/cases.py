@@ -43,6 +43,8 @@ MENU_CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
     "zinc-pna": ("zinc", {"model.hidden_dim": 32, "model.num_layers": 2, "model.mpnn": "pna"}),
     "zinc-genconv": ("zinc", {"model.hidden_dim": 32, "model.num_layers": 2, "model.mpnn": "genconv"}),
     "ogbg-molhiv": ("ogbg-molhiv", {"model.hidden_dim": 32, "model.num_layers": 2}),
+    "cifar10": ("cifar10", {"model.hidden_dim": 16, "model.num_layers": 2}),
+    "cluster": ("cluster", {"model.hidden_dim": 16, "model.num_layers": 2}),
     "node-sage": ("geaet-node", {"model.hidden_dim": 16, "model.node_in_feats": 5, "model.residual": True,
                                  "model.mpnn": "sage"}),
     "node-hops": ("geaet-node", {"model.hidden_dim": 16, "model.node_in_feats": 5, "model.input_branch": "hops",
