@@ -88,7 +88,7 @@ def remove_stale_temporaries(folder: PathLike, name: Optional[str] = None) -> Li
         return removed
     for entry in entries:
         match = _TEMPORARY.match(entry.name)
-        if not match or (name is not None and match.group("name") != name) or _process_alive(int(match.group("pid"))):
+        if not match or (name is not None and match.group("name") != name) or process_alive(int(match.group("pid"))):
             continue
         with contextlib.suppress(OSError):
             os.unlink(entry.path)
@@ -96,7 +96,8 @@ def remove_stale_temporaries(folder: PathLike, name: Optional[str] = None) -> Li
     return removed
 
 
-def _process_alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process with id ``pid`` exists (this one counts; another user's too)."""
     if pid == os.getpid():
         return True
     try:

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, Optional, Union
 
+from ..atomic import process_alive
 from .run_dir import RunDirError
 
 log = logging.getLogger(__name__)
@@ -62,14 +63,8 @@ def _start_time(pid: int) -> Optional[str]:
 def _alive(holder: Dict[str, Any]) -> bool:
     """Whether the process that wrote ``holder`` (on this host) still runs."""
     pid = holder.get("pid")
-    if not isinstance(pid, int) or pid <= 0:
+    if not isinstance(pid, int) or pid <= 0 or not process_alive(pid):
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        pass
     started = holder.get("started")
     return started is None or _start_time(pid) in (None, started)  # same id, later process: the holder is gone
 
