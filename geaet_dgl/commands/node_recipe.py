@@ -10,16 +10,33 @@ import os
 from typing import Any, Callable, Dict, Optional, Tuple
 
 
+def choice_applies(opts: Any, run: Any) -> bool:
+    """Whether ``train`` chooses the node recipe on validation for this run: a graph file with node masks, no
+    --preset or --config, the full graph, one process."""
+    from geaet_dgl.config import NODE_GRAPH_PRESET
+
+    return opts.preset is None and opts.config is None and run.preset == NODE_GRAPH_PRESET and \
+        run.data.sampler == "full" and (opts.nproc or 1) <= 1
+
+
+def choice_at_run_time(opts: Any, run: Any) -> Optional[str]:
+    """The line ``--dry-run`` adds when the recipe is chosen at run time (its own settings are ``geaet-node``'s,
+    which it shows), else None."""
+    if not choice_applies(opts, run):
+        return None
+    from geaet_dgl.training.recipe_choice import CANDIDATES
+
+    return (f"recipe: chosen when the run starts, on the validation nodes, among {', '.join(CANDIDATES)} (each "
+            "trained; the best kept); the settings above are geaet-node's; --preset trains one recipe\n")
+
+
 def recipe_chosen(opts: Any, run: Any, new_run: Callable[[str], Any],
                   workdir: Optional[str] = None) -> Tuple[Any, Any]:
     """(the run, the :class:`~geaet_dgl.training.recipe_choice.RecipeChoice` or None): a graph file with node
     masks trained without --preset on the full graph by one process gets the node recipe with the best validation
     metric (docs/node-classification.md#the-default-for-your-own-graph); any other run is returned as it is.
     ``new_run(preset)`` resolves the command's run with that preset."""
-    from geaet_dgl.config import NODE_GRAPH_PRESET
-
-    if opts.preset is not None or opts.config is not None or run.preset != NODE_GRAPH_PRESET or \
-            run.data.sampler != "full" or (opts.nproc or 1) > 1:
+    if not choice_applies(opts, run):
         return run, None
     from geaet_dgl.training.recipe_choice import choose_node_recipe
 

@@ -6,7 +6,7 @@ from typing import Any, Dict, Optional
 
 import click
 
-from .node_recipe import recipe_chosen, refuse_existing_out, train_chosen
+from .node_recipe import choice_at_run_time, recipe_chosen, refuse_existing_out, train_chosen
 from .run_folder import claim_out_folder
 from .study_report import print_aggregate
 from .train_options import TrainOptions
@@ -209,7 +209,9 @@ def _dry_run(ctx: click.Context, opts: TrainOptions) -> bool:
         return False
     from .dry_run import print_dry_run
 
-    print_dry_run(_new_run(opts), opts.config, opts.split_list, opts.seeds)
+    run = _new_run(opts)
+    print_dry_run(run, opts.config, opts.split_list, opts.seeds)
+    click.echo(choice_at_run_time(opts, run) or "", nl=False)
     return True
 
 

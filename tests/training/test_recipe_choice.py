@@ -120,3 +120,11 @@ def test_a_named_preset_or_a_sampler_trains_without_a_choice(node_file, tmp_path
     assert result.exit_code == 0, result.output
     assert json.loads((out / "config.json").read_text())["preset"] == "geaet-node"
     assert "recipe node-" not in result.stderr
+
+
+def test_dry_run_says_the_recipe_is_chosen_when_the_run_starts(node_file, tmp_path):
+    chosen = _train(["--dataset", node_file, "--out", tmp_path / "run", "--dry-run"])
+    named = _train(["--dataset", node_file, "--out", tmp_path / "run", "--dry-run", "--preset", "node-heterophilous"])
+    assert chosen.exit_code == 0 and named.exit_code == 0, chosen.output + named.output
+    assert "recipe: chosen when the run starts, on the validation nodes, among node-homophilous" in chosen.stdout
+    assert "recipe:" not in named.stdout and not (tmp_path / "run").exists()
