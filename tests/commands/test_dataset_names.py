@@ -38,6 +38,7 @@ def test_an_unknown_dataset_with_a_preset_is_still_an_unknown_dataset(tmp_path):
     assert line.startswith("error: unknown dataset 'citseer'; did you mean 'citeseer'?")
 
 
+@pytest.mark.slow
 def test_sweep_on_a_graph_file_without_preset_works_as_train_does(tmp_path, monkeypatch):
     path = tmp_path / "graphs.bin"
     write_task_file(path, "graph-classification", count=24)

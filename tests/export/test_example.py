@@ -55,6 +55,7 @@ def assert_same_predictions(ours, theirs):
     ("zinc-gine", ((5, 8), (3, 0), (8, 16), (4, 6)), 2),
     ("geaet-node", ((30, 80),), 16),
 ])
+@pytest.mark.slow
 def test_the_example_without_dgl_writes_predicts_rows(case, sizes, batch_size, tmp_path):
     # a small batch size: several batches of unequal shapes through one file
     run, model = save_case_checkpoint(case, tmp_path / "best.pt", **{"train.batch_size": batch_size})

@@ -19,6 +19,7 @@ def test_the_onnx_file_equals_the_model_on_two_batch_shapes(exported_case, tmp_p
     assert_onnx_parity(exported_case, tmp_path)
 
 
+@pytest.mark.slow
 def test_the_full_width_mnist_preset_through_onnxruntime(tmp_path):
     """The paper's MNIST model at its own width and depth on a batch of 16 MNIST-like graphs: its GatedGCN gates
     saturate (sums of gates near 1e-7 beside the 1e-6 of the denominator), where onnxruntime's approximate

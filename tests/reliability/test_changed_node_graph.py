@@ -1,5 +1,6 @@
 """`--allow-changed-data` on one graph with node masks whose edges changed (its masks and labels the run's): it
 goes on and says the graph changed, rather than blaming the masks or their labels; changed masks still refuse."""
+import pytest
 import dgl
 import torch
 
@@ -20,6 +21,7 @@ def _trained(tmp_path):
     return path, graph
 
 
+@pytest.mark.slow
 def test_changed_edges_under_the_same_masks_go_on_and_say_what_changed(tmp_path):
     path, graph = _trained(tmp_path)
     before = (graph.num_nodes(), graph.num_edges())
@@ -33,6 +35,7 @@ def test_changed_edges_under_the_same_masks_go_on_and_say_what_changed(tmp_path)
                                                                      "labels", "")
 
 
+@pytest.mark.slow
 def test_changed_masks_are_still_refused_and_named(tmp_path):
     path, graph = _trained(tmp_path)
     val = graph.ndata["val_mask"].nonzero().flatten()[:5]
@@ -43,6 +46,7 @@ def test_changed_masks_are_still_refused_and_named(tmp_path):
     assert "the node masks or their labels in" in line and "cannot be restored" in line
 
 
+@pytest.mark.slow
 def test_eval_on_features_of_another_width_advises_what_eval_can_do(tmp_path):
     """It advised --set, which eval does not have."""
     path, graph = _trained(tmp_path)

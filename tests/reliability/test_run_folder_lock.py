@@ -40,6 +40,7 @@ def _dead_pid():
     return child.pid
 
 
+@pytest.mark.slow
 def test_a_second_train_on_a_folder_in_use_is_refused_before_reading_data_and_a_killed_one_is_taken_over(tmp_path):
     out = tmp_path / "run"
     first = subprocess.Popen(subprocess_command(cli_args(500, out)), env={**os.environ, **SUBPROCESS_ENV},

@@ -44,6 +44,7 @@ def uninterrupted(citeseer):
         return _table(run_seeds(_run(citeseer), SEEDS, Path(folder) / "whole", progress=False))
 
 
+@pytest.mark.slow
 @settings(max_examples=5, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.sampled_from(SEEDS), step=st.integers(min_value=1, max_value=EPOCHS))
 def test_a_study_stopped_anywhere_reruns_to_the_same_table(citeseer, uninterrupted, seed, step):

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import time
 
+import pytest
 from click.testing import CliRunner
 
 from geaet_dgl import cli
@@ -62,6 +63,7 @@ def _table(out):
     return {key: agg[key] for key in ("n", "seeds", "val_metric", "test_metric", "train_metric", "best_epoch")}
 
 
+@pytest.mark.slow
 def test_a_seed_study_killed_in_its_second_run_ends_with_the_uninterrupted_table(tmp_path):
     """`--seeds 0 1 2` on (fixture) CiteSeer, SIGKILL in seed 1, the same command again: the same table."""
     write_node_set_fixture("citeseer", tmp_path / "sets")

@@ -77,6 +77,7 @@ def test_a_graph_too_large_to_probe_is_decided_by_its_homophily(node_file, monke
     assert choose_node_recipe(path, lambda preset: None).preset == "node-heterophilous"
 
 
+@pytest.mark.slow
 def test_a_candidate_that_diverges_is_left_out(node_file, tmp_path):
     def make(preset):
         lr = "1e30" if preset == "node-homophilous" else "0.01"

