@@ -28,7 +28,6 @@ True
 """
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import time
@@ -174,8 +173,6 @@ def _train_geaet(path: str, preset: Optional[str], overrides: Mapping[str, Any],
                  progress: bool) -> Dict[str, Any]:
     """GEAET on ``path`` as ``train --dataset PATH [--preset P]`` trains it: without a preset, a file of one graph
     with node masks gets the recipe with the best validation metric (:mod:`~geaet_dgl.training.recipe_choice`)."""
-    import shutil
-
     from ..config import NODE_GRAPH_PRESET, make_run_config
     from ..training import train
     from ..training.recipe_choice import choose_node_recipe
@@ -185,14 +182,9 @@ def _train_geaet(path: str, preset: Optional[str], overrides: Mapping[str, Any],
         return train(run, run_dir, overwrite=True, progress=progress)
     choice = choose_node_recipe(path, lambda name: make_run_config(path, name, dict(overrides), threads=threads),
                                 workdir=run_dir.parent)
-    try:
-        shutil.rmtree(run_dir, ignore_errors=True)
-        if choice.take_run(run_dir):
-            return json.loads((run_dir / "summary.json").read_text())
-        return train(make_run_config(path, choice.preset, dict(overrides), threads=threads), run_dir,
-                     overwrite=True, progress=progress)
-    finally:
-        choice.discard()
+    return choice.run_into(run_dir, True, lambda: train(
+        make_run_config(path, choice.preset, dict(overrides), threads=threads), run_dir, overwrite=True,
+        progress=progress))
 
 
 def format_table(table: Mapping[str, Mapping[str, Any]]) -> str:

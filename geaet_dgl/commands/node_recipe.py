@@ -5,7 +5,6 @@ chosen candidate's finished run becomes the run the user named (moved into place
 """
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Callable, Dict, Optional, Tuple
 
@@ -46,23 +45,9 @@ def recipe_chosen(opts: Any, run: Any, new_run: Callable[[str], Any],
 
 def train_chosen(run: Any, choice: Any, run_dir: str, overwrite: bool,
                  train_job: Callable[[], Optional[Dict[str, Any]]]) -> Optional[Dict[str, Any]]:
-    """The summary of ``run`` in ``run_dir``: the chosen candidate's finished run moved there when there is one
-    (``choice`` not None), else ``train_job()``; the candidates' folder is removed either way."""
-    from geaet_dgl.training import run_dir as files
-
-    if choice is None:
-        return train_job()
-    try:
-        if overwrite and os.path.isdir(run_dir):
-            files.prepare_new_run_dir(run_dir, overwrite=True)  # the run files go, so the chosen run moves in
-            if not os.listdir(run_dir):
-                os.rmdir(run_dir)
-        if choice.take_run(run_dir):
-            with open(os.path.join(run_dir, files.SUMMARY)) as handle:
-                return json.load(handle)
-        return train_job()
-    finally:
-        choice.discard()
+    """The summary of ``run`` in ``run_dir``: ``train_job()``, or with a ``choice`` its chosen run moved there
+    (:meth:`~geaet_dgl.training.recipe_choice.RecipeChoice.run_into`)."""
+    return train_job() if choice is None else choice.run_into(run_dir, overwrite, train_job)
 
 
 def refuse_existing_out(opts: Any) -> None:

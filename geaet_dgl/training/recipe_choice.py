@@ -22,18 +22,20 @@ True
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Union
 
 import dgl
 
 from ..config import RunConfig
 from ..data.nodes.homophily import adjusted_homophily
+from . import run_dir as files
 from .metrics import get_metric, is_improvement
 from .trainer import NonFiniteLossError, train
 
@@ -74,6 +76,22 @@ class RecipeChoice:
         except OSError:  # another file system: the run is trained again instead
             return False
         return True
+
+    def run_into(self, run_dir: PathLike, overwrite: bool, train_again: Callable[[], Optional[Dict[str, Any]]]
+                 ) -> Optional[Dict[str, Any]]:
+        """The summary of the chosen run in ``run_dir``: the candidate's finished run moved there (after the run
+        files of an existing ``run_dir`` are removed, with ``overwrite``), else ``train_again()``; the candidates'
+        folder is removed either way."""
+        try:
+            if overwrite and Path(run_dir).is_dir():
+                files.prepare_new_run_dir(run_dir, overwrite=True)  # the run files go, so the chosen run moves in
+                if not any(Path(run_dir).iterdir()):
+                    Path(run_dir).rmdir()
+            if self.take_run(run_dir):
+                return json.loads((Path(run_dir) / files.SUMMARY).read_text())
+            return train_again()
+        finally:
+            self.discard()
 
     def discard(self) -> None:
         """Remove the work folder with the runs not taken."""
