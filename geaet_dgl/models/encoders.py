@@ -6,6 +6,8 @@ from typing import Optional, Sequence
 import torch
 from torch import nn
 
+from ..nn import sparse_input
+
 
 class TypeEmbeddingEncoder(nn.Module):
     """Sum of one embedding per integer feature column (OGB Atom/BondEncoder style).
@@ -92,6 +94,9 @@ class LinearEncoder(nn.Module):
         self.encoder = nn.Linear(in_feats, out_feats)
 
     def forward(self, feat: torch.Tensor) -> torch.Tensor:
+        """(M, in_feats), dense or sparse COO (:mod:`~geaet_dgl.nn.sparse_input`) -> (M, out_feats)."""
+        if feat.is_sparse:
+            return sparse_input.linear(self.encoder, feat)
         return self.encoder(feat.view(feat.shape[0], self.in_feats).to(self.encoder.weight.dtype))
 
     def folded(self) -> Optional[nn.Module]:

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from ..config import CONCAT_PES, KERNEL_PES, ModelConfig
+from ..nn import sparse_input
 from ..nn.batch_layout import BatchLayout
 from ..nn.gated_gcn import pe_square_distance
 from ..nn.branches import build_attention, build_geanet, build_mpnn
@@ -17,7 +18,7 @@ from ..nn.biased_attention import ATTENTION_BIAS
 from ..nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder
 from ..nn.hetero_mpnn import RelationMPNN
 from ..nn.pna import PNALayer, degree_histogram
-from .encoders import build_encoder
+from .encoders import LinearEncoder, build_encoder
 from .input_gcn import INPUT_GCN_KEY, build_input_branch
 from .heads import GraphHead, LinkHead, NodeHead, RootHead, SequenceHead
 from .positional import EquivStableLapPEEncoder, KernelSEEncoder, LapPEDeepSetEncoder
@@ -161,8 +162,9 @@ class GEAET(nn.Module):
         :func:`reads_edge_states`) and the (E, 1) ESLapPE distances (or None)."""
         cfg = self.config
         feat = graph.ndata["feat"]
-        if self.input_dropout is not None and feat.is_floating_point():
-            feat = self.input_dropout(feat)
+        if type(self.node_encoder) is LinearEncoder:  # mostly-zero features (bag-of-words) as a sparse matrix
+            feat = sparse_input.sparse_features(feat)
+        feat = sparse_input.dropout(feat, self.input_dropout)
         h = self.node_encoder(feat)
         if getattr(self, "input_gcn", None) is not None:  # read by the readout of this forward
             layout.cached(INPUT_GCN_KEY, lambda: self.input_gcn(graph, feat, layout))

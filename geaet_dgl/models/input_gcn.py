@@ -30,6 +30,7 @@ import dgl
 import torch
 from torch import nn
 
+from ..nn import sparse_input
 from ..nn.batch_layout import BatchLayout
 from ..nn.gcn import GCNLayer, without_self_loops
 
@@ -79,7 +80,7 @@ class _Unpropagated(GCNLayer):
     ``X W^T + b``, (N, F) -> (N, out)."""
 
     def forward(self, graph: dgl.DGLGraph, node_feat: torch.Tensor, edge_feat=None, *, layout=None, **unused):
-        return self.lin(node_feat) + self.bias, edge_feat
+        return sparse_input.linear(self.lin, node_feat) + self.bias, edge_feat
 
 
 class HopBranch(nn.Module):
@@ -119,7 +120,7 @@ class HopBranch(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, graph: dgl.DGLGraph, feat: torch.Tensor, layout: BatchLayout = None) -> torch.Tensor:
-        parts = list(self.first(feat.to(self.first.weight.dtype)).split(self.hidden_dim, dim=1))
+        parts = list(sparse_input.linear(self.first, feat.to(self.first.weight.dtype)).split(self.hidden_dim, dim=1))
         loopless, norm = normalized_adjacency(graph, parts[0].dtype)
         for k in range(1, self.hops + 1):
             for _ in range(k):

@@ -14,6 +14,8 @@ import dgl
 import torch
 from torch import nn
 
+from . import sparse_input
+
 #: ndata field that, when a graph carries it, replaces the degrees :math:`\hat d` computed from the graph:
 #: the chunks of layer-wise inference (:mod:`geaet_dgl.inference.layerwise`) hold only some nodes' edges,
 #: and normalise with the whole graph's degrees.
@@ -85,7 +87,7 @@ class GCNLayer(nn.Module):
 
         ``layout``, ``pe_dist``, ``edge_output``: the branch calling convention's (:mod:`.branches`), unused.
         """
-        h = self.lin(node_feat)
+        h = sparse_input.linear(self.lin, node_feat)  # (raw features may come as a sparse matrix)
         # The graph without self-loops and the (N, 1) normalisation, once per batch when the layout is shared
         graph, norm = _loop_free_norm(graph, h.dtype) if layout is None else \
             layout.cached(NORM_KEY, lambda: _loop_free_norm(graph, h.dtype))

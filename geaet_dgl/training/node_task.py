@@ -39,6 +39,7 @@ from torch import nn
 from ..config import ConfigError, ModelConfig
 from ..data.nodes.node_graph import MASKS, NodeGraph, node_frame
 from ..inference.layerwise import available_bytes, inference_bytes
+from ..nn import sparse_input
 from ..nn.self_attention import MAX_DENSE_NODES
 from .evaluation import evaluate_node_splits
 from .node_batches import make_node_sampler, masked_rows
@@ -97,6 +98,10 @@ class NodeTask(Task):
         check_batches_fit(run.model, self.sampler, run.train.batch_size, device)
         log.info("one graph, %d nodes, %d edges; %s batches: %d steps per epoch", data.graph.num_nodes(),
                  data.graph.num_edges(), self.sampler.kind, self.sampler.steps_per_epoch(run.train.batch_size))
+        feat = data.graph.ndata.get("feat") if data.graph.is_homogeneous else None
+        if run.model.node_encoder == "linear" and feat is not None and sparse_input.reads_sparsely(feat):
+            log.info("node features: %d of %d values non-zero (%.1f %%), read as a sparse matrix by the first maps",
+                     int(torch.count_nonzero(feat)), feat.numel(), 100 * sparse_input.density(feat))
 
     def train_batches(self, epoch: int, start_step: int) -> Steps:
         """The training batches of ``epoch`` from ``start_step`` on (see :class:`~.node_batches.EpochBatches`)."""
