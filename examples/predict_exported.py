@@ -62,7 +62,9 @@ class Model:
                 import onnxruntime
             except ImportError:
                 raise ExampleError(f"{path} is an ONNX file: pip install onnxruntime to run it") from None
-            self._session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+            options = onnxruntime.SessionOptions()
+            options.log_severity_level = 3  # errors only: not its notes on shapes the exporter inferred as fixed
+            self._session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
             self._names = [item.name for item in self._session.get_inputs()]
             meta = self._session.get_modelmeta().custom_metadata_map
             if METADATA_NAME not in meta:
