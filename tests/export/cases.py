@@ -54,6 +54,11 @@ MENU_CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
     "mnist-performer": ("mnist", {"model.hidden_dim": 16, "model.num_layers": 2, "model.attention": "performer"}),
     "mnist-performer-padded": ("mnist", {"model.hidden_dim": 16, "model.num_layers": 2, "model.attention": "performer",
                                          "model.performer_pad_keys": True}),
+    "zinc-graphormer": ("zinc", {"model.hidden_dim": 32, "model.num_layers": 2, "model.attention": "biased_transformer",
+                                 "model.graphormer.enable": True, "model.graphormer.num_edge_types": 4,
+                                 "model.graphormer.spatial_types": 5}),
+    "mnist-graphormer-degrees": ("mnist", {"model.hidden_dim": 16, "model.num_layers": 2,
+                                           "model.graphormer.enable": True, "model.graphormer.degrees_only": True}),
 }
 
 #: (nodes, edges) of the graphs of two batches: unequal sizes, a single isolated node, graphs without edges,
