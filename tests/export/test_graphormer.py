@@ -79,3 +79,32 @@ def test_the_examples_encodings_equal_geaet_dgls():
         assert np.array_equal(paths, path_edge_types_from_edges(src, dst, edge_types, n, 5))
     long_path = example.graphormer_encodings(*graphs[0], 5, np.zeros(6, np.int64))[1]
     assert long_path[0, 6] == 4 and long_path[0, 7] == 5  # cut at S - 1; unreachable: S
+
+
+def test_the_example_refuses_degrees_and_edge_types_beyond_the_models_tables(tmp_path):
+    """A degree or an edge type the model's embedding tables do not have is one error line naming the setting."""
+    import importlib.util
+
+    import numpy as np
+    import pytest
+
+    from tests.export.test_example import EXAMPLE
+
+    spec = importlib.util.spec_from_file_location("predict_exported", EXAMPLE)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    graphormer = {"degrees": True, "num_in_degrees": 3, "num_out_degrees": 8, "spatial_types": 5,
+                  "path_types": True, "num_edge_types": 4}
+    settings = {"input_widths": {"x": 1, "edge_attr": 1}, "graphormer": graphormer,
+                "encodings": {"lap_pe_k": 0, "rwse_k": 0, "lap_eigval": False, "laplacian_norm": "sym"}}
+    star = {"num_nodes": np.array([4]), "num_edges": np.array([3]), "x": np.zeros((4, 1), np.float32),
+            "edge_index": np.array([[1, 2, 3], [0, 0, 0]]), "edge_attr": np.array([[0.0], [1.0], [2.0]])}
+    np.savez(tmp_path / "star.npz", **star)
+    with pytest.raises(example.ExampleError, match="graph 0 has in-degree 3, .* 3 entries .*num_in_degrees"):
+        example.read_graphs(str(tmp_path / "star.npz"), settings)
+    np.savez(tmp_path / "types.npz", **{**star, "edge_attr": np.array([[0.0], [7.0], [2.0]])})
+    with pytest.raises(example.ExampleError, match="edge type 7, .*num_edge_types"):
+        example.read_graphs(str(tmp_path / "types.npz"), settings)
+    graphormer["num_in_degrees"] = 4
+    (graph,) = example.read_graphs(str(tmp_path / "star.npz"), settings)
+    assert graph["degrees"][:, 0].tolist() == [3, 0, 0, 0] and graph["path_types"].shape == (4, 4, 5)
