@@ -52,6 +52,29 @@ def test_the_biased_model_matches_and_the_bias_matters(tmp_path):
         assert (exported(*inputs) - want).abs().max() > 1e-4  # ten times the tolerance (measured 1.6e-4)
 
 
+def test_degrees_only_add_the_degree_embeddings(tmp_path):
+    """``graphormer.degrees_only``: the degree embeddings without a bias (the plain Transformer), scripted."""
+    from geaet_dgl.config import make_run_config
+    from geaet_dgl.models import build_model
+
+    run = make_run_config("mnist", preset="mnist", overrides={
+        "model.hidden_dim": 16, "model.num_layers": 1, "model.graphormer.enable": True,
+        "model.graphormer.degrees_only": True})
+    torch.manual_seed(0)
+    model = build_model(run.model).eval()
+    with torch.no_grad():
+        model.degree_encoder.in_degree_encoder.weight.mul_(50.0)
+    graphs = prepared(run, random_graphs(run.model, FIRST_BATCH, seed=0))
+    inputs = exported_inputs(graphs, input_widths(run))
+    assert inputs[7].shape == (23, 2) and inputs[8].shape == (23, 0)
+    exported = ExportedGEAET(model)
+    with torch.no_grad():
+        want = model(dgl.batch(graphs))
+        assert (torch.jit.script(exported)(*inputs) - want).abs().max() <= 1e-5
+        exported.degrees.in_table.zero_()
+        assert (exported(*inputs) - want).abs().max() > 1e-4
+
+
 def test_the_examples_encodings_equal_geaet_dgls():
     """examples/predict_exported.py computes degrees, spatial types and path edge types as the library does, on
     graphs with duplicate edges, self-loops, isolated nodes and unreachable pairs (paths longer than S cut)."""
