@@ -13,8 +13,8 @@ onnxruntime). GRAPHS.npz holds the graphs one after the other:
 ``edge_attr``   (sum E, F_e)    edge features (only where the model reads them)
 ==============  ==============  ===========================================================
 
-The encodings the model reads (Laplacian eigenvectors and eigenvalues, random-walk landing probabilities)
-are computed here with NumPy, with the settings stored in the file, exactly as geaet-dgl computes them
+The encodings the model reads (Laplacian eigenvectors and eigenvalues, random-walk landing probabilities,
+Graphormer's degrees, shortest-path lengths and the edge types along the shortest paths) are computed here with NumPy, with the settings stored in the file, exactly as geaet-dgl computes them
 (its dense route, graphs of up to 2,048 nodes). Graphs are batched as ``geaet-dgl predict`` batches them
 (the run's batch size; one node-level graph as a whole), and the CSV has ``predict``'s columns:
 ``index, predicted, prob_0..`` (classes), ``index, value..`` (regression), ``graph, node, ...`` for nodes.
@@ -33,7 +33,10 @@ from typing import Any, Dict, List, Sequence, Tuple
 import numpy as np
 
 METADATA_NAME = "geaet_export.json"
-INPUT_NAMES = ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eigval", "rwse")
+INPUT_NAMES = ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eigval", "rwse", "degrees",
+               "spatial_types", "path_types")
+#: Inputs of files of export_format 1 (before Graphormer's three).
+FORMAT_1_INPUTS = INPUT_NAMES[:7]
 #: Largest graph whose encodings geaet-dgl computes with dense matrices (its sparse route is not copied here).
 DENSE_MAX_NODES = 2048
 
@@ -62,7 +65,9 @@ class Model:
                 import onnxruntime
             except ImportError:
                 raise ExampleError(f"{path} is an ONNX file: pip install onnxruntime to run it") from None
-            self._session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+            options = onnxruntime.SessionOptions()
+            options.log_severity_level = 3  # errors only: not its notes on shapes the exporter inferred as fixed
+            self._session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
             self._names = [item.name for item in self._session.get_inputs()]
             meta = self._session.get_modelmeta().custom_metadata_map
             if METADATA_NAME not in meta:
@@ -70,13 +75,14 @@ class Model:
             self.settings = json.loads(meta[METADATA_NAME])
             self.runtime = f"onnxruntime {onnxruntime.__version__}"
         self.torchscript = torchscript
+        self.input_names = FORMAT_1_INPUTS if self.settings.get("export_format", 1) < 2 else INPUT_NAMES
 
     def run(self, inputs: Dict[str, np.ndarray]) -> np.ndarray:
         if self.torchscript:
             import torch
 
             with torch.no_grad():
-                return self._module(*(torch.from_numpy(inputs[name]) for name in INPUT_NAMES)).numpy()
+                return self._module(*(torch.from_numpy(inputs[name]) for name in self.input_names)).numpy()
         return self._session.run(None, {name: inputs[name] for name in self._names})[0]
 
 
@@ -127,6 +133,67 @@ def random_walk_se(src: np.ndarray, dst: np.ndarray, num_nodes: int, k: int) -> 
     return out
 
 
+def _successors(src: np.ndarray, dst: np.ndarray, num_nodes: int) -> List[List[int]]:
+    """Successors of each node in first-seen edge order, duplicates dropped."""
+    succ: List[dict] = [dict() for _ in range(num_nodes)]
+    for u, v in zip(src.tolist(), dst.tolist()):
+        succ[u][v] = None
+    return [list(s) for s in succ]
+
+
+def _bfs_parents(succ: List[List[int]], source: int) -> Dict[int, int]:
+    """Breadth-first parents from ``source`` (-1 for itself), in visiting order."""
+    parent, queue, head = {source: -1}, [source], 0
+    while head < len(queue):
+        u = queue[head]
+        head += 1
+        for v in succ[u]:
+            if v not in parent:
+                parent[v] = u
+                queue.append(v)
+    return parent
+
+
+def graphormer_encodings(src: np.ndarray, dst: np.ndarray, num_nodes: int, spatial_types: int,
+                         edge_types: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Graphormer's encodings as geaet-dgl computes them, on the directed edges as stored: (N, 2) in- and
+    out-degrees of the simple graph (duplicate edges once); (N, N) spatial types ``min(d(i -> j), S - 1)``, ``S``
+    where j is unreachable; (N, N, S) the types (``edge_types``, None: not computed) of the edges along one
+    breadth-first shortest path (successors in first-seen edge order; a pair's last stored edge's type), 0 past
+    its end, the path cut to its first S nodes."""
+    pairs = np.unique(np.stack([src, dst], axis=1), axis=0) if len(src) else np.zeros((0, 2), np.int64)
+    degrees = np.stack([np.bincount(pairs[:, 1], minlength=num_nodes),
+                        np.bincount(pairs[:, 0], minlength=num_nodes)], axis=1).astype(np.int64)
+    types = np.full((num_nodes, num_nodes), spatial_types, dtype=np.int64)
+    paths = np.zeros((num_nodes, num_nodes, spatial_types if edge_types is not None else 0), dtype=np.int64)
+    succ = _successors(src, dst, num_nodes)
+    type_of = {}
+    if edge_types is not None:
+        for u, v, t in zip(src.tolist(), dst.tolist(), edge_types.tolist()):
+            type_of[(u, v)] = int(t)
+    for source in range(num_nodes):
+        parent = _bfs_parents(succ, source)
+        dist = {source: 0}
+        for target in parent:  # a node's parent is visited before it
+            if target != source:
+                dist[target] = dist[parent[target]] + 1
+            types[source, target] = min(dist[target], spatial_types - 1)
+            if edge_types is not None:
+                path = [target]
+                while parent[path[-1]] != -1:
+                    path.append(parent[path[-1]])
+                path = path[::-1][:spatial_types]
+                for k in range(len(path) - 1):
+                    paths[source, target, k] = type_of[(path[k], path[k + 1])]
+    return degrees, types, paths
+
+
+def _check_below(index: int, what: str, values: np.ndarray, size: int, setting: str) -> None:
+    if values.size and int(values.max()) >= size:
+        raise ExampleError(f"graph {index} has {what} {int(values.max())}, but the model's table has {size} entries "
+                           f"({setting})")
+
+
 # ------------------------------------------------------------------------------------------------------ the graphs
 
 def read_graphs(path: str, settings: Dict[str, Any]) -> List[Dict[str, np.ndarray]]:
@@ -151,6 +218,13 @@ def read_graphs(path: str, settings: Dict[str, Any]) -> List[Dict[str, np.ndarra
         edge_attr = np.asarray(data["edge_attr"], dtype=np.float32).reshape(int(edges.sum()), widths["edge_attr"])
     else:
         edge_attr = np.zeros((int(edges.sum()), 0), dtype=np.float32)
+    graphormer = settings.get("graphormer") or {}
+    edge_types = None
+    if graphormer.get("path_types"):
+        if "edge_attr" not in data:
+            raise ExampleError(f"the model reads the edge types along shortest paths (edge_attr[:, 0]): store "
+                               f"edge_attr in {path}")
+        edge_types = np.asarray(data["edge_attr"]).reshape(int(edges.sum()), -1)[:, 0].astype(np.int64)
     graphs = []
     node_start = edge_start = 0
     for index, (n, m) in enumerate(zip(nodes.tolist(), edges.tolist())):
@@ -163,12 +237,27 @@ def read_graphs(path: str, settings: Dict[str, Any]) -> List[Dict[str, np.ndarra
             raise ExampleError(f"graph {index} has {n:,} nodes; this example computes encodings for graphs of at "
                                f"most {DENSE_MAX_NODES:,} (geaet-dgl predict takes larger ones)")
         vecs, vals = laplacian_pe(src, dst, n, k, encodings["laplacian_norm"])
+        degrees = np.zeros((n, 0), np.int64)
+        spatial, paths = np.zeros((n, 0), np.int64), np.zeros((n, 0, 0), np.int64)
+        if graphormer.get("degrees"):
+            own_types = None if edge_types is None else edge_types[edge_start:edge_start + m]
+            if own_types is not None:
+                _check_below(index, "edge type", own_types, graphormer["num_edge_types"],
+                             "model.graphormer.num_edge_types")
+            degrees, spatial, paths = graphormer_encodings(src, dst, n, max(graphormer["spatial_types"], 1), own_types)
+            _check_below(index, "in-degree", degrees[:, 0], graphormer["num_in_degrees"],
+                         "model.graphormer.num_in_degrees")
+            _check_below(index, "out-degree", degrees[:, 1], graphormer["num_out_degrees"],
+                         "model.graphormer.num_out_degrees")
+            if not graphormer["spatial_types"]:  # degrees only
+                spatial, paths = np.zeros((n, 0), np.int64), np.zeros((n, 0, 0), np.int64)
         graphs.append({
             "x": x[node_start:node_start + n], "src": src, "dst": dst,
             "edge_attr": edge_attr[edge_start:edge_start + m], "lap_pe": vecs,
             "lap_eigval": np.broadcast_to(vals, (n, k)).copy() if encodings["lap_eigval"]
             else np.zeros((n, 0), np.float32),
             "rwse": random_walk_se(src, dst, n, rwse_k) if rwse_k else np.zeros((n, 0), np.float32),
+            "degrees": degrees, "spatial_types": spatial, "path_types": paths,
         })
         node_start, edge_start = node_start + n, edge_start + m
     return graphs
@@ -186,7 +275,21 @@ def batch_inputs(graphs: Sequence[Dict[str, np.ndarray]]) -> Dict[str, np.ndarra
         "node_counts": np.array([len(g["x"]) for g in graphs], dtype=np.int64),
         **{name: np.ascontiguousarray(np.concatenate([g[name] for g in graphs]).astype(np.float32))
            for name in ("lap_pe", "lap_eigval", "rwse")},
+        "degrees": np.ascontiguousarray(np.concatenate([g["degrees"] for g in graphs])),
+        "spatial_types": _padded([g["spatial_types"] for g in graphs]),
+        "path_types": _padded([g["path_types"] for g in graphs]),
     }
+
+
+def _padded(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """Per-graph (N_i, N_i, ...) pair arrays as one (sum N_i, W, ...) array, W the largest N_i (0 stays 0)."""
+    width = max(part.shape[1] for part in parts)
+    out = np.zeros((sum(len(part) for part in parts), width) + parts[0].shape[2:], dtype=np.int64)
+    start = 0
+    for part in parts:
+        out[start:start + len(part), :part.shape[1]] = part
+        start += len(part)
+    return out
 
 
 def predict(model: Model, graphs: List[Dict[str, np.ndarray]]) -> List[np.ndarray]:

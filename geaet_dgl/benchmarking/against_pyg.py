@@ -12,14 +12,14 @@
 4. Inference (eval, no_grad), then training (forward, loss, backward, AdamW
    step): ``warmup`` untimed step pairs, then ``repeats`` timed pairs,
    interleaved so machine drift hits both alike (the order alternates each
-   repeat: ours-ref, ref-ours, ...). Medians of per-step graphs/s and the ratios
+   repeat: ours-ref, ref-ours, ...; with exported files, :func:`~.exported.interleaved_rates` rotates all of
+   them in inference). Medians of per-step graphs/s and the ratios
    ours/reference are reported, plus the median of the per-repeat ratios.
 """
 from __future__ import annotations
 
 import copy
-import statistics
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, Optional, Sequence
 
 import dgl
 import torch
@@ -29,10 +29,12 @@ from ..inference import fold_for_inference
 from ..models import build_model
 from ..models.geaet import set_degree_statistics
 from .inputs import check_reference_preset, loss_function, prebuilt_batches
+from .exported import (EXPORT_PARITY_TOLERANCE, check_export_parity, check_formats, exported_contenders,
+                       exported_parity, exported_row, interleaved_rates, load_exported, parity_line as exported_line)
 from .parity import PARITY_DTYPE, in_precision
 from .jobs import Reference, Timing
 from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
-from .timing import environment, set_threads, summarize, time_call
+from .timing import environment, set_threads
 
 PARITY_TOLERANCE = 1e-5
 
@@ -64,27 +66,15 @@ def reference_forward(model: torch.nn.Module, batch) -> tuple:
 
 def _interleaved(ours: Callable, ref: Callable, ours_batches, ref_batches, sizes: Sequence[int], warmup: int,
                  repeats: int) -> Dict[str, object]:
-    cpu = torch.device("cpu")
-    n = len(sizes)
-    for i in range(warmup):
-        ours(ours_batches[i % n])
-        ref(ref_batches[i % n])
-    ours_rates: List[float] = []
-    ref_rates: List[float] = []
-    for r in range(repeats):
-        j = (warmup + r) % n
-        pair = [("ours", ours, ours_batches[j]), ("ref", ref, ref_batches[j])]
-        for name, step, batch in (pair if r % 2 == 0 else pair[::-1]):
-            rate = sizes[j] / time_call(lambda: step(batch), cpu)
-            (ours_rates if name == "ours" else ref_rates).append(rate)
-    return {"ours": summarize(ours_rates), "ref": summarize(ref_rates),
-            "paired_ratio": statistics.median(o / f for o, f in zip(ours_rates, ref_rates))}
+    rates = interleaved_rates([("ours", ours, ours_batches), ("ref", ref, ref_batches)], sizes, warmup, repeats)
+    return {"ours": rates["ours"], "ref": rates["ref"], "paired_ratio": rates["paired_ratio"]["ref"]}
 
 
 def compare_with_reference(reference: Reference, preset: str = "mnist", batch_sizes: Sequence[int] = (16, 64, 128),
                            timing: Optional[Timing] = None, fold: bool = True,
                            progress: Optional[Callable[[str], None]] = None,
-                           parity_tolerance: float = PARITY_TOLERANCE) -> Dict[str, object]:
+                           parity_tolerance: float = PARITY_TOLERANCE, exported: Sequence[str] = ()
+                           ) -> Dict[str, object]:
     """Parity check, then interleaved CPU timing of ours vs the reference at every batch size.
 
     ``reference``: the checkout (``ref_dir``), ``force`` (time even when parity fails) and
@@ -104,6 +94,10 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
     refolded before each batch size: training changes the weights) unless ``fold`` is False; the
     largest difference between its outputs and the unfolded model's on the parity batch is
     reported as ``fold_max_abs_diff`` and must also stay within ``parity_tolerance``.
+
+    ``exported`` ('torchscript', 'onnx'): at every batch size our model, as it stands then, is also exported
+    and its files' inference timed in the same rotation as ours and the reference's (:mod:`.exported`), after
+    their parity with our model on the benchmarked batches; the rows go to ``'exported'``.
     """
     timing = timing or Timing(threads=2)
     ref_dir, force, config = reference.ref_dir, reference.force, reference.config_file
@@ -138,6 +132,7 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
         def pair():
             return paired_models(ref_dir, key, seed=seed)
     set_threads(threads)
+    exported = check_formats(exported)
 
     graph, labels = batches_of(min(batch_sizes), 1, seed)[0]
     parity = compare_models(*pair(), graph, labels, pyg_batch(graph, labels), loss_fn)
@@ -162,14 +157,27 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
                               forward=reference_forward, clip=make_clipper(train_settings, reference=True))
     ref_infer = infer_step_fn(ref_model, forward=reference_forward)
 
-    results = []
+    results, exported_rows = [], []
     for batch_size in batch_sizes:
         ours_batches = batches_of(int(batch_size), num_batches, seed)
         ref_batches = [(pyg_batch(g, y), y) for g, y in ours_batches]
         sizes = [g.batch_size for g, _ in ours_batches]
         ours.eval(), ref_model.eval()
         ours_infer = infer_step_fn(fold_for_inference(ours) if fold else ours)  # refolded: training moved the weights
-        infer = _interleaved(ours_infer, ref_infer, ours_batches, ref_batches, sizes, warmup, repeats)
+        contenders = [("ours", ours_infer, ours_batches), ("ref", ref_infer, ref_batches)]
+        if exported:  # the files of the weights as they stand now
+            graphs = [g for g, _ in ours_batches]
+            runners = load_exported(ours, exported, threads)
+            files, prepared = exported_contenders(runners, graphs)
+            export_parity = exported_parity(ours, runners, graphs, prepared)
+            if progress:
+                progress(exported_line(export_parity, batch_size))
+            check_export_parity(export_parity, force=force)
+            contenders += files
+        rates = interleaved_rates(contenders, sizes, warmup, repeats)
+        infer = {"ours": rates["ours"], "ref": rates["ref"], "paired_ratio": rates["paired_ratio"]["ref"]}
+        if exported:
+            exported_rows.append(exported_row(batch_size, rates, export_parity, reference=True))
         ours.train(), ref_model.train()
         train = _interleaved(ours_train, ref_train, ours_batches, ref_batches, sizes, warmup, repeats)
         row: Dict[str, object] = {"batch_size": int(batch_size)}
@@ -191,8 +199,14 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
                   inference="folded" if fold else "unfolded")
     if config is not None:
         settings["config_file"] = str(config)
-    return {"config": settings, "parity": parity.as_dict(), "parity_max_abs_diff": parity.max_abs_diff,
-            "fold_max_abs_diff": fold_diff, "results": results}
+    comparison = {"config": settings, "parity": parity.as_dict(), "parity_max_abs_diff": parity.max_abs_diff,
+                  "fold_max_abs_diff": fold_diff, "results": results}
+    if exported:
+        comparison["exported"] = {"formats": list(exported), "tolerance": EXPORT_PARITY_TOLERANCE,
+                                  "results": exported_rows,
+                                  "source": "ours, the reference and the exported files interleaved in one process "
+                                            "on the same pre-built batches"}
+    return comparison
 
 
 def folding_difference(model: torch.nn.Module, graph, dtype: torch.dtype = PARITY_DTYPE) -> float:

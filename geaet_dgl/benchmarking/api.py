@@ -72,7 +72,8 @@ def run_benchmark(job, json_path: Optional[str] = None, plot_path: Optional[str]
     Returns the report dict. A :class:`ModelJob`'s holds ``config`` and ``results`` (per batch size:
     ``batch_size``, ``train_graphs_per_s``, ``infer_graphs_per_s``, ``peak_rss_mib`` [, ``peak_gpu_mib``]
     [, ``ref_train_graphs_per_s``, ``ref_infer_graphs_per_s``, ``ratio_train``, ``ratio_infer``]), and
-    when run ``parity_max_abs_diff`` / ``parity``, ``breakdown``, ``epoch``, ``epoch_against_pyg``,
+    when run ``parity_max_abs_diff`` / ``parity``, ``exported`` (the exported files' inference beside ours,
+    :mod:`.exported`), ``breakdown``, ``epoch``, ``epoch_against_pyg``,
     ``scaling``; a :class:`NodeScalingJob`'s ``config`` and ``node_scaling``; a :class:`HeteroJob`'s
     ``rows``; a :class:`NodeBaselinesJob`'s ``table``.
     """
@@ -112,7 +113,24 @@ def _checked_preset(job: ModelJob) -> str:
     if reference is not None and device.type != "cpu":
         raise ValueError("the reference comparison runs on CPU only (the reference bridge builds a CPU model); "
                          "use device='cpu'")
+    if job.exported:
+        _check_exported(job)
     return preset
+
+
+#: what ``--exported`` is for, when asked of something else
+EXPORTED_ALONE = ("--exported times a preset's model in the step table (throughput), beside ours and with "
+                  "--against-pyg the reference's: not with --config, nor with --epoch --against-pyg (whole epochs "
+                  "replace the step table), and not without throughput")
+
+
+def _check_exported(job: ModelJob) -> None:
+    """Refuse ``job.exported`` where there is no step table of a preset's model to add the files to."""
+    from .exported import check_formats
+
+    if job.model_file is not None or job.epochs_against_reference or not job.throughput or not job.batch_sizes:
+        raise ConfigError(EXPORTED_ALONE)
+    check_formats(job.exported, job.timing.device)
 
 
 def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str], echo: Echo) -> Dict[str, object]:
@@ -143,6 +161,11 @@ def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str]
                 report["results"] = run_throughput(preset, job.batch_sizes, timing, fold=job.fold,
                                                    config_file=job.config_file)
                 config["throughput_source"] = "one fresh process per batch size" if timing.isolate else "this process"
+                if job.exported:
+                    from .exported import compare_exported
+
+                    report["exported"] = compare_exported(preset, job.batch_sizes, timing, job.exported,
+                                                          fold=job.fold, force=job.force, progress=echo)
         if job.breakdown and job.batch_sizes:
             from .breakdown import measure_breakdown
 
@@ -202,7 +225,9 @@ def _throughput_against_reference(job: ModelJob, preset: str, timing: Timing, re
 
     config_file = job.reference.config_file
     comparison = compare_with_reference(job.reference, preset, job.batch_sizes, timing, fold=job.fold,
-                                        progress=echo)
+                                        progress=echo, exported=job.exported)
+    if "exported" in comparison:
+        report["exported"] = comparison["exported"]
     memory_timing = dataclasses.replace(timing, repeats=1, warmup=1)
     memory = [] if config_file else run_throughput(preset, job.batch_sizes, memory_timing, fold=job.fold)
     for row, mem in zip(comparison["results"], memory):

@@ -145,6 +145,9 @@ class ModelJob:
     timing : how every measurement is taken.
     config_file : a reference (GEAET or GraphGPS) YAML whose model is timed instead of ``preset``'s, alone
         (step table and breakdown; beside the reference it is ``reference.config_file``).
+    exported : 'torchscript', 'onnx': the step table's model also exported and its files' inference timed
+        beside ours (and the reference's), interleaved in one process, after their parity (:mod:`.exported`).
+    force : time the exported files even when they differ from the model (the reference: ``reference.force``).
     """
 
     preset: str = "mnist"
@@ -157,6 +160,8 @@ class ModelJob:
     fold: bool = True
     timing: Timing = Timing()
     config_file: Optional[str] = None
+    exported: Tuple[str, ...] = ()
+    force: bool = False
 
     @property
     def model_file(self) -> Optional[str]:

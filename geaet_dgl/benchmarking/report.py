@@ -61,6 +61,26 @@ def _ratio(value: Optional[float]) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
+def exported_table(exported: Dict[str, object]) -> str:
+    """Inference graphs/s of ours, the reference's (where timed) and each exported file, per batch size, with
+    ours / file and the file's largest difference from our model (:mod:`.exported`)."""
+    from .exported import FORMAT_LABELS
+
+    results, formats = exported["results"], exported["formats"]
+    has_ref = any("ref_infer_graphs_per_s" in r for r in results)
+    headers = ["batch", "ours g/s"] + (["ref g/s"] if has_ref else [])
+    headers += [f"{FORMAT_LABELS[fmt]} g/s" for fmt in formats]
+    headers += [f"ours/{FORMAT_LABELS[fmt]}" for fmt in formats]
+    headers += [f"{FORMAT_LABELS[fmt]} max |diff|" for fmt in formats]
+    rows = []
+    for r in results:
+        row = [r["batch_size"], r["infer_graphs_per_s"]] + ([r.get("ref_infer_graphs_per_s")] if has_ref else [])
+        row += [r[f"{fmt}_infer_graphs_per_s"] for fmt in formats]
+        row += [_ratio(r.get(f"ratio_{fmt}")) for fmt in formats] + [f"{r[f'parity_{fmt}']:.2g}" for fmt in formats]
+        rows.append(row)
+    return format_table(headers, rows)
+
+
 _PART_LABELS = {"forward": "forward (+ loss)", "mpnn": "  of which MPNN", "attention": "  of which self-attention",
                 "geanet": "  of which GEANet", "other_forward": "  of which the rest", "backward": "backward",
                 "optimizer": "clipping + optimizer step", "step": "whole step"}
@@ -163,6 +183,11 @@ def format_report(report: Dict[str, object]) -> str:
         if report.get("fold_max_abs_diff") is not None:
             note += f" (folded vs model max |diff| = {report['fold_max_abs_diff']:.3g})"
         parts.append(f"Throughput ({note})\n{throughput_table(report['results'])}")
+    if report.get("exported"):
+        ex = report["exported"]
+        parts.append(f"Inference beside the exported files ({ex['source']}; graphs/s = median of per-step rates; "
+                     f"ours/file > 1: ours faster; max |diff| from our model, relative where |output| > 1)\n"
+                     + exported_table(ex))
     if report.get("breakdown"):
         note = "median ms per training step, modules timed by forward hooks"
         if any("ref" in b for b in report["breakdown"]):

@@ -16,6 +16,7 @@ import click
 from ..benchmarking.api import (CONFIG_FILE_ALONE, JOBS, REFERENCE_NODE_METHODS, EpochJob, ModelJob,
                                 NodeScalingJob, Reference, ScalingJob, Timing, check_epoch_graphs,
                                 default_batch_sizes, run_benchmark)
+from ..benchmarking.exported import EXPORTED_FORMATS
 from ..config import ConfigError
 from .options import ListOptionCommand, handle_errors, threads_option
 
@@ -89,7 +90,14 @@ from .options import ListOptionCommand, handle_errors, threads_option
                    "(throughput and breakdown; with --against-pyg beside the reference's), on synthetic graphs "
                    "shaped like its dataset (any a file can name: superpixels, SBMs, molecules, OGB, PCQM, "
                    "MalNet, the node sets) carrying the encodings it reads.")
-@click.option("--force", is_flag=True, help="Time against the reference even if parity fails.")
+@click.option("--exported", "exported", type=click.Choice(EXPORTED_FORMATS), multiple=True,
+              metavar="FORMAT [FORMAT ...]",
+              help="Also export the timed model (as `geaet-dgl export` does: torchscript, onnx) to a temporary folder "
+                   "and time each file's inference (torch.jit.load, onnxruntime on CPU) beside our eval path (and "
+                   "with --against-pyg the reference's), interleaved in one process on the same batches, after "
+                   "checking that its outputs match ours to 1e-5: a table of graphs/s per batch size.")
+@click.option("--force", is_flag=True,
+              help="Time against the reference, and the --exported files, even if parity fails.")
 @click.option("--allocator", type=click.Choice(["hugetlb", "system", "keep"]), default=None,
               help="How glibc serves large tensors in the measuring processes: transparent huge pages (512x "
                    "fewer page faults, same memory), glibc's defaults, or keep freed memory for reuse (more "
@@ -145,4 +153,5 @@ def _model_job(options: Dict[str, Any], timing: Timing) -> ModelJob:
                     epoch=epoch if "epoch" in parts else None,
                     scaling=ScalingJob(max_nodes=options["max_nodes"]) if "scaling" in parts else None,
                     reference=reference, fold=not options["no_fold"], timing=timing,
-                    config_file=None if against_pyg else options["config_file"])
+                    config_file=None if against_pyg else options["config_file"],
+                    exported=tuple(options["exported"]), force=options["force"])

@@ -165,7 +165,7 @@ def expand_list_options(args: list, names: Tuple[str, ...]) -> list:
 class ListOptionCommand(click.Command):
     """A command whose list options (``--seeds``, ``--graphs``) take every value that follows them."""
 
-    list_options = ("--seeds", "--graphs", "--batch-sizes", "--batch-size", "--what", "--splits")
+    list_options = ("--seeds", "--graphs", "--batch-sizes", "--batch-size", "--what", "--splits", "--exported")
 
     def parse_args(self, ctx: click.Context, args: list) -> list:
         return super().parse_args(ctx, expand_list_options(list(args), self.list_options))

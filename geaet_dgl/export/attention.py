@@ -1,7 +1,9 @@
 """The global attentions in eval mode on plain tensors: the dense Transformer and the Performer, within each graph.
 
-Calling convention: ``(h (N, d), graph_of_node (N,), node_counts (B,), position (N,)) -> h``. Both pad the graphs
-to the largest graph of the batch, a width computed from ``node_counts`` as a tensor (any width, one file).
+Calling convention: ``(h (N, d), graph_of_node (N,), node_counts (B,), position (N,), attn_bias) -> h``, with
+``attn_bias`` the (B * H, W, W) Graphormer bias of the biased Transformer (:mod:`.graphormer`), else (0, 0, 0).
+Both pad the graphs to the largest graph of the batch, a width computed from ``node_counts`` as a tensor (any
+width, one file).
 """
 from __future__ import annotations
 
@@ -16,13 +18,14 @@ class NoAttention(nn.Module):
     """The absent global branch (never called)."""
 
     def forward(self, h: torch.Tensor, graph_of_node: torch.Tensor, node_counts: torch.Tensor,
-                position: torch.Tensor) -> torch.Tensor:
+                position: torch.Tensor, attn_bias: torch.Tensor) -> torch.Tensor:
         return h
 
 
 class ExportSelfAttention(nn.Module):
     """:class:`~geaet_dgl.nn.self_attention.GraphSelfAttention` in eval mode: every node attends to the nodes
-    of its graph, :math:`\\mathrm{softmax}(Q K^T / \\sqrt{d/H}) V W_o`.
+    of its graph, :math:`\\mathrm{softmax}(Q K^T / \\sqrt{d/H} + B) V W_o` (``B`` the biased Transformer's
+    Graphormer bias, else none).
 
     The nodes are scattered into a (B, W, 3d) padded tensor, W the largest graph's node count computed from
     ``node_counts`` as a tensor (so the exported file follows any W); padding keys are masked.
@@ -40,7 +43,7 @@ class ExportSelfAttention(nn.Module):
         self.hidden_dim, self.num_heads = d, heads
 
     def forward(self, h: torch.Tensor, graph_of_node: torch.Tensor, node_counts: torch.Tensor,
-                position: torch.Tensor) -> torch.Tensor:
+                position: torch.Tensor, attn_bias: torch.Tensor) -> torch.Tensor:
         d, heads = self.hidden_dim, self.num_heads
         head_dim = d // heads
         num_graphs = node_counts.shape[0]
@@ -56,7 +59,10 @@ class ExportSelfAttention(nn.Module):
         value = dense[2].reshape(num_graphs * heads, -1, head_dim)
         valid = torch.arange(width, device=h.device).unsqueeze(0) < node_counts.unsqueeze(1)  # (B, W)
         valid = valid.unsqueeze(1).expand(-1, heads, -1).reshape(num_graphs * heads, 1, -1)
-        scores = torch.bmm(query, key.transpose(1, 2)).masked_fill(~valid, -3.4028234663852886e38)
+        scores = torch.bmm(query, key.transpose(1, 2))
+        if attn_bias.numel() > 0:  # the biased Transformer: softmax(Q K^T / sqrt(d/H) + B)
+            scores = scores + attn_bias
+        scores = scores.masked_fill(~valid, -3.4028234663852886e38)
         out = torch.bmm(torch.softmax(scores, -1), value)  # (B*H, W, d/H)
         out = out.reshape(num_graphs, heads, -1, head_dim).transpose(1, 2).reshape(-1, d)
         return F.linear(out.index_select(0, rows), self.out_weight, self.out_bias)
@@ -110,7 +116,7 @@ class ExportPerformer(nn.Module):
         return torch.exp(exponent) + self.eps
 
     def forward(self, h: torch.Tensor, graph_of_node: torch.Tensor, node_counts: torch.Tensor,
-                position: torch.Tensor) -> torch.Tensor:
+                position: torch.Tensor, attn_bias: torch.Tensor) -> torch.Tensor:
         heads, width, features = self.num_heads, self.head_dim, self.num_features
         num_nodes, num_graphs = h.shape[0], node_counts.shape[0]
         qkv = F.linear(h, self.qkv_weight).reshape(num_nodes, 3, heads, width)

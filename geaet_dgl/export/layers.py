@@ -106,7 +106,8 @@ class ExportLayer(nn.Module):
 
     def forward(self, h: torch.Tensor, e: torch.Tensor, src: torch.Tensor, dst: torch.Tensor,
                 pe_dist: torch.Tensor, graph_of_node: torch.Tensor, graph_of_edge: torch.Tensor,
-                node_counts: torch.Tensor, position: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+                node_counts: torch.Tensor, position: torch.Tensor, attn_bias: torch.Tensor
+                ) -> Tuple[torch.Tensor, torch.Tensor]:
         num_graphs = node_counts.shape[0]
         total = torch.zeros_like(h)
         if self.has_local:
@@ -118,7 +119,7 @@ class ExportLayer(nn.Module):
                     h_local = h + h_local
             total = total + self.norm_local(h_local, graph_of_node, node_counts)
         if self.has_attention:
-            h_global = self.attention(h, graph_of_node, node_counts, position)
+            h_global = self.attention(h, graph_of_node, node_counts, position, attn_bias)
             if self.residual:
                 h_global = h + h_global
             total = total + self.norm_attention(h_global, graph_of_node, node_counts)

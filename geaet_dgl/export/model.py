@@ -11,6 +11,11 @@
 ``lap_pe``      (N, k)       Laplacian eigenvectors (``model.pe`` eslappe / lappe / signnet; else (N, 0))
 ``lap_eigval``  (N, k)       their eigenvalues per node (``model.pe`` lappe; else (N, 0))
 ``rwse``        (N, k)       random-walk landing probabilities (``pe`` / ``se`` rwse; else (N, 0))
+``degrees``     (N, 2)       int64 in- and out-degrees (``graphormer.enable``; else (N, 0))
+``spatial_types`` (N, W')    int64 Graphormer's spatial types to the nodes of each node's graph
+                             (``attention`` biased_transformer; else (N, 0))
+``path_types``  (N, W', S)   int64 edge types along the shortest paths (``graphormer.num_edge_types`` > 0;
+                             else (N, 0, 0)); see :mod:`.graphormer`
 ==============  ===========  =====================================================================
 
 and returns (B, out_feats) for graph heads, (N, out_feats) for node heads: what the model returns in
@@ -36,10 +41,12 @@ from ..nn.gin import GINELayer, GINLayer
 from ..nn.performer import PerformerAttention
 from ..nn.pna import PNALayer
 from ..nn.sage import SAGELayer
+from ..nn.biased_attention import BiasedGraphSelfAttention
 from ..nn.self_attention import GraphSelfAttention
 from .attention import ExportPerformer, ExportSelfAttention, NoAttention
 from .common import ExportError, frozen
 from .geanet import ExportGEANet, ExportPaperGEANet, NoGEANet
+from .graphormer import ExportDegrees, ExportGraphormerBias, NoDegrees, NoGraphormerBias
 from .heads import ExportHead
 from .inputs import ExportEncoder, ExportHopBranch, ExportKernelSE, ExportLapPE, ExportSignNet, NoLapPE, NoSignNet
 from .layers import ExportLayer
@@ -49,12 +56,13 @@ from .scatter import graph_index
 
 
 #: The exported forward's inputs, in order.
-INPUT_NAMES = ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eigval", "rwse")
+INPUT_NAMES = ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eigval", "rwse", "degrees",
+               "spatial_types", "path_types")
 
 #: What the exporter covers, by configuration field (anything else is refused by :func:`check_exportable`).
 COVERED = {
     "mpnn": ("gatedgcn", "gine", "gin", "gcn", "sage", "gat", "pna", "genconv", "none"),
-    "attention": ("transformer", "performer", "none"),
+    "attention": ("transformer", "biased_transformer", "performer", "none"),
     "pe": ("none", "eslappe", "lappe", "signnet", "rwse"),
     "se": ("none", "rwse"),
     "node_encoder": ("linear", "embedding", "typedict", "constant", "ast"),
@@ -66,7 +74,7 @@ COVERED = {
 #: Why the parts not covered are refused.
 REFUSED_BECAUSE = {
     "mpnn": "it has no exported form",
-    "attention": "the Graphormer bias needs encodings the exported example does not compute yet",
+    "attention": "it has no exported form",
     "pe": "the exported example does not compute HKdiagSE or ElstaticSE",
     "se": "its encoding is not computed by the exported example",
     "node_encoder": "the encoder (premp) is not exported yet",
@@ -81,9 +89,9 @@ def check_exportable(config: ModelConfig, input_transform: Optional[Dict[str, An
     if config.hetero.ntypes:
         raise ExportError("cannot export a heterograph model (model.hetero): its typed layers have no exported form "
                           "yet")
-    if config.graphormer.enable:
-        raise ExportError("cannot export model.graphormer: Graphormer's degree and spatial encodings are not "
-                          "exported yet")
+    if config.graphormer.enable and config.graphormer.graph_token:
+        raise ExportError("cannot export model.graphormer.graph_token: the graph token (one virtual node per graph) "
+                          "has no exported form yet; exported: Graphormer's degrees, spatial and path bias")
     for field, covered in COVERED.items():
         value = getattr(config, field)
         if value not in covered:
@@ -99,7 +107,8 @@ def check_exportable(config: ModelConfig, input_transform: Optional[Dict[str, An
 MPNN_EXPORTS = {GatedGCNLayer: ExportGatedGCN, GINELayer: lambda layer: ExportGIN(layer, edges=True),
                 GINLayer: lambda layer: ExportGIN(layer, edges=False), GCNLayer: ExportGCN, SAGELayer: ExportSAGE,
                 GATLayer: ExportGAT, PNALayer: ExportPNA, GENConvLayer: ExportGENConv}
-ATTENTION_EXPORTS = {GraphSelfAttention: ExportSelfAttention, PerformerAttention: ExportPerformer}
+ATTENTION_EXPORTS = {GraphSelfAttention: ExportSelfAttention, BiasedGraphSelfAttention: ExportSelfAttention,
+                     PerformerAttention: ExportPerformer}
 GEANET_EXPORTS = {GEANet: ExportGEANet, PaperGEANet: ExportPaperGEANet}
 
 
@@ -184,6 +193,8 @@ class ExportedGEAET(nn.Module):
             self.pe_kind = 3
         elif cfg.pe == "signnet":
             self.pe_kind = 4
+        self.degrees = ExportDegrees(model.degree_encoder) if model.degree_encoder is not None else NoDegrees()
+        self.bias = ExportGraphormerBias(model.bias_encoder) if model.bias_encoder is not None else NoGraphormerBias()
         self.has_se = cfg.se == "rwse"
         self.kernel_se = ExportKernelSE(model.se_encoder) if self.has_se else nn.Identity()
 
@@ -205,7 +216,8 @@ class ExportedGEAET(nn.Module):
             self.input_first = self.input_second = NoMPNN()
 
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor, edge_attr: torch.Tensor, node_counts: torch.Tensor,
-                lap_pe: torch.Tensor, lap_eigval: torch.Tensor, rwse: torch.Tensor) -> torch.Tensor:
+                lap_pe: torch.Tensor, lap_eigval: torch.Tensor, rwse: torch.Tensor, degrees: torch.Tensor,
+                spatial_types: torch.Tensor, path_types: torch.Tensor) -> torch.Tensor:
         num_nodes, num_edges = x.shape[0], edge_index.shape[1]
         src, dst = edge_index[0], edge_index[1]
         graph_of_node = graph_index(node_counts, num_nodes)
@@ -223,7 +235,7 @@ class ExportedGEAET(nn.Module):
             x = (x - self.node_mean) / self.node_std
             edge_attr = (edge_attr.to(torch.float32) - self.edge_mean) / self.edge_std
 
-        h = self.node_encoder(x, num_nodes)
+        h = self.degrees(self.node_encoder(x, num_nodes), degrees)
         e = torch.zeros(num_edges, 0, dtype=h.dtype, device=h.device)
         if self.reads_edges:
             e = self.edge_encoder(edge_attr, num_edges)
@@ -243,9 +255,10 @@ class ExportedGEAET(nn.Module):
         if self.has_se:
             h = torch.cat([h, self.kernel_se(rwse.to(torch.float32))], dim=-1)
 
+        attn_bias = self.bias(spatial_types, path_types, graph_of_node, node_counts, position)  # once per batch
         outputs: List[torch.Tensor] = [h]
         for layer in self.layers:
-            h, e = layer(h, e, src, dst, pe_dist, graph_of_node, graph_of_edge, node_counts, position)
+            h, e = layer(h, e, src, dst, pe_dist, graph_of_node, graph_of_edge, node_counts, position, attn_bias)
             outputs.append(h)
         if self.jk == 1:
             h = self.jk_linear(torch.cat(outputs, dim=-1))

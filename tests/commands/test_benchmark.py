@@ -69,7 +69,7 @@ def test_every_option_reaches_the_job(calls, tmp_path):
         "--config", str(config), "--breakdown", "--json", "out.json", "--plot", "out.png"])
     assert job == ModelJob(preset="cifar10", batch_sizes=(4, 8), breakdown=True, fold=False,
                            reference=Reference("REF", force=True, config_file=str(config)),
-                           timing=Timing(threads=3, repeats=7, warmup=1, allocator="keep"))
+                           timing=Timing(threads=3, repeats=7, warmup=1, allocator="keep"), force=True)
     assert outputs["json_path"] == "out.json" and outputs["plot_path"] == "out.png"
     job, _ = _job(calls, ["--epoch", "--against-pyg", "REF", "--dataset", "mnist", "--data-dir", str(tmp_path),
                           "--limit-train", "5", "--limit-val", "2", "--epoch-repeats", "4", "--num-graphs", "9",
@@ -96,6 +96,16 @@ def test_config_alone_times_the_files_model(calls, tmp_path):
     config.write_text("{}")
     job, _ = _job(calls, ["--config", str(config), "--batch-sizes", "4"])
     assert job == ModelJob(batch_sizes=(4,), config_file=str(config)) and job.model_file == str(config)
+
+
+def test_exported_takes_one_or_both_formats(calls):
+    for args in (["--exported", "torchscript,onnx"], ["--exported", "onnx", "torchscript", "--batch-sizes", "16"]):
+        job, _ = _job(calls, args)
+        assert sorted(job.exported) == ["onnx", "torchscript"] and not job.force
+    job, _ = _job(calls, ["--exported", "torchscript", "--force", "--against-pyg", "REF"])
+    assert job.exported == ("torchscript",) and job.force and job.reference == Reference("REF", force=True)
+    result = CliRunner().invoke(cli.main, ["benchmark", "--exported", "tflite"])
+    assert result.exit_code == 2 and "'torchscript', 'onnx'" in result.output and calls == []
 
 
 @pytest.mark.parametrize("args, message", [

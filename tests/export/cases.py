@@ -37,7 +37,8 @@ CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
 #: The rest of the layer menu the exporter covers: GAT, PNA and GENConv as local MPNNs on ZINC-like runs,
 #: ogbg-molhiv's preset (its head: GraphGPS's san_graph MLP), ogbg-code2's (the AST encoder, the sequence head), SignNet on a ZINC-like run, the node run with
 #: the hop branch (H2GCN's ego / neighbour split), and the Performer on MNIST, also counting the
-#: padding keys as the reference does (``model.performer_pad_keys``).
+#: padding keys as the reference does (``model.performer_pad_keys``), and Graphormer on a ZINC-like run (degree
+#: embeddings, the biased Transformer's spatial and path bias, paths cut at S = 5).
 MENU_CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
     "zinc-gat": ("zinc", {"model.hidden_dim": 32, "model.num_layers": 2, "model.mpnn": "gat"}),
     "zinc-pna": ("zinc", {"model.hidden_dim": 32, "model.num_layers": 2, "model.mpnn": "pna"}),
@@ -54,6 +55,9 @@ MENU_CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
     "mnist-performer": ("mnist", {"model.hidden_dim": 16, "model.num_layers": 2, "model.attention": "performer"}),
     "mnist-performer-padded": ("mnist", {"model.hidden_dim": 16, "model.num_layers": 2, "model.attention": "performer",
                                          "model.performer_pad_keys": True}),
+    "zinc-graphormer": ("zinc", {"model.hidden_dim": 32, "model.num_layers": 2, "model.attention": "biased_transformer",
+                                 "model.graphormer.enable": True, "model.graphormer.num_edge_types": 4,
+                                 "model.graphormer.spatial_types": 5}),
 }
 
 #: (nodes, edges) of the graphs of two batches: unequal sizes, a single isolated node, graphs without edges,

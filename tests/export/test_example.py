@@ -53,6 +53,7 @@ def assert_same_predictions(ours, theirs):
 @pytest.mark.parametrize("case, sizes, batch_size", [
     ("mnist", ((6, 14), (1, 0), (4, 0), (9, 20), (3, 3), (7, 12), (2, 2)), 3),
     ("zinc-gine", ((5, 8), (3, 0), (8, 16), (4, 6)), 2),
+    ("zinc-graphormer", ((5, 8), (3, 0), (8, 16), (4, 6), (12, 30)), 2),
     ("geaet-node", ((30, 80),), 16),
 ])
 @pytest.mark.slow

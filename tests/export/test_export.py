@@ -54,7 +54,7 @@ def test_the_scatter_ops_equal_dense_computations():
 
 
 @pytest.mark.parametrize("preset, overrides, named", [
-    ("mnist", {"model.mpnn": "gatedgcn", "model.graphormer.enable": True}, "model.graphormer"),
+    ("mnist", {"model.graphormer.enable": True, "model.graphormer.graph_token": True}, "model.graphormer.graph_token"),
     ("mnist", {"model.pe": "hkdiagse"}, "model.pe=hkdiagse"),
     ("pcqm-contact", {"model.hidden_dim": 32}, "model.head=link"),
 ])

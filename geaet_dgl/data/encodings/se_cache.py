@@ -89,7 +89,8 @@ def compute_structural(graphs: Sequence[dgl.DGLGraph], spec: StructuralSpec,
                 raise ValueError("Graphormer's path encoding reads integer edge types from edata['feat']; the "
                                  "graphs have none")
             paths = np.zeros((n, width, spec.spatial_types), dtype=np.uint8)
-            edge_types = g.edata["feat"].reshape(g.num_edges(), -1)[:, 0].long().cpu().numpy()
+            feat = g.edata["feat"]  # (E,) or (E, F); a graph without edges too
+            edge_types = (feat if feat.dim() > 1 else feat.unsqueeze(1))[:, 0].long().cpu().numpy()
             paths[:, :n] = path_edge_types_from_edges(src, dst, edge_types, n, spec.spatial_types)
             parts.setdefault("path_types", []).append(paths)
         if spec.degrees:
