@@ -9,6 +9,14 @@ onnxruntime``) and compares the CSVs (docs/export.md records a run):
     python benchmarks/export_fresh_venv.py --venv /tmp/fresh --create --preset mnist --graphs 64
     python benchmarks/export_fresh_venv.py --venv /tmp/fresh --checkpoint runs/x/best.pt --graph-file new.bin
 
+Where the other environment is another machine (a GPU machine with a newer torch and no DGL), ``--prepare DIR``
+writes the exported files, the npz and ``predict``'s CSV into DIR/PRESET; run the example there into
+RESULTS/PRESET/FORMAT.csv, bring RESULTS back, and ``--compare DIR --results RESULTS`` compares:
+
+    python benchmarks/export_fresh_venv.py --prepare fresh_check --preset zinc --graphs 64
+    python examples/predict_exported.py fresh_check/zinc/model.torchscript fresh_check/zinc/graphs.npz --out R/zinc/torchscript.csv
+    python benchmarks/export_fresh_venv.py --compare fresh_check --results R
+
 Without ``--checkpoint`` the model is the preset's at its own size with random weights and the graphs are
 ``--graphs`` synthetic ones shaped like the preset's data (:mod:`geaet_dgl.benchmarking.inputs`).
 """
@@ -91,7 +99,11 @@ def _random_run(preset: str, count: int, folder: Path):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--venv", required=True, help="the fresh environment's folder")
+    p.add_argument("--venv", help="the fresh environment's folder")
+    p.add_argument("--prepare", metavar="DIR", help="write DIR/PRESET/{model.torchscript,model.onnx,graphs.npz,"
+                                                     "predict.csv} for another machine, and stop")
+    p.add_argument("--compare", metavar="DIR", help="compare --results' CSVs with DIR's predict.csv, and stop")
+    p.add_argument("--results", help="with --compare: RESULTS/PRESET/FORMAT.csv written by the example elsewhere")
     p.add_argument("--create", action="store_true", help="make it first: venv, pip install torch numpy onnxruntime")
     p.add_argument("--checkpoint", help="a trained run's best.pt (default: a random-weight model of --preset)")
     p.add_argument("--graph-file", help="its graphs (dgl.save_graphs) with --checkpoint")
@@ -99,6 +111,12 @@ def main(argv=None):
     p.add_argument("--graphs", type=int, default=64, help="synthetic graphs without --checkpoint")
     a = p.parse_args(argv)
 
+    if a.compare:
+        return _compare_results(Path(a.compare), Path(a.results or ""))
+    if a.prepare:
+        return _prepare(a, Path(a.prepare) / a.preset)
+    if not a.venv:
+        p.error("--venv (or --prepare / --compare) is required")
     python = Path(a.venv) / "bin" / "python"
     if a.create:
         _run([sys.executable, "-m", "venv", a.venv])
@@ -136,6 +154,39 @@ def main(argv=None):
             worst, flipped, nan_rows = _compare(_rows(folder / f"{fmt}.csv"), theirs)
             print(f"{fmt}: {said}; {len(theirs) - 1} rows against predict's: largest difference {worst:.1e}, "
                   f"{flipped} predicted differently, {nan_rows} rows NaN (not compared)")
+
+
+def _prepare(a, folder: Path) -> None:
+    """The exported files, the graphs as the example's npz and ``predict``'s CSV in ``folder``."""
+    from geaet_dgl.data import load_graph_file  # noqa: F401  (DGL's backend set before reading graphs)
+    from geaet_dgl.data.own_files.graph_files import read_graph_file
+    from geaet_dgl.export.graphs_npz import write_graphs_npz
+    from geaet_dgl.export.writer import export_checkpoint
+    from geaet_dgl.scoring import predict_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        if a.checkpoint:
+            checkpoint, graph_file = Path(a.checkpoint), Path(a.graph_file)
+        else:
+            checkpoint, graph_file = _random_run(a.preset, a.graphs, Path(tmp))
+        graphs, _ = read_graph_file(graph_file)
+        write_graphs_npz(graphs, folder / "graphs.npz")
+        predict_file(checkpoint, graph_file, folder / "predict.csv", progress=False)
+        for fmt in ("torchscript", "onnx"):
+            export_checkpoint(checkpoint, fmt, folder / f"model.{fmt}")
+    print(f"wrote {folder}: model.torchscript, model.onnx, graphs.npz, predict.csv")
+
+
+def _compare_results(prepared: Path, results: Path) -> None:
+    """One line per RESULTS/PRESET/FORMAT.csv: its difference from PREPARED/PRESET/predict.csv."""
+    found = sorted(results.glob("*/*.csv"))
+    if not found:
+        raise SystemExit(f"no RESULTS/PRESET/FORMAT.csv under {results}")
+    for path in found:
+        worst, flipped, nan_rows = _compare(_rows(path), _rows(prepared / path.parent.name / "predict.csv"))
+        print(f"{path.parent.name} {path.stem}: largest difference {worst:.1e}, {flipped} predicted differently, "
+              f"{nan_rows} rows NaN (not compared)")
 
 
 if __name__ == "__main__":
