@@ -10,11 +10,11 @@ For each graph file (written by ``benchmarks/products_shape.py``) this runs, as 
 4. with ``--encodings K``: ``train`` again with ``--set model.pe=lappe --set model.pe_k=K`` (LapPE of the whole
    graph before METIS).
 
-Each command runs in its own session under a **memory guard**: the resident memory of the session (every
-process summed) is sampled every second and the group is killed when the machine's ``MemAvailable`` falls under
+Each command runs in its own session under a **memory guard**: the resident memory of the command and every
+process it started (summed) is sampled every second and the group is killed when the machine's ``MemAvailable`` falls under
 ``--guard-gib``. Every output line is stamped with its second, so the stages split by what the commands print
 (DGL's "Convert a graph into a bidirected graph" starts METIS, "Metis partitioning" ends it, the epoch line
-ends the epoch and its whole-graph scoring). Per stage: seconds and the peak of the session's summed RSS in its
+ends the epoch and its whole-graph scoring). Per stage: seconds and the peak of that summed RSS in its
 window (sampled each second: a peak shorter than that can be missed); the distributed run's summary adds each
 server's and trainer's own peak (``VmHWM``). Writes ``--out``/scale.json
 and prints a table. Run from the repository root::
@@ -46,21 +46,28 @@ def available_bytes() -> int:
     return 0
 
 
-def group_rss(sid: int) -> int:
-    """Summed VmRSS of the processes of session ``sid`` (bytes): the command and every process it started, the
-    distributed trainers (each in a process group of its own) included."""
-    total = 0
+def tree_rss(root: int) -> int:
+    """Summed VmRSS of process ``root`` and all its descendants (bytes): the command and every process it started,
+    the distributed trainers (each in a session of its own) included."""
+    parents = {}
     for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            if os.getsid(int(pid)) != sid:
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/stat") as handle:
+                    parents[int(pid)] = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
                 continue
+    tree, grew = {root}, True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= more
+        grew = bool(more)
+    total = 0
+    for pid in tree:
+        try:
             with open(f"/proc/{pid}/status") as handle:
-                for line in handle:
-                    if line.startswith("VmRSS"):
-                        total += int(line.split()[1]) * 1024
-        except (OSError, ProcessLookupError):
+                total += sum(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmRSS"))
+        except OSError:
             continue
     return total
 
@@ -90,7 +97,7 @@ def guarded(command, log_path: Path, guard_bytes: int, env=None) -> dict:
             os.killpg(process.pid, signal.SIGKILL)  # the trainers die with the launcher (parent-death signal)
             killed.append(time.perf_counter() - start)
             break
-        samples.append((time.perf_counter() - start, group_rss(process.pid)))
+        samples.append((time.perf_counter() - start, tree_rss(process.pid)))
         time.sleep(1.0)
     process.wait()
     reader.join(timeout=10)
