@@ -140,7 +140,14 @@ def read_graph_file(path: PathLike) -> Tuple[List[dgl.DGLGraph], Dict[str, torch
                         f"{_first_line(exc)}); {_SAVE_HINT}") from exc
     if not graphs:
         raise DataError(f"{path} holds no graphs; {_SAVE_HINT} with at least one graph")
-    return list(graphs), dict(labels or {})
+    # Saved with int32 ids (half the file and load of a large graph): DGL's METIS and the project's id tensors
+    # are int64, so the graph continues as int64, one graph at a time (the int32 copy is freed as it goes).
+    graphs = list(graphs)
+    for index, graph in enumerate(graphs):
+        if graph.idtype == torch.int32:
+            graphs[index] = graph.long()
+    del graph
+    return graphs, dict(labels or {})
 
 
 def _trial_load(path: str, idx: Optional[List[int]] = None) -> None:

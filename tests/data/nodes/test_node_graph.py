@@ -110,3 +110,20 @@ def test_knn_graph_matches_a_brute_force_neighbour_search():
     src, dst = g.edges()
     assert set(zip(src.tolist(), dst.tolist())) == expected
     assert with_masks(g, points, label).ndata["feat"].shape == (40, 2)
+
+
+def test_a_file_saved_with_int32_ids_loads_as_int64_and_is_cut_by_metis(tmp_path):
+    """int32 ids halve a large graph file; DGL's METIS and the id tensors of the batches need int64."""
+    from geaet_dgl.training.node_batches import make_node_sampler
+
+    g = planted_partition(300, 3, p_in=0.1, p_out=0.01, seed=0)
+    path = _save(tmp_path, [g.int()], "g32.bin")
+    data = load_node_graph(path)
+    assert data.graph.idtype == torch.int64
+    for ours, theirs in zip(data.graph.edges(), g.edges()):
+        assert torch.equal(ours, theirs)
+    assert torch.equal(data.graph.ndata["feat"], g.ndata["feat"])
+    sampler = make_node_sampler(data, "cluster", num_parts=4, cache_dir=tmp_path)
+    batches = sampler.epoch_batches(batch_size=2, seed=0, epoch=0)
+    nodes = sorted(int(i) for batch in batches for i in batch.ndata[dgl.NID])
+    assert nodes == list(range(300))
