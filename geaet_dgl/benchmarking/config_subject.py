@@ -106,11 +106,14 @@ class ConfigSubject:
 
             cfg = self.reference_cfg
             featureless = cfg.dataset.edge_encoder_name == "DummyEdge"  # PyG's PATTERN/CLUSTER: no edge_attr
+            no_node_features = cfg.dataset.node_encoder_name.startswith("PPANode")  # ogbg-ppa: its add_zeros
             keep = KEPT_AS_OURS + (FLOAT32_STATISTICS if share_float32 else ())
 
             def hook(items):
                 for data in items if featureless else ():
                     del data.edge_attr
+                for data in items if no_node_features else ():
+                    data.x = torch.zeros(data.num_nodes, dtype=torch.long)
                 return with_reference_statistics(items, cfg, keep)
         batch = to_pyg_batch(graph, labels, edge_types_as_vector=self.model.edge_encoder == "typedict",
                              items_hook=hook)
