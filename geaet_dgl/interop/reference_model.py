@@ -7,6 +7,7 @@ environment (see docs/performance.md, "Comparing with the PyG reference").
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import os
@@ -67,6 +68,18 @@ def import_reference_modules(ref_dir: str):
         ) from exc
 
 
+@contextlib.contextmanager
+def _its_own_failures(what: str):
+    """Exceptions raised inside (the reference's code, graphgym's and yacs's) as :class:`ReferenceFailure`;
+    ours (:class:`~geaet_dgl.errors.GeaetError`) pass unchanged."""
+    try:
+        yield
+    except GeaetError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (the reference's code: any failure is reported as its own)
+        raise reference_failure(exc, what) from exc
+
+
 def _build_reference(ref_dir: str, load, dim_in: int, dim_out: int, seed: int, what: str = "its model"
                      ) -> torch.nn.Module:
     """graphgym's ``set_cfg``, ``load(cfg)`` (merges the configuration), ``assert_cfg``, then ``create_model``
@@ -74,16 +87,15 @@ def _build_reference(ref_dir: str, load, dim_in: int, dim_out: int, seed: int, w
     graphgym_config, model_builder = import_reference_modules(ref_dir)
     cfg = graphgym_config.cfg
     graphgym_config.set_cfg(cfg)
-    load(cfg)
-    graphgym_config.assert_cfg(cfg)
+    with _its_own_failures(what):  # its yacs configuration refuses a key it does not declare (KeyError)
+        load(cfg)
+        graphgym_config.assert_cfg(cfg)
     cfg.share.dim_in, cfg.share.dim_out = dim_in, dim_out
     _set_kernel_times(cfg)
     cfg.accelerator = cfg.device = "cpu"
     torch.manual_seed(seed)
-    try:
+    with _its_own_failures(what):
         return model_builder.create_model(to_device=False, dim_in=dim_in, dim_out=dim_out).model
-    except Exception as exc:  # noqa: BLE001 (the reference's code: any failure is reported as its own)
-        raise reference_failure(exc, what) from exc
 
 
 def load_reference_model(ref_dir: str, preset: str, seed: int = 0, overrides: Optional[Dict[str, object]] = None,

@@ -24,9 +24,15 @@ REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/GEAET")
 ITS_BUG = "'GINEConvESLapPE' object has no attribute 'mlp_r_ij'"
 
 
-def _fake_graphgym(monkeypatch, raised: Exception):
-    """graphgym's config module and model builder, its ``create_model`` raising ``raised``; a yacs ``CfgNode``."""
-    cfg = types.SimpleNamespace(share=types.SimpleNamespace(), merge_from_other_cfg=lambda other: None)
+def _fake_graphgym(monkeypatch, raised: Exception, merge_raises: Exception = None):
+    """graphgym's config module and model builder, its ``create_model`` raising ``raised``; a yacs ``CfgNode``
+    (merging raising ``merge_raises``, if given)."""
+
+    def merge(other):
+        if merge_raises is not None:
+            raise merge_raises
+
+    cfg = types.SimpleNamespace(share=types.SimpleNamespace(), merge_from_other_cfg=merge)
     config = types.SimpleNamespace(cfg=cfg, set_cfg=lambda c: None, assert_cfg=lambda c: None)
 
     def create_model(**kwargs):
@@ -57,6 +63,19 @@ def test_the_references_eslappe_gine_bug_is_one_line_naming_it(tmp_path, monkeyp
                                                   "the reference: its GINEConvESLapPE")
     assert ITS_BUG in lines[0]
     assert "Traceback" not in result.output
+
+
+def test_a_key_the_references_configuration_does_not_declare_is_one_line(tmp_path, monkeypatch):
+    """yacs refuses a key its configuration does not declare (GEAET's own coco.yaml: train.eval_smoothing_metrics)."""
+    _fake_graphgym(monkeypatch, AssertionError("not reached"),
+                   merge_raises=KeyError("Non-existent config key: train.eval_smoothing_metrics"))
+    (tmp_path / "ref" / "GEAET").mkdir(parents=True)
+    result = CliRunner().invoke(cli.main, ["benchmark", "--against-pyg", str(tmp_path / "ref"), "--config",
+                                           str(_eslappe_file(tmp_path)), "--batch-sizes", "16", "--threads", "1"])
+    assert result.exit_code == 2, result.output
+    assert result.output == ("error: the reference's own code failed building the model of zinc-GPS-ESLapPE.yaml "
+                             "(KeyError: 'Non-existent config key: train.eval_smoothing_metrics'); run with --debug "
+                             "for its traceback\n")
 
 
 def test_another_failure_of_the_references_code_is_reported_as_its_own():
