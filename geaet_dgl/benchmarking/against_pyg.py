@@ -94,7 +94,8 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
     'results': [{'batch_size', 'train_graphs_per_s', 'infer_graphs_per_s' (ours),
     'ref_train_graphs_per_s', 'ref_infer_graphs_per_s', 'ratio_train',
     'ratio_infer' (ours/ref of the medians), 'ratio_train_paired',
-    'ratio_infer_paired' (median of per-repeat ratios), min/max of each}]}``.
+    'ratio_infer_paired' (median of per-repeat ratios), min/max of each}]}``, and for a config whose model reads
+    RWSE or HKdiagSE ``'parity_reference_statistics'`` (:func:`config_parity`: the parity check shares those).
     Raises :class:`ParityError` when the models differ by more than
     ``parity_tolerance`` and ``reference.force`` is False.
 
