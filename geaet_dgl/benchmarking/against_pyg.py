@@ -19,15 +19,13 @@
 from __future__ import annotations
 
 import copy
-from typing import Callable, Dict, Optional, Sequence
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 import dgl
 import torch
 
 from ..errors import GeaetError
 from ..inference import fold_for_inference
-from ..models import build_model
-from ..models.geaet import set_degree_statistics
 from .inputs import check_reference_preset, loss_function, prebuilt_batches
 from .exported import (EXPORT_PARITY_TOLERANCE, check_export_parity, check_formats, exported_contenders,
                        exported_parity, exported_row, interleaved_rates, load_exported, parity_line as exported_line)
@@ -86,7 +84,8 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
     'results': [{'batch_size', 'train_graphs_per_s', 'infer_graphs_per_s' (ours),
     'ref_train_graphs_per_s', 'ref_infer_graphs_per_s', 'ratio_train',
     'ratio_infer' (ours/ref of the medians), 'ratio_train_paired',
-    'ratio_infer_paired' (median of per-repeat ratios), min/max of each}]}``.
+    'ratio_infer_paired' (median of per-repeat ratios), min/max of each}]}``, and for a config whose model reads
+    RWSE or HKdiagSE ``'parity_reference_statistics'`` (:func:`config_parity`: the parity check shares those).
     Raises :class:`ParityError` when the models differ by more than
     ``parity_tolerance`` and ``reference.force`` is False.
 
@@ -104,7 +103,6 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
     threads, repeats, warmup = timing.threads, timing.repeats, timing.warmup
     num_batches, seed = timing.num_batches, timing.seed
     from ..interop.pyg_export import to_pyg_batch
-    from ..interop.reference_names import reference_to_ours
     from .parity import compare_models, paired_models
 
     if config is not None:
@@ -115,11 +113,7 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
         batches_of, pyg_batch = subject.batches, subject.pyg_batch
 
         def pair():  # PNA's degree histogram from the parity batch's graphs, standing for the training split
-            theirs = subject.reference_model(ref_dir, seed=seed, degree_graphs=dgl.unbatch(graph))
-            ours = build_model(subject.model)
-            set_degree_statistics(ours, dgl.unbatch(graph))
-            ours.load_state_dict(reference_to_ours(theirs.state_dict()), strict=True)
-            return theirs, ours
+            return subject.paired_models(ref_dir, graph, seed)
     else:
         key = check_reference_preset(preset)
         train_settings, loss_fn = key, loss_function(key)
@@ -135,10 +129,19 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
     exported = check_formats(exported)
 
     graph, labels = batches_of(min(batch_sizes), 1, seed)[0]
-    parity = compare_models(*pair(), graph, labels, pyg_batch(graph, labels), loss_fn)
+    own_statistics = None
+    if config is not None:
+        parity, own_statistics = config_parity(subject, ref_dir, graph, labels, seed)
+    else:
+        parity = compare_models(*pair(), graph, labels, pyg_batch(graph, labels), loss_fn)
     if progress:
-        progress(parity_line(parity, min(batch_sizes)))
+        shared = own_statistics["fields"] if own_statistics else ()
+        progress(parity_line(parity, min(batch_sizes))
+                 + (f"; {', '.join(shared)} ours on both sides (float32 inputs the two compute by different "
+                    "routes)" if shared else ""))
     check_parity_tolerance(parity, parity_tolerance, force)
+    if progress and own_statistics:
+        progress(own_statistics_line(own_statistics))
 
     ref_model, ours = pair()
     fold_diff = None
@@ -199,14 +202,59 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
                   inference="folded" if fold else "unfolded")
     if config is not None:
         settings["config_file"] = str(config)
-    comparison = {"config": settings, "parity": parity.as_dict(), "parity_max_abs_diff": parity.max_abs_diff,
-                  "fold_max_abs_diff": fold_diff, "results": results}
+    report = {"config": settings, "parity": parity.as_dict(), "parity_max_abs_diff": parity.max_abs_diff,
+              "fold_max_abs_diff": fold_diff, "results": results}
+    if own_statistics is not None:
+        report["parity_reference_statistics"] = own_statistics
     if exported:
-        comparison["exported"] = {"formats": list(exported), "tolerance": EXPORT_PARITY_TOLERANCE,
-                                  "results": exported_rows,
-                                  "source": "ours, the reference and the exported files interleaved in one process "
-                                            "on the same pre-built batches"}
-    return comparison
+        report["exported"] = {"formats": list(exported), "tolerance": EXPORT_PARITY_TOLERANCE,
+                              "results": exported_rows,
+                              "source": "ours, the reference and the exported files interleaved in one process "
+                                        "on the same pre-built batches"}
+    return report
+
+
+def config_parity(subject, ref_dir: str, graph: dgl.DGLGraph, labels: torch.Tensor, seed: int = 0
+                  ) -> Tuple[object, Optional[Dict[str, object]]]:
+    """Parity of a config's two models (:class:`~.config_subject.ConfigSubject`) on one batch, in float64: the
+    :class:`~.parity.ParityReport` the tolerance is checked on, the reference's batch carrying what its loader
+    computes but ours for the float32 statistics the two sides compute by different routes (RWSE, HKdiagSE);
+    and, where the file reads one of those, :func:`float32_inputs_comparison` on the reference's own (else
+    None)."""
+    from .parity import compare_models
+
+    models = subject.paired_models(ref_dir, graph, seed)  # first: the reference's batch needs its configuration
+    shared = subject.float32_statistics()
+    parity_input = subject.pyg_batch(graph, labels, share_float32=True, float64=True)
+    parity = compare_models(*models, graph, labels, parity_input, subject.loss())
+    if not shared:
+        return parity, None
+    return parity, float32_inputs_comparison(subject.paired_models(ref_dir, graph, seed), graph, labels,
+                                             subject.pyg_batch(graph, labels, float64=True), parity_input, shared,
+                                             subject.loss())
+
+
+def float32_inputs_comparison(models, graph, labels, own_input, shared_input, fields: Sequence[str], loss_fn
+                              ) -> Dict[str, object]:
+    """``models`` (reference, ours) compared on ``own_input``, the reference's batch with its own float32
+    ``fields`` (RWSE, HKdiagSE), beside how far those are from ours (``shared_input`` carries ours):
+    ``{'fields', 'input_max_abs_diff', 'parity' (ParityReport.as_dict())}``. Not checked against the tolerance:
+    what it measures is bounded by the inputs' float32 rounding (see :mod:`~geaet_dgl.interop.reference_loader`)."""
+    from .parity import compare_models
+
+    input_diff = max(float((own_input[field].double() - shared_input[field].double()).abs().max())
+                     for field in fields)
+    parity = compare_models(*models, graph, labels, own_input, loss_fn)
+    return {"fields": list(fields), "input_max_abs_diff": input_diff, "parity": parity.as_dict()}
+
+
+def own_statistics_line(comparison: Dict[str, object]) -> str:
+    """One progress line of :func:`float32_inputs_comparison`."""
+    p = comparison["parity"]
+    return (f"with the reference's own float32 {', '.join(comparison['fields'])} (max |diff| to ours "
+            f"{comparison['input_max_abs_diff']:.3g}; not checked, bounded by it): outputs eval "
+            f"{p['eval_output_max_abs_diff']:.3g}, train {p['train_output_max_abs_diff']:.3g}; gradients "
+            f"{p['grad_max_abs_diff']:.3g}, relative to their norm {p['grad_max_rel_diff']:.3g}")
 
 
 def folding_difference(model: torch.nn.Module, graph, dtype: torch.dtype = PARITY_DTYPE) -> float:

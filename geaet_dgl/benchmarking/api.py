@@ -236,6 +236,8 @@ def _throughput_against_reference(job: ModelJob, preset: str, timing: Timing, re
     report["parity_max_abs_diff"] = comparison["parity_max_abs_diff"]
     report["parity"] = comparison["parity"]
     report["fold_max_abs_diff"] = comparison["fold_max_abs_diff"]
+    if "parity_reference_statistics" in comparison:
+        report["parity_reference_statistics"] = comparison["parity_reference_statistics"]
     config = report["config"]
     config.update(reference_dir=str(job.reference.ref_dir), throughput_source=(
         "ours and the reference interleaved in one process on the same pre-built batches; peak RSS from "

@@ -132,12 +132,9 @@ def measure_breakdown(preset: str = "mnist", batch_size: int = 16, timing: Optio
         from .against_pyg import reference_forward
         from .parity import paired_models
         from ..interop.pyg_export import to_pyg_batch
-        from ..interop.reference_names import reference_to_ours
 
-        if config is not None:
-            reference = subject.reference_model(ref_dir, seed=seed)
-            ours = build_model(subject.model)
-            ours.load_state_dict(reference_to_ours(reference.state_dict()), strict=True)
+        if config is not None:  # the first batch's graphs stand for the training split (PNA's degrees)
+            reference, ours = subject.paired_models(ref_dir, batches[0][0], seed)
             pyg_batch = subject.pyg_batch  # the file's encodings and edge types, as the throughput table's
         else:
             reference, ours = paired_models(ref_dir, key, seed=seed)

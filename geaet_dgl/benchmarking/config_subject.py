@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
@@ -29,6 +30,8 @@ from .inputs import (PLAIN_GENERATORS, SUPPORTED_PRESETS, UnsupportedPreset, bat
                      plain_synthetic_graphs, synthetic_graphs)
 from .shapes import distinct_graphs, repeat_graphs
 
+#: our names of the reference's input-standardisation buffers (VOCNode/VOCEdge encoders)
+_INPUT_STATISTICS = re.compile(r"^encoder\.(node|edge)_encoder\.(encoder1\.)?(node|edge)_x_(mean|std)$")
 #: ndata fields of the encodings, recomputed for each configuration
 _ENCODINGS = ("lap_pe", "lap_eigval", "rwse")
 #: attention kinds that attend over a whole graph (at most MAX_DENSE_NODES nodes): a one-graph node set is
@@ -51,6 +54,9 @@ class ConfigSubject:
     dim_out: int
     #: the reference's graphgym configuration its model was built with (set by :meth:`reference_model`)
     reference_cfg: object = None
+    #: the input standardisation the reference's encoders hold as buffers (VOCNode/VOCEdge: ``{'x': (mean, std),
+    #: 'edge_attr': (mean, std)}``), which our loader applies instead (set by :meth:`reference_model`)
+    reference_input_statistics: Optional[dict] = None
 
     @property
     def name(self) -> str:
@@ -82,25 +88,46 @@ class ConfigSubject:
         """``num_batches`` batches of ``batch_size`` graphs (a one-graph node set: its whole graph each time)."""
         return batches_of(self.graphs(batch_size * num_batches, seed, max_nodes), batch_size, num_batches)
 
-    def pyg_batch(self, graph: dgl.DGLGraph, labels: torch.Tensor):
+    def pyg_batch(self, graph: dgl.DGLGraph, labels: torch.Tensor, share_float32: bool = False,
+                  float64: bool = False):
         """``graph`` as the reference's loader gives it (:func:`~geaet_dgl.interop.pyg_export.to_pyg_batch`;
         ZINC's bond types as one (E,) column, as PyG's ZINC stores them), with the statistics of its own
-        ``compute_posenc_stats`` once :meth:`reference_model` has run."""
+        ``compute_posenc_stats`` once :meth:`reference_model` has run, and the features the reference's
+        VOC encoders standardise themselves given back unstandardised (``x * std + mean``: they compute ours).
+
+        The parity check's batch: ``share_float32``, ours for the float32 statistics the two sides compute by
+        different routes (RWSE, HKdiagSE: :data:`~geaet_dgl.interop.reference_loader.FLOAT32_STATISTICS`);
+        ``float64``, unstandardised features left in float64 (float32 would round them)."""
         from ..interop.pyg_export import to_pyg_batch
 
         hook = None
         if self.reference_cfg is not None:
-            from ..interop.reference_loader import with_reference_statistics
+            from ..interop.reference_loader import FLOAT32_STATISTICS, KEPT_AS_OURS, with_reference_statistics
 
             cfg = self.reference_cfg
             featureless = cfg.dataset.edge_encoder_name == "DummyEdge"  # PyG's PATTERN/CLUSTER: no edge_attr
+            no_node_features = cfg.dataset.node_encoder_name.startswith("PPANode")  # ogbg-ppa: its add_zeros
+            keep = KEPT_AS_OURS + (FLOAT32_STATISTICS if share_float32 else ())
 
             def hook(items):
                 for data in items if featureless else ():
                     del data.edge_attr
-                return with_reference_statistics(items, cfg)
-        return to_pyg_batch(graph, labels, edge_types_as_vector=self.model.edge_encoder == "typedict",
-                            items_hook=hook)
+                for data in items if no_node_features else ():
+                    data.x = torch.zeros(data.num_nodes, dtype=torch.long)
+                return with_reference_statistics(items, cfg, keep)
+        batch = to_pyg_batch(graph, labels, edge_types_as_vector=self.model.edge_encoder == "typedict",
+                             items_hook=hook)
+        for key, (mean, std) in (self.reference_input_statistics or {}).items():
+            value = batch[key].double() * std.double() + mean.double()
+            batch[key] = value if float64 else value.to(batch[key].dtype)
+        return batch
+
+    def float32_statistics(self) -> Tuple[str, ...]:
+        """The ``pestat_*`` fields of :data:`~geaet_dgl.interop.reference_loader.FLOAT32_STATISTICS` this
+        file's model reads (RWSE as its PE or beside another, HKdiagSE)."""
+        kinds = {self.model.pe, self.model.se}
+        return tuple(field for field, kind in (("pestat_RWSE", "rwse"), ("pestat_HKdiagSE", "hkdiagse"))
+                     if kind in kinds)
 
     def loss(self) -> Callable:
         from ..training.losses import get_loss
@@ -133,7 +160,30 @@ class ConfigSubject:
         model = load_reference_from_config(ref_dir, self.path, self.dim_in, self.dim_out, seed,
                                            pna_degrees=pna_degrees)
         self.reference_cfg = importlib.import_module("torch_geometric.graphgym.config").cfg.clone()
+        found = {match.group(3, 4): value.detach().clone() for match, value in
+                 ((_INPUT_STATISTICS.match(name), value) for name, value in model.named_buffers()) if match}
+        self.reference_input_statistics = {key: (found[kind, "mean"], found[kind, "std"])
+                                           for kind, key in (("node", "x"), ("edge", "edge_attr"))
+                                           if (kind, "mean") in found} or None
         return model
+
+
+    def paired_models(self, ref_dir: str, graph: dgl.DGLGraph, seed: int = 0
+                      ) -> Tuple[torch.nn.Module, torch.nn.Module]:
+        """(the reference's model, ours) with the same weights; ``graph``'s graphs stand for the training split
+        where a PNA layer needs their degrees (its histogram, our degree statistics)."""
+        from ..interop.reference_names import reference_to_ours
+        from ..models import build_model
+        from ..models.geaet import set_degree_statistics
+
+        graphs = dgl.unbatch(graph)
+        theirs = self.reference_model(ref_dir, seed=seed, degree_graphs=graphs)
+        ours = build_model(self.model)
+        set_degree_statistics(ours, graphs)
+        state = {name: value for name, value in theirs.state_dict().items()
+                 if not _INPUT_STATISTICS.match(name)}  # its encoders' input standardisation: our loader's instead
+        ours.load_state_dict(reference_to_ours(state), strict=True)
+        return theirs, ours
 
 
 #: datasets with a synthetic generator of their shape (every dataset a --config file can name)

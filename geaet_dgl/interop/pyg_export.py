@@ -148,8 +148,12 @@ def _pyg_data(graph: dgl.DGLGraph, label: torch.Tensor, edge_types_as_vector: bo
         edge_attr = edge_attr.reshape(-1)
     fields = dict(x=graph.ndata["feat"], edge_index=edge_index(graph), edge_attr=edge_attr, y=label)
     if "lap_pe" in graph.ndata:
-        fields.update(EigVecs=graph.ndata["lap_pe"],
-                      EigVals=graph.ndata.get("lap_eigval", torch.zeros_like(graph.ndata["lap_pe"])).unsqueeze(-1))
+        vecs = graph.ndata["lap_pe"]
+        vals = graph.ndata.get("lap_eigval", torch.zeros_like(vecs))
+        if graph.num_nodes() < vecs.shape[1]:  # frequencies past the graph's size: ours 0, its loader's NaN, which
+            vecs, vals = vecs.clone(), vals.clone()  # its LapPE encoder leaves out of the sum (0 would count)
+            vecs[:, graph.num_nodes():] = vals[:, graph.num_nodes():] = float("nan")
+        fields.update(EigVecs=vecs, EigVals=vals.unsqueeze(-1))
     if "rwse" in graph.ndata:
         fields["pestat_RWSE"] = graph.ndata["rwse"]
     if "lap_pe" in graph.ndata:  # SignNet reads its own copy of the eigenvectors

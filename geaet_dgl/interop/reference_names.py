@@ -140,6 +140,9 @@ NAME_RULES: List[NameRule] = [
     NameRule("encoder.node_encoder.", "node_encoder.",
              lambda c: c.pe == "none" and not c.graphormer.enable),  # one node encoder, no PE (VOCNode, ...)
     NameRule("encoder.edge_encoder.", "edge_encoder."),
+    # graphgym's GNNPreMP (dataset.node_encoder False, gnn.layers_pre_mp 1): Linear without bias, BatchNorm
+    NameRule("pre_mp.Layer_0.layer.model.", "node_encoder.linear.", lambda c: c.node_encoder == "premp"),
+    NameRule("pre_mp.Layer_0.post_layer.0.", "node_encoder.norm.", lambda c: c.node_encoder == "premp"),
     NameRule("layers.{i}.{norm}.", "layers.{i}.{norm}.norm.", unless_followed_by="norm."),
     # graphgym's MLP heads: hidden blocks in a GeneralMultiLayer, then the last Linear (index 0 if it is alone)
     NameRule("post_mp.layer_post_mp.model.0.Layer_{i}.layer.model.", "head.layer_post_mp.hidden.{i}.",

@@ -151,7 +151,7 @@ REFERENCE_DEFAULTS: Dict[str, Any] = {
     "model.type": "gnn", "model.loss_fun": "cross_entropy", "model.size_average": "mean", "model.thresh": 0.5,
     "model.edge_decoding": "dot", "model.graph_pooling": "add",
     "gnn.head": "default", "gnn.layers_pre_mp": 0, "gnn.layers_post_mp": 0, "gnn.dim_inner": 16,
-    "gnn.act": "relu", "gnn.dropout": 0.0,
+    "gnn.act": "relu", "gnn.dropout": 0.0, "gnn.l2norm": True,
     "gt.layer_type": "SANLayer", "gt.dropout": 0.0, "gt.use_ffn": True, "gt.layers": 3, "gt.n_heads": 8, "gt.dim_hidden": 64,
     "gt.ffn_dropout": 0.0, "gt.global_dropout": 0.0, "gt.local_dropout": 0.0, "gt.external_dropout": 0.0,
     "gt.local_out_act": False, "gt.attn_dropout": 0.0, "gt.layer_norm": False, "gt.batch_norm": True,
@@ -569,6 +569,9 @@ def _model(get: _Reader, dataset: _Dataset) -> ModelConfig:
         if not get("gnn.batchnorm") or get("gnn.act") != "relu" or get("gnn.dropout"):
             raise get.fail("gnn.batchnorm", "geaet-dgl builds the pre-MP layer with BatchNorm, ReLU and no dropout "
                                             "(gnn.batchnorm: True, gnn.act: relu, gnn.dropout: 0.0)")
+        if not get("gnn.l2norm"):
+            raise get.fail("gnn.l2norm", "geaet-dgl's pre-MP layer scales each node's features to unit L2 norm, as "
+                                         "graphgym's default gnn.l2norm: True does; set it to True")
         config.node_encoder = "premp"
     elif base == "ASTNode":  # type, attribute, depth (capped at 20) embeddings, summed
         config.node_encoder, config.node_vocab_sizes = "embedding", list(_schema.CODE2_NODE_VOCAB)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ..nn import sparse_input
@@ -122,8 +123,9 @@ class FoldedScalarEncoder(nn.Module):
 
 
 class PreMPEncoder(nn.Module):
-    """graphgym's ``GNNPreMP`` of one layer: Linear without bias -> BatchNorm1d -> ReLU, (M, in_feats) ->
-    (M, out_feats); what GraphGPS runs on the raw features without a node encoder."""
+    """graphgym's ``GNNPreMP`` of one layer: Linear without bias -> BatchNorm1d -> ReLU -> each row scaled to unit
+    L2 norm (its ``GeneralLayer`` with ``gnn.l2norm: True``, graphgym's default), (M, in_feats) -> (M, out_feats);
+    what GraphGPS runs on the raw features without a node encoder."""
 
     def __init__(self, in_feats: int, out_feats: int):
         super().__init__()
@@ -132,7 +134,8 @@ class PreMPEncoder(nn.Module):
         self.norm = nn.BatchNorm1d(out_feats)
 
     def forward(self, feat: torch.Tensor) -> torch.Tensor:
-        return torch.relu(self.norm(self.linear(feat.view(feat.shape[0], self.in_feats).to(self.linear.weight.dtype))))
+        h = torch.relu(self.norm(self.linear(feat.view(feat.shape[0], self.in_feats).to(self.linear.weight.dtype))))
+        return F.normalize(h, p=2.0, dim=1)
 
 
 def build_encoder(kind: str, in_feats: int, out_feats: int, vocab_sizes: Sequence[int] = ()) -> nn.Module:

@@ -101,3 +101,13 @@ def test_config_refused_in_one_line(name):
     message = str(err.value)
     assert "\n" not in message and message.startswith(f"{name}: ")
     assert REFUSED[name] in message
+
+
+def test_pre_mp_layer_is_normalised_as_graphgyms_default_and_refuses_l2norm_off():
+    """graphgym's GNNPreMP ends in an L2 normalisation of each node (gnn.l2norm, default True); off is refused."""
+    name = "malnettiny-GPS-noPE.yaml"
+    assert "l2norm" not in CONFIGS[name]["gnn"]
+    assert config_from_values(flatten(CONFIGS[name]), where=name).preset.model.node_encoder == "premp"
+    tree = dict(CONFIGS[name], gnn=dict(CONFIGS[name]["gnn"], l2norm=False))
+    with pytest.raises(ConfigError, match=r"gnn\.l2norm.*unit L2 norm.*set it to True"):
+        config_from_values(flatten(tree), where=name)

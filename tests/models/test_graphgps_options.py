@@ -148,7 +148,8 @@ def test_no_norm_and_no_edge_encoder_hold_no_parameters():
     assert out.shape == (3, 1) and torch.isfinite(out).all()
 
 
-def test_premp_encoder_is_linear_without_bias_then_batchnorm_then_relu():
+def test_premp_encoder_is_linear_without_bias_then_batchnorm_then_relu_then_l2_norm():
+    """graphgym's GNNPreMP: its GeneralLayer scales each row to unit L2 norm after the activation (gnn.l2norm)."""
     from geaet_dgl.models.encoders import build_encoder
 
     torch.manual_seed(0)
@@ -156,6 +157,7 @@ def test_premp_encoder_is_linear_without_bias_then_batchnorm_then_relu():
     x = torch.randn(20, 5)
     z = x @ enc.linear.weight.T
     expected = torch.relu((z - z.mean(0)) / torch.sqrt(z.var(0, unbiased=False) + 1e-5))
+    expected = expected / expected.norm(dim=1, keepdim=True).clamp_min(1e-12)
     torch.testing.assert_close(enc(x), expected)
     assert sum(p.numel() for p in enc.parameters()) == 5 * 8 + 2 * 8
 
