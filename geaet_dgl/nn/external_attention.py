@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .batch_layout import BatchLayout
+from .fast_exp import exp_
 from .norm import Affine, scale_rows
 
 SCOPES = ("graph", "batch")
@@ -72,7 +73,7 @@ def _batch_double_normalize(scores: torch.Tensor, out: Optional[torch.Tensor]
 
     Written into ``out`` (which may be ``scores`` itself) or a fresh tensor: one (M, H, S) buffer.
     """
-    attn = torch.sub(scores, scores.amax(dim=0, keepdim=True), out=out).exp_()
+    attn = exp_(torch.sub(scores, scores.amax(dim=0, keepdim=True), out=out))
     attn.div_(attn.sum(dim=0, keepdim=True))
     row_sums = attn.sum(dim=-1, keepdim=True)
     return attn.div_(row_sums), row_sums
