@@ -1,15 +1,16 @@
 """``exp`` in place by the faster of PyTorch's two CPU kernels for it on this machine.
 
-PyTorch computes a contiguous float32 ``exp`` on CPU with MKL's VML (``vsExp``), ``exp2`` with SLEEF's
-vector code. On Intel CPUs VML is the faster of the two; on AMD CPUs MKL runs its generic path. Measured
-(640k float32 values in [-60, 0], one thread, microseconds):
+PyTorch computes a contiguous float32 ``exp`` on CPU with MKL's VML (``vsExp``, linked into libtorch), ``exp2``
+with SLEEF's vector code. On Intel CPUs VML is the faster of the two; on AMD CPUs MKL takes its generic
+path. Measured (640k float32 values in [-60, 0], one thread, best of 7 rounds, microseconds; the AMD machine
+shared and loaded, hence the ranges over four runs):
 
-=====================================================  ==========  ===========  ===================
-CPU, torch (MKL)                                       ``exp``     ``exp2``     ``x * log2 e``, ``exp2``
-=====================================================  ==========  ===========  ===================
-AMD EPYC (family 25, AVX-512), torch 2.2.1 (MKL 2022)  554-1,160   215-418      about 270-470
-Intel Xeon (AVX-512), torch 2.11 (MKL 2024)            273         340          565
-=====================================================  ==========  ===========  ===================
+=====================================================  ============  =========  ========================
+CPU, torch (MKL)                                       ``exp``       ``exp2``   ``x * log2 e``, ``exp2``
+=====================================================  ============  =========  ========================
+AMD EPYC (family 25, AVX-512), torch 2.2.1 (MKL 2022)  554-1,765     215-427    about 300-890
+Intel Xeon (AVX-512), torch 2.11 (MKL 2024)            273           340        565
+=====================================================  ============  =========  ========================
 
 So on a CPU that is not Intel's, :func:`exp_` takes ``exp(x) = exp2(x log2 e)``; callers that can fold
 the factor into an earlier product (a projection, a shift) multiply by :func:`logit_scale` there and call
