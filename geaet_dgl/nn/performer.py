@@ -38,6 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .batch_layout import BatchLayout, layout_of
+from .fast_exp import exp_scaled_, logit_scale
 
 KERNEL_EPS = 1e-4
 #: Floor of the exponent in :meth:`FeatureMap.features`. ``exp`` of an argument below about -87 lands in
@@ -101,21 +102,23 @@ def favor_group(qk: torch.Tensor, values: torch.Tensor, projection: torch.Tensor
     """FAVOR+ for a group of g graphs on the dense head-major layout, without autograd.
 
     ``qk`` (2, g, H, W, C): queries and keys; ``values`` (g, H, W, C + 1): ``[v, 1]`` (the ones column
-    0 at keys to skip); ``projection`` (C, M): ``c P^T``; ``valid`` (g, 1, W) or None: 0 at keys that the
-    stabiliser skips. Returns the features less their eps, ``exp(c P u - c^2 |u|^2 / 2 - s) / sqrt(M)``
-    (2, g, H, W, M), the context ``sum_j phi(k_j) [v_j, 1]`` (g H, M, C + 1) and
-    ``phi(q_i)^T context`` (g H, W, C + 1).
+    0 at keys to skip); ``projection`` (C, M): ``c P^T`` times :func:`~.fast_exp.logit_scale` (``log2 e``
+    where ``exp`` is taken as ``exp2``); ``valid`` (g, 1, W) or None: 0 at keys that the stabiliser skips. Returns the features less their eps,
+    ``exp(c P u - c^2 |u|^2 / 2 - s) / sqrt(M)`` (2, g, H, W, M), the context ``sum_j phi(k_j) [v_j, 1]``
+    (g H, M, C + 1) and ``phi(q_i)^T context`` (g H, W, C + 1).
 
-    One GEMM gives the logits of queries and keys; the features take four in-place passes (the stabiliser,
-    the shift, the floor of :meth:`FeatureMap.features`, ``exp``), on a tensor small enough to stay in the L2
-    cache at MNIST's sizes; their ``+ eps`` enters as the beta term of the two batched products
-    (``(e + eps)^T V = e^T V + eps 1^T V``), not as a pass over the features.
+    One GEMM gives the logits of queries and keys (times the logit scale); the features take four in-place
+    passes (the stabiliser, the shift, the floor of :meth:`FeatureMap.features`, ``exp``), on a tensor small enough
+    to stay in the L2 cache at MNIST's sizes; their ``+ eps`` enters as the beta term of the two batched
+    products (``(e + eps)^T V = e^T V + eps 1^T V``), not as a pass over the features.
     """
     _, graphs, heads, width, head_dim = qk.shape
     features = projection.shape[1]
     eps = KERNEL_EPS * features ** -0.5
     logits = torch.mm(qk.reshape(-1, head_dim), projection).view(2, graphs, heads, width, features)
-    shift = (qk * qk).sum(-1, keepdim=True).mul_(head_dim ** -0.5 / 2.0).add_(0.5 * math.log(features))
+    scale = logit_scale(qk)
+    shift = (qk * qk).sum(-1, keepdim=True).mul_(head_dim ** -0.5 / 2.0 * scale).add_(
+        0.5 * math.log(features) * scale)
     row_max = logits.amax(-1, keepdim=True)  # (2, g, H, W, 1)
     key_max = row_max[1]
     if valid is not None:
@@ -125,7 +128,7 @@ def favor_group(qk: torch.Tensor, values: torch.Tensor, projection: torch.Tensor
         key_max = torch.nan_to_num(key_max, neginf=0.0)
     shift[0] += row_max[0]
     shift[1] += key_max
-    exps = logits.sub_(shift).clamp_min_(EXP_FLOOR).exp_()
+    exps = exp_scaled_(logits.sub_(shift).clamp_min_(EXP_FLOOR * scale))
     q_exp, k_exp = exps[0].view(graphs * heads, width, features), exps[1].view(graphs * heads, width, features)
     values = values.reshape(graphs * heads, width, -1)
     context = torch.baddbmm((values.sum(1, keepdim=True) * eps).expand(-1, features, -1), k_exp.transpose(1, 2),
@@ -176,12 +179,13 @@ class FavorAttention(torch.autograd.Function):
         width = dense_x.shape[0] // max(graphs, 1)
         head_dim = weight.shape[0] // (3 * heads)
         out = dense_x.new_empty(graphs, width, heads, head_dim)
+        projection2 = projection * logit_scale(projection)  # favor_group's logit scale
         parts = []
         for start in range(0, graphs, group):
             stop = min(graphs, start + group)
             group_valid = None if valid is None else valid[start:stop]
             qk, values = project_group(dense_x[start * width:stop * width], weight, stop - start, heads, group_valid)
-            exps, context, res = favor_group(qk, values, projection, group_valid)
+            exps, context, res = favor_group(qk, values, projection2, group_valid)
             favor_ratio(res, out[start:stop].permute(0, 2, 1, 3))
             parts.append((start, stop, qk, values, exps, context, res))
         ctx.parts, ctx.shape = parts, (graphs, width, heads, head_dim)
@@ -341,6 +345,7 @@ class PerformerAttention(nn.Module):
             attended = FavorAttention.apply(dense_x, weight, projection, valid, graphs, heads, group)
         else:
             attended = node_feat.new_empty(graphs, width, heads, head_dim)
+            projection = projection * logit_scale(projection)  # favor_group's logit scale
             for start in range(0, graphs, group):
                 stop = min(graphs, start + group)
                 group_valid = None if valid is None else valid[start:stop]

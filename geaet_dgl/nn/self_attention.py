@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .batch_layout import BatchLayout, layout_of
+from .fast_exp import LOG2E, exp_
 from .norm import Affine, scale_rows
 
 #: The most nodes one graph of a batch may have: the dense (W x W) scores per head grow with its square
@@ -224,7 +225,8 @@ class FoldedSelfAttention(nn.Module):
 SOFTMAX_VECTOR_WIDTH = 16
 #: Floor of the max-shifted scores before ``exp`` in :func:`softmax_`: :math:`e^{-80}` is still a normal float32.
 EXP_FLOOR = -80.0
-_EXP_FLOOR_VALUE = float(torch.tensor(EXP_FLOOR).exp()) * (1 + 1e-6)  # above exp(EXP_FLOOR)'s float32 rounding
+# above exp(EXP_FLOOR)'s float32 rounding, by either kernel of fast_exp
+_EXP_FLOOR_VALUE = max(float(torch.tensor(EXP_FLOOR).exp()), float(torch.tensor(EXP_FLOOR * LOG2E).exp2())) * (1 + 1e-6)
 
 
 def softmax_(scores: torch.Tensor) -> torch.Tensor:
@@ -233,7 +235,8 @@ def softmax_(scores: torch.Tensor) -> torch.Tensor:
     Where the rows' width is not a multiple of :data:`SOFTMAX_VECTOR_WIDTH`, PyTorch's CPU softmax kernel
     runs each row's tail element by element (at ZINC's 37 keys it takes longer than at 48); the same
     ``exp(x - max) / sum`` as whole-tensor ops (row max, subtract, exp in place, row sum, divide) is 1.8x
-    faster there. The shifted scores are clamped at :data:`EXP_FLOOR` first: ``exp_`` of the padding's
+    faster there (``exp`` by :func:`~.fast_exp.exp_`: on AMD CPUs ``exp2`` of the scores times ``log2 e``).
+    The shifted scores are clamped at :data:`EXP_FLOOR` first: ``exp_`` of the padding's
     -3.4e38 (or of anything below about -87, where the result is denormal) takes a slow path, 30-50x slower
     than the whole exp. The floored entries (weights below :math:`e^{-80} \\approx 2 \\cdot 10^{-35}`: the padding
     keys, and keys that far below the row's best) are then set to exactly 0, as PyTorch's kernel leaves
@@ -243,7 +246,7 @@ def softmax_(scores: torch.Tensor) -> torch.Tensor:
     if scores.shape[-1] % SOFTMAX_VECTOR_WIDTH == 0 or scores.device.type != "cpu":
         return torch.ops.aten._softmax.out(scores, -1, False, out=scores)
     top = scores.amax(-1, keepdim=True)
-    scores.sub_(top).clamp_(min=EXP_FLOOR).exp_()
+    exp_(scores.sub_(top).clamp_(min=EXP_FLOOR))
     torch.threshold_(scores, _EXP_FLOOR_VALUE, 0.0)  # the floored entries (padding keys) back to exactly 0
     return scores.div_(scores.sum(-1, keepdim=True))
 
