@@ -95,7 +95,7 @@ class LinearEncoder(nn.Module):
         self.encoder = nn.Linear(in_feats, out_feats)
 
     def forward(self, feat: torch.Tensor) -> torch.Tensor:
-        """(M, in_feats), dense or sparse COO (:mod:`~geaet_dgl.nn.sparse_input`) -> (M, out_feats)."""
+        """(M, in_feats), dense or :class:`~geaet_dgl.nn.sparse_input.SparseFeatures` -> (M, out_feats)."""
         if feat.is_sparse:
             return sparse_input.linear(self.encoder, feat)
         return self.encoder(feat.view(feat.shape[0], self.in_feats).to(self.encoder.weight.dtype))

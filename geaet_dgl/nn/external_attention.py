@@ -108,8 +108,8 @@ def double_normalize(scores: torch.Tensor, seglen: Optional[torch.Tensor], in_pl
         return scores
     if column_lse is not None:
         return torch.softmax(scores - column_lse, dim=-1)
-    if seglen is None:
-        # One softmax over all M rows. torch.softmax(scores, dim=0) reduces along the
+    if seglen is None or seglen.numel() == 1:
+        # One softmax over all M rows (one graph's scope is the batch's: a full-graph node task). torch.softmax(scores, dim=0) reduces along the
         # strided first dimension slowly on CPU; _BatchDoubleNorm also allocates less.
         if in_place:
             return _batch_double_normalize(scores, out=scores)[0]

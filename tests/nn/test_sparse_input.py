@@ -96,3 +96,10 @@ def test_a_node_model_reads_sparse_features_as_it_reads_dense_ones(preset, branc
     assert len(sparse_grads) == len(dense_grads) > 0
     for got, want in zip(sparse_grads, dense_grads):
         torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-4)
+
+
+def test_the_stored_transpose_follows_the_values_through_dropout_and_casts():
+    feat = sparse_input.sparse_features(_bag_of_words(nodes=90, share=0.05, seed=3))
+    dropped = sparse_input.dropout(feat, torch.nn.Dropout(0.3).train()).to(torch.float64)
+    torch.testing.assert_close(dropped.transposed.to_dense(), dropped.to_dense().t())
+    assert dropped.dtype == torch.float64
