@@ -32,6 +32,7 @@ Files are written atomically (temp file in the same folder, flush, fsync,
 """
 from __future__ import annotations
 
+import copy
 import io
 import json
 import os
@@ -110,6 +111,21 @@ def checkpoint_state(*, run_config: Dict[str, Any], model: Any, optimizer: Any, 
     if ranks is not None:
         state["ranks"] = ranks
     return state
+
+
+def copied(state: Any) -> Any:
+    """A copy of ``state`` (nested dicts, lists and tuples of tensors and plain values, as ``state_dict()``\ s
+    are) that later training steps do not change: tensors cloned, containers rebuilt, anything else deep-copied.
+    Several times faster than ``copy.deepcopy`` on a model's and an optimiser's state."""
+    if isinstance(state, torch.Tensor):
+        return state.detach().clone()
+    if isinstance(state, dict):
+        return type(state)((key, copied(value)) for key, value in state.items())
+    if isinstance(state, (list, tuple)) and type(state) in (list, tuple):
+        return type(state)(copied(value) for value in state)
+    if isinstance(state, (int, float, str, bool, type(None))):
+        return state
+    return copy.deepcopy(state)
 
 
 def serialised(state: Dict[str, Any]) -> bytes:

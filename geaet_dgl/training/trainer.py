@@ -53,7 +53,7 @@ from ..data.nodes.node_graph import NodeGraph
 from ..models.geaet import set_degree_statistics
 from ..threads import apply_threads, per_process_threads, resolve_threads
 from . import run_dir as files
-from .checkpoint import (capture_rng_state, check_belongs_to_run, check_model_config, checkpoint_state,
+from .checkpoint import (capture_rng_state, copied, check_belongs_to_run, check_model_config, checkpoint_state,
                          load_checkpoint, restore_rng_state, serialised, write_checkpoint_bytes)
 from .curves import plot_curves
 from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, convert_sync_batchnorm, rank_seed,
@@ -397,8 +397,8 @@ class Trainer:
     def _snapshot(self) -> Dict[str, Any]:
         """A copy of the training state now (later steps do not change it), the history as its length: copying
         tensors costs far less than pickling the whole state every epoch."""
-        return {"model": copy.deepcopy(self.model.state_dict()), "optimizer": copy.deepcopy(self.optimizer.state_dict()),
-                "scheduler": copy.deepcopy(self.scheduler.state_dict()), "rng": capture_rng_state(),
+        return {"model": copied(self.model.state_dict()), "optimizer": copied(self.optimizer.state_dict()),
+                "scheduler": copied(self.scheduler.state_dict()), "rng": capture_rng_state(),
                 "epoch": self.epoch, "step": self.step, "global_step": self.global_step,
                 "best": copy.deepcopy(self.best), "history": len(self.history),
                 "progress": copy.deepcopy(self.progress_state)}
