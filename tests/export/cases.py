@@ -77,13 +77,18 @@ def save_case_checkpoint(case: str, path, **more: object) -> Tuple[object, torch
     """A checkpoint of ``case`` (``more``: further overrides) with trained-looking random weights -> (run, model in
     eval mode)."""
     run = case_run(case, **more)
+    return run, save_run_checkpoint(run, path)
+
+
+def save_run_checkpoint(run, path) -> torch.nn.Module:
+    """A checkpoint of ``run``'s model with trained-looking random weights at ``path`` -> the model in eval mode."""
     torch.manual_seed(7)
     model = trained_looking(build_model(run.model), seed=3)
     optimizer = build_optimizer(model.parameters(), 1e-3, 0.0)
     save_checkpoint(path, run_config=run.to_dict(), model=model, optimizer=optimizer,
                     scheduler=build_scheduler(optimizer, 1, 3), epoch=1, step=0, global_step=1, best=None,
                     history=[], progress=None)
-    return run, model.eval()
+    return model.eval()
 
 
 def random_graphs(model_config, sizes: Sequence[Tuple[int, int]], seed: int = 0) -> List[dgl.DGLGraph]:

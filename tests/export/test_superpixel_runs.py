@@ -14,13 +14,9 @@ from geaet_dgl.data.lrgb.voc_coco import SUPERPIXEL_TASKS, input_transform
 from geaet_dgl.export import ExportedGEAET
 from geaet_dgl.export.graphs_npz import write_graphs_npz
 from geaet_dgl.export.writer import export_checkpoint, input_widths, read_metadata
-from geaet_dgl.models import build_model
 from geaet_dgl.scoring import predict_file
-from geaet_dgl.training.checkpoint import save_checkpoint
-from geaet_dgl.training.schedule import build_optimizer, build_scheduler
-from tests.export.cases import FIRST_BATCH, exported_inputs, prepared, random_graphs
+from tests.export.cases import FIRST_BATCH, exported_inputs, prepared, random_graphs, save_run_checkpoint
 from tests.export.test_example import EXAMPLE, _has, assert_same_predictions, read_rows, without_dgl
-from tests.inference.layer_menu import trained_looking
 
 TOLERANCE = 1e-5
 SMALL = {"model.hidden_dim": 16, "model.num_layers": 2}
@@ -30,13 +26,7 @@ def superpixel_checkpoint(name: str, path, **more):
     """A checkpoint of the ``name`` preset at small width, recording its loader's standardisation as a run does."""
     run = make_run_config(name, preset=name, overrides={**SMALL, **more})
     run.data.input_transform = input_transform(SUPERPIXEL_TASKS[name])
-    torch.manual_seed(7)
-    model = trained_looking(build_model(run.model), seed=3)
-    optimizer = build_optimizer(model.parameters(), 1e-3, 0.0)
-    save_checkpoint(path, run_config=run.to_dict(), model=model, optimizer=optimizer,
-                    scheduler=build_scheduler(optimizer, 1, 3), epoch=1, step=0, global_step=1, best=None,
-                    history=[], progress=None)
-    return run, model.eval()
+    return run, save_run_checkpoint(run, path)
 
 
 def raw_superpixel_graphs(name: str, model_config, sizes, seed: int):
