@@ -11,6 +11,7 @@
 rounding noise of gradients that are analytically zero, e.g. a bias followed by BatchNorm, into
 differences of lr.) One module-scoped spawn of 2 processes serves every test but the launcher's.
 """
+import gc
 import json
 import os
 import signal
@@ -87,6 +88,10 @@ def _worker(out_dir, phases):
             sync = sum(isinstance(m, DistributedBatchNorm) for m in trainer.model.modules())
             torch.save({"states": states, "no_grad": no_grad, "sync_bn_modules": sync},
                        os.path.join(out_dir, f"{name}-rank{ctx.rank}.pt"))
+            # The DDP model's last reference to the process group must go while the group lives: freed after
+            # teardown, as the frame unwinds, gloo's destructor joins its threads holding the GIL (a hang at exit)
+            del trainer, loader
+            gc.collect()
         cut = os.path.join(out_dir, "cut")
         original_save = Trainer._save
 
