@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import gc
 import os
 import socket
 from dataclasses import dataclass
@@ -192,9 +193,13 @@ def teardown(context: DistContext) -> None:
 
     A barrier first: gloo's destructor joins its worker threads while holding
     the GIL, and a worker still releasing the tensors of the last collective
-    needs the GIL (a deadlock). Waiting in the barrier lets them finish.
+    needs the GIL (a deadlock). Waiting in the barrier lets them finish. For the
+    same reason unreachable objects holding the group (a finished run's DDP
+    model in a reference cycle) are collected before it: freed later, after the
+    group is gone, their destructor can hang the process at exit.
     """
     if context.enabled and dist.is_initialized():
+        gc.collect()  # unreachable DDP models (reference cycles) drop their hold on the group while it lives
         dist.barrier()
         dist.destroy_process_group()
 
