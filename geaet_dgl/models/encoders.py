@@ -96,7 +96,7 @@ class LinearEncoder(nn.Module):
 
     def forward(self, feat: torch.Tensor) -> torch.Tensor:
         """(M, in_feats), dense or :class:`~geaet_dgl.nn.sparse_input.SparseFeatures` -> (M, out_feats)."""
-        if feat.is_sparse:
+        if isinstance(feat, sparse_input.SparseFeatures):
             return sparse_input.linear(self.encoder, feat)
         return self.encoder(feat.view(feat.shape[0], self.in_feats).to(self.encoder.weight.dtype))
 

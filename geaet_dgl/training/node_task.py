@@ -100,8 +100,9 @@ class NodeTask(Task):
                  data.graph.num_edges(), self.sampler.kind, self.sampler.steps_per_epoch(run.train.batch_size))
         feat = data.graph.ndata.get("feat") if data.graph.is_homogeneous else None
         if run.model.node_encoder == "linear" and feat is not None and sparse_input.reads_sparsely(feat):
+            nonzero = int(torch.count_nonzero(feat))
             log.info("node features: %d of %d values non-zero (%.1f %%), read as a sparse matrix by the first maps",
-                     int(torch.count_nonzero(feat)), feat.numel(), 100 * sparse_input.density(feat))
+                     nonzero, feat.numel(), 100 * nonzero / feat.numel())
 
     def train_batches(self, epoch: int, start_step: int) -> Steps:
         """The training batches of ``epoch`` from ``start_step`` on (see :class:`~.node_batches.EpochBatches`)."""
