@@ -139,3 +139,19 @@ def test_readout_needs_the_input_branch_output_and_layerwise_refuses_the_graph_t
     token = build_model(_token_model()).eval()
     with pytest.raises(ValueError, match="graph_token adds one"):
         layerwise_forward(token, dgl.batch(_zinc_like(graphormer=True)[:1]), 4)
+
+
+@pytest.mark.parametrize("convert", ["ours", "torch"])
+def test_batchnorm_conversion_for_several_processes_reaches_the_stage(convert):
+    """The part-by-part conversions (``named_children`` + ``add_module``) replace BatchNorms inside the parts,
+    never a part itself: the stage and the model keep the same, converted, modules."""
+    from geaet_dgl.training.distributed import DistributedBatchNorm, convert_sync_batchnorm
+
+    model = build_model(_zinc_model(se="rwse", se_k=6, se_dim=5, se_raw_norm=True))
+    if convert == "ours":
+        model, kind = convert_sync_batchnorm(model, torch.device("cpu")), DistributedBatchNorm
+    else:
+        model, kind = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model), torch.nn.SyncBatchNorm
+    assert isinstance(model.se_encoder.raw_norm, kind)
+    for part in model.encoder.PARTS:
+        assert getattr(model, part) is getattr(model.encoder, part)
