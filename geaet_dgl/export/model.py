@@ -31,7 +31,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
-from ..models.geaet import GEAET, MPNNS_READING_ESLAPPE, reads_edge_states
+from ..models.encoder_stage import MPNNS_READING_ESLAPPE, reads_edge_states
+from ..models.geaet import GEAET
 from ..models.input_gcn import TELEPORT
 from ..nn.external_attention import GEANet, PaperGEANet
 from ..nn.gat import GATLayer

@@ -34,9 +34,6 @@ from ..nn import sparse_input
 from ..nn.batch_layout import BatchLayout
 from ..nn.gcn import NORM_KEY, GCNLayer, _loop_free_norm, without_self_loops
 
-#: The layout cache key under which :meth:`GEAET.encode` leaves the branch's (N, d) output for the readout.
-INPUT_GCN_KEY = "input_gcn_output"
-
 
 class InputGCN(nn.Module):
     """``GCN(in_feats -> d) -> ReLU -> Dropout -> GCN(d -> d)`` on float node features: (N, F) -> (N, d).
