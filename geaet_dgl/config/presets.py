@@ -443,10 +443,10 @@ def node_recipe(kind: str, node_in_feats: int = 1, out_feats: int = 2) -> ModelC
         config.norm, config.residual, config.use_ffn = "none", False, False
         config.input_gcn_weight, config.input_branch_mix = HOMOPHILOUS_INPUT_GCN, "logits"
         config.feature_dropout = HOMOPHILOUS_FEATURE_DROPOUT
-    if kind == "propagation":
-        config.input_branch, config.input_branch_hops = "appnp", PROPAGATION_HOPS
     else:
         config.norm, config.residual, config.use_ffn, config.jk = "node_layer", True, True, "cat"
+    if kind == "propagation":
+        config.input_branch, config.input_branch_hops = "appnp", PROPAGATION_HOPS
     if kind == "heterophilous":
         for name in HETEROPHILOUS_DROPPED:
             setattr(config, name, HETEROPHILOUS_DROPOUT)

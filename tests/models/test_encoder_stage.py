@@ -33,7 +33,7 @@ BEFORE = {
                     "bias_encoder.edge_dis_encoder.weight", "graph_token.node_token", "graph_token.bias_token",
                     "head.layer_post_mp.FC_layers.0.weight", "head.layer_post_mp.FC_layers.0.bias",
                     "head.layer_post_mp.FC_layers.1.weight", "head.layer_post_mp.FC_layers.1.bias"],
-    "cora": ["node_encoder.encoder.weight", "node_encoder.encoder.bias", "edge_encoder.encoder.weight",
+    "chameleon": ["node_encoder.encoder.weight", "node_encoder.encoder.bias", "edge_encoder.encoder.weight",
              "head.layer_post_mp.final.weight", "head.layer_post_mp.final.bias", "input_gcn.first.bias",
              "input_gcn.first.lin.weight", "input_gcn.second.bias", "input_gcn.second.lin.weight"],
     "hetero": ["node_encoders.0.encoder.weight", "node_encoders.0.encoder.bias", "node_encoders.1.encoder.weight",
@@ -52,7 +52,7 @@ def _hetero_config() -> ModelConfig:
 
 
 CONFIGS = {"lappe+rwse": lambda: _zinc_model(se="rwse", se_k=6, se_dim=5, se_raw_norm=True),
-           "graph token": _token_model, "cora": lambda: get_preset("cora").model, "hetero": _hetero_config}
+           "graph token": _token_model, "chameleon": lambda: get_preset("chameleon").model, "hetero": _hetero_config}
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
