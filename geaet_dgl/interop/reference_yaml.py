@@ -42,10 +42,11 @@ from ..errors import ConfigError, OptionConflict
 from ..threads import default_threads
 from ..config.model import GEANetConfig, GraphormerConfig, ModelConfig, SignNetConfig
 from ..config.presets import Preset
-from ..config.run import DataOptions, RunConfig, absolute_data_paths, graph_file_data
+from ..config.run import DataOptions, RunConfig, absolute_data_paths
 from ..config.settings import apply_overrides, from_dict
 from ..config.train import TrainConfig
-from ..config.validation import check_graph_file_options
+from ..data.run_settings import check_graph_file_options, graph_file_data
+from ..training.environment import check_environment
 
 log = logging.getLogger(__name__)
 
@@ -874,4 +875,4 @@ def reference_run_config(path: "os.PathLike | str", overrides: Optional[Mapping[
                     workers=workers, checkpoint_every=checkpoint_every,
                     threads=default_threads() if threads is None else threads, sync_bn=sync_bn,
                     tensorboard=tensorboard)
-    return run.validate()
+    return check_environment(run.validate())

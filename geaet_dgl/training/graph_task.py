@@ -19,7 +19,7 @@ from ..data import DatasetSplits, collate_for
 from .batching import make_epoch_loader, move_batch
 from .distributed import SINGLE_PROCESS, DistContext
 from .evaluation import evaluate
-from ..config import check_data_fits
+from ..data.model_fit import check_data_fits
 from .task import Step, Steps, Task
 
 

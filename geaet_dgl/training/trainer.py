@@ -56,6 +56,7 @@ from . import run_dir as files
 from .checkpoint import (capture_rng_state, copied, check_belongs_to_run, check_model_config, checkpoint_state,
                          load_checkpoint, restore_rng_state, serialised, write_checkpoint_bytes)
 from .curves import plot_curves
+from .environment import check_environment
 from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, convert_sync_batchnorm, rank_seed,
                           wrap_model)
 from .losses import get_loss
@@ -470,7 +471,7 @@ def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: 
     ``train``; only rank 0 writes); default one process.
     """
     dist = dist if dist is not None else SINGLE_PROCESS
-    run.validate()
+    check_environment(run.validate())
     run.world_size = dist.world_size
     run.threads = resolve_threads(run.threads)
     apply_threads(per_process_threads(run.threads, dist.world_size))  # before the data: PE uses BLAS threads
@@ -510,7 +511,7 @@ def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[in
         raise files.no_checkpoint_to_resume(run_dir)
     state = load_checkpoint(last)  # its run configuration in this version's layout
     check_belongs_to_run(state, run_dir / files.CONFIG_JSON, where=str(last))
-    run = RunConfig.from_dict(state["run_config"])
+    run = check_environment(RunConfig.from_dict(state["run_config"]))
     dist_main = dist is None or dist.is_main
     if dist_main and _config_version(run_dir / files.CONFIG_JSON) != CONFIG_VERSION:
         files.write_config(run_dir, state["run_config"])  # an older layout, migrated (fields added since: defaults)
@@ -519,7 +520,7 @@ def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[in
     if workers is not None:
         run.workers = workers
     run.threads = resolve_threads(threads)
-    run.validate()
+    check_environment(run.validate())
     dist = dist if dist is not None else SINGLE_PROCESS
     apply_threads(per_process_threads(run.threads, dist.world_size))
     check_resume_world_size(state, dist)

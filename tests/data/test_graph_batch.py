@@ -118,7 +118,7 @@ def test_unusual_inputs_go_to_dgl_batch():
 @pytest.mark.slow
 def test_a_training_run_records_the_same_metrics_as_with_dgl_batch(tmp_path, monkeypatch):
     """Same seed: the same batches in the same order, so the same losses and metrics to the last digit."""
-    from geaet_dgl.config import make_run_config
+    from geaet_dgl.training import make_run_config
     from geaet_dgl.training import train
     from tests.training.tiny import TINY_DATA, TINY_MODEL, TINY_TRAIN, one_thread, strip_timing
 

@@ -24,7 +24,7 @@ from geaet_dgl.data import collate_for
 from geaet_dgl.scoring import evaluate_checkpoint
 from geaet_dgl.training import Trainer, TrainingInterrupted, load_checkpoint, resume, train
 from geaet_dgl.data.run_splits import load_splits
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training import distributed, launcher
 from geaet_dgl.training.batching import EpochBatchSampler, ShardedEpochBatchSampler, make_epoch_loader, move_batch
 from geaet_dgl.training.distributed import DistributedBatchNorm
