@@ -12,8 +12,10 @@ Modules, lower ones first (each imports only those above it):
 ``model``           :class:`ModelConfig` and its sections (:class:`GEANetConfig`, :class:`HeteroConfig`,
                     :class:`SignNetConfig`, :class:`GraphormerConfig`)
 ``train``           :class:`TrainConfig`
+``node_recipes``    the node-classification recipes (:func:`node_recipe`, ``node_training``) and the
+                    named node sets they are for
 ``presets``         :class:`Preset` and the paper's configurations (:func:`get_preset`,
-                    :func:`preset_names`, the node recipes)
+                    :func:`preset_names`), the node presets built from the recipes
 ``settings``        dataclass <-> dict (:func:`to_dict`, :func:`from_dict`), ``--set`` overrides
                     (:func:`apply_overrides`)
 ``run``             :class:`RunConfig`, :class:`DataOptions`, older layouts (:func:`migrate_run_dict`)
@@ -39,7 +41,8 @@ from .validation import (ACTIVATION_CHOICES, ATTENTION_CHOICES, CONCAT_PES, EDGE
                          check_run_source)
 from .model import GEANetConfig, GraphormerConfig, HeteroConfig, ModelConfig, SignNetConfig
 from .train import TrainConfig
-from .presets import Preset, get_preset, node_recipe, preset_names
+from .node_recipes import node_recipe
+from .presets import Preset, get_preset, preset_names
 from .settings import (RETIRED_FIELDS, TRAIN_OPTION_SETTINGS, apply_overrides, from_dict, parse_setting_value,
                        settings_with_options, to_dict)
 from .run import CONFIG_VERSION, DataOptions, RunConfig, migrate_run_dict, normalised_run_dict
