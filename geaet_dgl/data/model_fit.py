@@ -30,8 +30,8 @@ FIT_TRAINED = ("a trained model reads data of the shape it was trained on: score
 
 def check_data_fits(model: ModelConfig, splits: Union[DatasetSplits, NodeGraph],
                     fix: str = FIT_BY_SETTINGS) -> None:
-    """Raise ConfigError if the model's (a :class:`~geaet_dgl.config.ModelConfig`) input/output widths, encodings or head do
-    not match the loaded ``splits`` (:class:`~geaet_dgl.data.DatasetSplits` or a one-graph
+    """Raise ConfigError if the model's (a :class:`~geaet_dgl.config.ModelConfig`) input/output widths, encodings
+    or head do not match the loaded ``splits`` (:class:`~geaet_dgl.data.DatasetSplits` or a one-graph
     :class:`~geaet_dgl.data.nodes.node_graph.NodeGraph`); ``fix``: how to mend it (a trained model:
     :data:`FIT_TRAINED`)."""
     node_graph = isinstance(splits, NodeGraph)

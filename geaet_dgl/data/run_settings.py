@@ -136,9 +136,9 @@ def graph_file_settings(info: GraphFileInfo, preset: Preset) -> Dict[str, Any]:
 
 
 def pin_graph_file(options: DataOptions, preset: Preset) -> Dict[str, Any]:
-    """The settings the graph file of ``options`` (a :class:`~geaet_dgl.config.DataOptions` with ``dataset='file'``) fixes
-    for ``preset``; records in ``options`` the file's task, its identity and (a file of many graphs) the
-    train/val/test indices, so the run is pinned to this file and this split."""
+    """The settings the graph file of ``options`` (a :class:`~geaet_dgl.config.DataOptions` with
+    ``dataset='file'``) fixes for ``preset``; records in ``options`` the file's task, its identity and (a file of
+    many graphs) the train/val/test indices, so the run is pinned to this file and this split."""
     if not options.data_file:
         raise ConfigError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
     masked = is_node_graph_file(options.data_file)  # one graph with node masks: they are the split
@@ -232,9 +232,9 @@ def check_graph_file_options(options: DataOptions) -> None:
     if options.data_file is not None:
         given.insert(0, "--data-file")
     if given:
-        raise OptionConflict(f"{', '.join(given)} apply only to a graph file, but the run trains on {options.dataset!r}, "
-                             "whose split and task are fixed; drop them (or train on a graph file: --dataset "
-                             "PATH.bin)")
+        raise OptionConflict(f"{', '.join(given)} apply only to a graph file, but the run trains on "
+                             f"{options.dataset!r}, whose split and task are fixed; drop them (or train on a graph "
+                             "file: --dataset PATH.bin)")
 
 
 #: Named datasets of many graphs: the node samplers (``--sampler``, ``data.num_parts``) do not apply to them.
