@@ -32,7 +32,8 @@ from torch import nn
 
 from ..config import ModelConfig
 from ..models.geaet import GEAET, MPNNS_READING_ESLAPPE, reads_edge_states
-from ..nn.external_attention import GEANet, PaperGEANet
+from ..nn.external_attention import GEANet
+from ..nn.paper_geanet import PaperGEANet
 from ..nn.gat import GATLayer
 from ..nn.gated_gcn import GatedGCNLayer
 from ..nn.gcn import GCNLayer
