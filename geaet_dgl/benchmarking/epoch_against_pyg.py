@@ -149,10 +149,12 @@ class OurEpochs:
         return len(self.inputs.evaluation)
 
     def load_pass(self, epoch: int) -> int:
-        from ..training.batching import make_epoch_loader
+        from ..training.batching import epoch_sampler, make_epoch_loader
 
-        loader = make_epoch_loader(self.inputs.train, collate_for(self.inputs.train), self.batch_size, shuffle=True,
-                                   seed=self.trainer.run.train.seed, epoch=epoch, workers=self.trainer.run.workers)
+        sampler = epoch_sampler(len(self.inputs.train), self.batch_size, shuffle=True,
+                                seed=self.trainer.run.train.seed, epoch=epoch)
+        loader = make_epoch_loader(self.inputs.train, collate_for(self.inputs.train), sampler,
+                                   workers=self.trainer.run.workers)
         return sum(graph.batch_size for graph, _ in loader)
 
     def step_pass(self) -> Tuple[int, float]:
