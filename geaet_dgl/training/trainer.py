@@ -356,10 +356,10 @@ class Trainer:
         if name == files.LAST:  # a mid-epoch last.pt: the best epoch waiting to be written goes first
             self.pending.pop(files.LAST, None)
             self._flush()
-        write_checkpoint_bytes(self.run_dir / name, serialised(checkpoint_state(
-            run_config=self.run.to_dict(), model=self.model, optimizer=self.optimizer, scheduler=self.scheduler,
-            epoch=self.epoch, step=self.step, global_step=self.global_step, best=self.best, history=self.history,
-            progress=self.progress_state, ranks=ranks)))
+        write_checkpoint_bytes(self.run_dir / name, serialised(checkpoint_state(self.run.to_dict(), dict(
+            model=self.model, optimizer=self.optimizer, scheduler=self.scheduler, epoch=self.epoch, step=self.step,
+            global_step=self.global_step, best=self.best, history=self.history, progress=self.progress_state,
+            ranks=ranks))))
 
     def _snapshot(self) -> Dict[str, Any]:
         """A copy of the training state now (later steps do not change it), the history as its length: copying
@@ -383,8 +383,7 @@ class Trainer:
             if name in self.pending:
                 snap = dict(self.pending.pop(name))
                 snap["history"] = self.history[:snap["history"]]
-                write_checkpoint_bytes(self.run_dir / name, serialised(checkpoint_state(
-                    run_config=self.run.to_dict(), **snap)))
+                write_checkpoint_bytes(self.run_dir / name, serialised(checkpoint_state(self.run.to_dict(), snap)))
                 if name == files.LAST:
                     self.saved_at = (snap["epoch"], snap["step"])
         if self.history:
