@@ -50,7 +50,7 @@ from .geanet import ExportGEANet, ExportPaperGEANet, NoGEANet
 from .graphormer import ExportDegrees, ExportGraphormerBias, NoDegrees, NoGraphormerBias
 from .heads import ExportHead
 from .inputs import ExportEncoder, ExportHopBranch, ExportKernelSE, ExportLapPE, ExportSignNet, NoLapPE, NoSignNet
-from .layers import ExportLayer
+from .layers import ExportLayer, GraphIndex
 from .mpnns import (ExportGAT, ExportGatedGCN, ExportGCN, ExportGENConv, ExportGIN, ExportPNA, ExportSAGE, NoMPNN,
                     gcn_propagate)
 from .scatter import graph_index
@@ -258,8 +258,9 @@ class ExportedGEAET(nn.Module):
 
         attn_bias = self.bias(spatial_types, path_types, graph_of_node, node_counts, position)  # once per batch
         outputs: List[torch.Tensor] = [h]
+        index = GraphIndex(src, dst, graph_of_node, graph_of_edge, node_counts, position)
         for layer in self.layers:
-            h, e = layer(h, e, src, dst, pe_dist, graph_of_node, graph_of_edge, node_counts, position, attn_bias)
+            h, e = layer(h, e, index, pe_dist, attn_bias)
             outputs.append(h)
         if self.jk == 1:
             h = self.jk_linear(torch.cat(outputs, dim=-1))
