@@ -35,7 +35,8 @@ import torch
 from .. import __version__
 from ..config import settings_with_options
 from ..studies.seeds import run_seed
-from ..config import RunConfig, make_run_config
+from ..config import RunConfig
+from ..training.new_run import make_run_config
 from ..data.run_splits import load_splits
 from ..training import run_dir as files
 from ..config.presets import get_preset

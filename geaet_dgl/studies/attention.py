@@ -45,7 +45,7 @@ from ..atomic import atomic_write
 from ..scoring import open_trained_run
 from ..training import CheckpointError
 from ..data.run_splits import load_splits
-from ..config.validation import FIT_TRAINED, check_data_fits
+from ..data.model_fit import FIT_TRAINED, check_data_fits
 
 log = logging.getLogger(__name__)
 

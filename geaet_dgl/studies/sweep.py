@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..atomic import atomic_write
-from ..config import ConfigError, ModelConfig, TrainConfig, get_preset, make_run_config, run_preset_name
+from ..config import ConfigError, ModelConfig, TrainConfig, get_preset
+from ..training.new_run import make_run_config, run_preset_name
 from ..models import build_model
 from ..training import run_dir as files
 from ..training.run_lock import claim_run_dir

@@ -65,7 +65,7 @@ def test_gradients_reach_both_layers_and_match_the_dense_computation():
 
 
 def test_the_branch_is_built_from_the_model_settings():
-    from geaet_dgl.config.presets import node_recipe
+    from geaet_dgl.config.node_recipes import node_recipe
     from geaet_dgl.models.input_gcn import build_input_branch
 
     config = node_recipe("homophilous", node_in_feats=9, out_feats=4)
@@ -80,7 +80,8 @@ def test_the_branch_is_built_from_the_model_settings():
 def test_the_propagation_recipe_is_the_homophilous_one_with_appnps_branch():
     import dataclasses
 
-    from geaet_dgl.config.presets import PROPAGATION_HOPS, get_preset, node_recipe
+    from geaet_dgl.config.node_recipes import PROPAGATION_HOPS, node_recipe
+    from geaet_dgl.config.presets import get_preset
 
     homophilous = dataclasses.asdict(node_recipe("homophilous", 9, 4))
     propagation = dataclasses.asdict(node_recipe("propagation", 9, 4))
