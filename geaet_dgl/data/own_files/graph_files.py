@@ -57,13 +57,13 @@ import torch
 from ..dataset import DatasetSplits, GraphDataset
 from ..encodings.apply import EncodingCache, encode_graphs, file_stamp
 from ..encodings.pe_cache import writable_cache_dir
-from ..errors import DataError, first_line as _first_line
+from ..errors import DataError, first_line
 from ..fresh_process import fork_available, run_apart
 from ..identity import check_unchanged, file_identity, identity_changes
 from ..options import FileSplit, LoadOptions
 from ..validation import validate_splits
 from .file_features import FeatureSpec, check_same_fields, conform_graphs, infer_feature_spec
-from .file_labels import LABEL_KEY, SAVE_HINT as _SAVE_HINT, TASKS, class_ids, graph_file_labels, infer_task
+from .file_labels import LABEL_KEY, SAVE_HINT, TASKS, class_ids, graph_file_labels, infer_task
 from .file_splits import (DEFAULT_SPLIT, SPLITS, read_split_file, recorded_split, split_fractions, split_indices,
                           split_sizes)
 
@@ -100,9 +100,9 @@ def read_graph_file(path: PathLike) -> Tuple[List[dgl.DGLGraph], Dict[str, torch
         graphs, labels = dgl.load_graphs(path)
     except Exception as exc:  # DGLError for a foreign file; other types for truncated ones
         raise DataError(f"{path} is not a DGL graph file (dgl.load_graphs failed: "
-                        f"{_first_line(exc)}); {_SAVE_HINT}") from exc
+                        f"{first_line(exc)}); {SAVE_HINT}") from exc
     if not graphs:
-        raise DataError(f"{path} holds no graphs; {_SAVE_HINT} with at least one graph")
+        raise DataError(f"{path} holds no graphs; {SAVE_HINT} with at least one graph")
     # Saved with int32 ids (half the file and load of a large graph): DGL's METIS and the project's id tensors
     # are int64, so the graph continues as int64, one graph at a time (the int32 copy is freed as it goes).
     graphs = list(graphs)
@@ -122,8 +122,8 @@ def _trial_load(path: str, idx: Optional[List[int]] = None) -> None:
     try:
         run_apart(functools.partial(_load_silently, path, idx), f"a trial load of {path}", announce=False)
     except DataError as exc:  # only the child dying raises DataError here: DGL aborted
-        raise DataError(f"{path} is damaged: DGL aborted while reading it ({_first_line(exc).split(';')[0]}); "
-                        f"{_SAVE_HINT}") from exc
+        raise DataError(f"{path} is damaged: DGL aborted while reading it ({first_line(exc).split(';')[0]}); "
+                        f"{SAVE_HINT}") from exc
     except Exception:  # noqa: BLE001 - a Python error: the load in this process reports it in words
         pass
 
@@ -243,8 +243,8 @@ def load_graph_file(options: LoadOptions) -> DatasetSplits:
     return validate_splits(splits)
 
 
-__all__ = ["GRAPH_FILE", "TASKS", "LABEL_KEY", "SPLITS", "DEFAULT_SPLIT", "FileSplit", "FeatureSpec", "GraphFileInfo",
-           "is_graph_file_name", "read_graph_file", "load_first_graph", "inspect_graph_file", "run_split",
-           "load_graph_file", "infer_feature_spec", "conform_graphs", "check_same_fields", "infer_task",
+__all__ = ["GRAPH_FILE", "TASKS", "LABEL_KEY", "SPLITS", "DEFAULT_SPLIT", "FileSplit", "FeatureSpec",
+           "GraphFileInfo", "is_graph_file_name", "read_graph_file", "load_first_graph", "inspect_graph_file",
+           "run_split", "load_graph_file", "infer_feature_spec", "conform_graphs", "check_same_fields", "infer_task",
            "graph_file_labels", "class_ids", "split_indices", "recorded_split", "split_sizes", "split_fractions",
            "read_split_file"]
