@@ -19,6 +19,9 @@ The core, shared by every loader:
 ``validation``           load-time checks (empty graphs, non-finite features, labels out of range)
 ``run_splits``           :func:`~.run_splits.load_splits`: the splits a run's data options name, with the
                          encodings its model reads and its feature transforms, checked against what it recorded
+``run_settings``         what a graph file or a named node set fixes in a run's settings (widths, encoders,
+                         head, loss) and the option conflicts of a graph file or a sampler
+``model_fit``            :func:`~.model_fit.check_data_fits`: the model's widths against the loaded data
 ``identity``             what a run's data was: a graph file's identity and a fingerprint of its splits
                          (:func:`~.identity.record_data`)
 ``input_transform``      feature transforms a loader applies (standardise, row-normalise), recorded by a run
