@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from geaet_dgl.data.generated.node_graphs import planted_partition
-from geaet_dgl.benchmarking.node_baselines import TwoLayer, format_table, train_baseline
+from geaet_lab.benchmarking.node_baselines import TwoLayer, format_table, train_baseline
 
 
 def test_gcn_uses_the_graph_and_the_mlp_does_not():
@@ -46,7 +46,7 @@ def test_a_named_node_set_is_compared_on_its_public_splits(tmp_path):
     import dgl
     import numpy as np
 
-    from geaet_dgl.benchmarking import NodeBaselinesJob, run_benchmark
+    from geaet_lab.benchmarking import NodeBaselinesJob, run_benchmark
     from tests.data.fixtures_node_sets import write_node_set_fixture
 
     torch.set_num_threads(1)

@@ -2,7 +2,7 @@
 import pytest
 
 from geaet_dgl.config import OptionConflict, settings_with_options
-from geaet_dgl.studies.seeds import check_seeds_options
+from geaet_dgl.training.seeds import check_seeds_options
 from geaet_dgl.config import make_run_config
 from geaet_dgl.training.launcher import RESUME_MAY_CHANGE, check_nproc, check_resume_changes
 from geaet_dgl.config import check_run_source
