@@ -11,8 +11,9 @@ geom-gcn dataset) and each seed:
   lr 0.01, 200 epochs; ``hidden`` units, default 64);
 * a 2-layer MLP (the same, without the graph),
 
-each baseline picked at its best validation epoch, its features row-normalised
-when the GEAET run's preset row-normalises them. Rows hold the mean ± sample
+each baseline trained by the library's one training loop (a :class:`BaselineTask` handed to
+:class:`~geaet_dgl.training.trainer.Trainer`) and picked at its best validation epoch, its features
+row-normalised when the GEAET run's preset row-normalises them. Rows hold the mean ± sample
 std of the test metric over files x seeds.
 
 :func:`node_set_files` writes the splits of a named node set (``cora``, ``actor``,
@@ -29,17 +30,26 @@ True
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
+import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import dgl
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from geaet_dgl.atomic import atomic_write
+from geaet_dgl.config import RunConfig, TrainConfig
 from geaet_dgl.data import input_transform
+from geaet_dgl.training.metrics import MetricAccumulator
+from geaet_dgl.training.task import Step, Task
+from geaet_dgl.training.trainer import Trainer
+
+from ..studies.node_samplers import FullBatch, quiet_training_log
 
 PathLike = Union[str, os.PathLike]
 BASELINES = ("gcn", "mlp")
@@ -60,6 +70,10 @@ class TwoLayer(nn.Module):
         self.first, self.second = make(in_feats, hidden), make(hidden, classes)
         self.dropout = nn.Dropout(dropout)
 
+    @property
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
     def forward(self, graph: dgl.DGLGraph, feat: torch.Tensor) -> torch.Tensor:
         h = self.dropout(feat)
         h = self.first(graph, h) if self.kind == "gcn" else self.first(h)
@@ -67,39 +81,67 @@ class TwoLayer(nn.Module):
         return self.second(graph, h) if self.kind == "gcn" else self.second(h)
 
 
+class BaselineTask(Task):
+    """A :class:`TwoLayer` on one graph with node masks as a task of the library's training loop: one full-batch
+    step per epoch on the ``train_mask`` nodes, ``val_mask`` / ``test_mask`` scored after it (dropout off).
+
+    ``row_normalize``: the library's ``data.feature_norm=row`` arithmetic
+    (:func:`geaet_dgl.data.input_transform.row_normalize`, each row over its absolute sum). The GCN's graph
+    gets one self-loop per node (existing ones replaced)."""
+
+    def __init__(self, graph: dgl.DGLGraph, kind: str, hidden: int = 64, row_normalize: bool = False,
+                 metric: str = "accuracy"):
+        if kind not in BASELINES:
+            raise ValueError(f"kind={kind!r} is not one of {', '.join(BASELINES)}")
+        self.kind, self.hidden, self.metric = kind, hidden, metric
+        self.feat = input_transform.row_normalize(graph.ndata["feat"]) if row_normalize else graph.ndata["feat"].float()
+        self.label = graph.ndata["label"].long()
+        self.masks = {name: graph.ndata[f"{name}_mask"].bool() for name in ("train", "val", "test")}
+        self.classes = int(self.label[self.masks["train"] | self.masks["val"] | self.masks["test"]].max()) + 1
+        self.graph = dgl.add_self_loop(dgl.remove_self_loop(graph)) if kind == "gcn" else graph
+
+    def build_model(self, config: Any) -> nn.Module:
+        return TwoLayer(self.kind, self.feat.shape[1], self.hidden, self.classes)
+
+    def train_batches(self, epoch: int, start_step: int) -> FullBatch:
+        return FullBatch(1, start_step)
+
+    def training_step(self, model: nn.Module, batch: Any, loss_fn: Any) -> Step:
+        train = self.masks["train"]
+        output = model(self.graph, self.feat)[train]
+        return Step(loss_fn(output, self.label[train]), output, self.label[train], int(train.sum()))
+
+    @torch.no_grad()
+    def score_splits(self, model: nn.Module, loss_fn: Any, epoch: int) -> Tuple[Dict[str, float], Dict[str, float]]:
+        model.eval()
+        output = model(self.graph, self.feat)
+        scores = []
+        for split in ("val", "test"):
+            mask = self.masks[split]
+            accumulator = MetricAccumulator(self.metric)
+            accumulator.update(output[mask], self.label[mask], float(loss_fn(output[mask], self.label[mask])), 1)
+            scores.append(accumulator.compute())
+        return scores[0], scores[1]
+
+    def sizes(self) -> Dict[str, int]:
+        return {split: int(mask.sum()) for split, mask in self.masks.items()}
+
+
 def train_baseline(graph: dgl.DGLGraph, kind: str, seed: int = 0, hidden: int = 64, epochs: int = 200,
                    lr: float = 0.01, weight_decay: float = 5e-4, row_normalize: bool = False,
                    metric: str = "accuracy") -> Dict[str, float]:
-    """Train a :class:`TwoLayer` on ``graph``'s ``train_mask`` nodes (full batch, Adam with L2 weight decay);
+    """Train a :class:`TwoLayer` on ``graph``'s ``train_mask`` nodes through the library's one training loop
+    (:class:`~geaet_dgl.training.trainer.Trainer` with a :class:`BaselineTask`: full batch, Adam with coupled
+    L2 weight decay, a constant learning rate, no clipping, a temporary run folder);
     -> ``{"val", "test", "epoch"}`` values of ``metric`` (the GEAET run's: ROC-AUC on minesweeper, tolokers and
-    questions) at the best validation epoch (first of equals). ``row_normalize``: the library's
-    ``data.feature_norm=row`` arithmetic (each row over its absolute sum)."""
-    from geaet_dgl.training.metrics import get_metric, is_improvement, predicted_labels
-
-    spec = get_metric(metric)
-    feat = input_transform.row_normalize(graph.ndata["feat"]) if row_normalize else graph.ndata["feat"].float()
-    label = graph.ndata["label"].long()
-    masks = [graph.ndata[name].bool() for name in ("train_mask", "val_mask", "test_mask")]
-    classes = int(label[masks[0] | masks[1] | masks[2]].max()) + 1
-    if kind == "gcn":  # GCN's self-loops: one per node (existing ones replaced)
-        graph = dgl.add_self_loop(dgl.remove_self_loop(graph))
-    torch.manual_seed(seed)
-    model = TwoLayer(kind, feat.shape[1], hidden, classes)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
-    best = {"val": None, "test": 0.0, "epoch": 0}
-    for epoch in range(1, epochs + 1):
-        model.train()
-        optimizer.zero_grad()
-        F.cross_entropy(model(graph, feat)[masks[0]], label[masks[0]]).backward()
-        optimizer.step()
-        model.eval()
-        with torch.no_grad():
-            output = model(graph, feat)
-        read = predicted_labels(output) if spec.reads == "labels" else output
-        val, test = (spec.fn(read[m], label[m]) for m in masks[1:])
-        if is_improvement(metric, val, best["val"]):
-            best = {"val": val, "test": test, "epoch": epoch}
-    return best
+    questions) at the best validation epoch (first of equals)."""
+    run = RunConfig(preset=f"{kind}-baseline", train=TrainConfig(
+        batch_size=1, lr=lr, weight_decay=weight_decay, epochs=epochs, warmup_epochs=0, clip_grad_norm=None,
+        loss="cross_entropy", metric=metric, seed=seed, optimizer="adam", schedule="constant"))
+    task = BaselineTask(graph, kind, hidden, row_normalize, metric)
+    with tempfile.TemporaryDirectory() as folder, quiet_training_log():
+        summary = Trainer(run, folder, task, progress=False).fit()
+    return {"val": summary["val_metric"], "test": summary["test_metric"], "epoch": summary["best_epoch"]}
 
 
 def node_set_files(name: str, data_dir: PathLike, splits: Sequence[int], folder: PathLike) -> List[str]:
@@ -117,9 +159,11 @@ def node_set_files(name: str, data_dir: PathLike, splits: Sequence[int], folder:
     for index in indices:
         graph, _, _, _ = node_set_graph(name, data_dir, split_index=index)
         path = os.path.join(os.fspath(folder), f"{name}_split{index}.bin")
-        partial = path + ".partial"
-        dgl.save_graphs(partial, [graph])
-        os.replace(partial, path)
+        with tempfile.TemporaryDirectory() as scratch:  # dgl.save_graphs writes to a name, not a file object
+            saved = os.path.join(scratch, "graph.bin")
+            dgl.save_graphs(saved, [graph])
+            with open(saved, "rb") as source, atomic_write(path) as target:
+                shutil.copyfileobj(source, target)
         paths.append(path)
     return paths
 

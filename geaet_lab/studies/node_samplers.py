@@ -140,7 +140,7 @@ def compare_samplers(graph_file: PathLike, out: PathLike, overrides: Mapping[str
     for name in ("train_mask", "val_mask", "test_mask"):
         graph.ndata[name] = graph.ndata[name].bool()
     started = time.perf_counter()
-    with _quiet():  # its 300 one-step epochs would flood the log
+    with quiet_training_log():  # its 300 one-step epochs would flood the log
         summary = logistic_regression(graph, run_dir=Path(out) / "logistic-regression")
     rows: Dict[str, Dict[str, Any]] = {"logistic regression": _row(summary, started)}
     for sampler in samplers:
@@ -159,8 +159,9 @@ def _row(summary: Mapping[str, Any], started: float) -> Dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _quiet():
-    """The package's INFO lines held back (warnings still shown) while the block runs."""
+def quiet_training_log():
+    """The library's INFO lines (a training run's one per epoch) held back, warnings still shown, while the block
+    runs."""
     logger = logging.getLogger("geaet_dgl")
     previous = logger.level
     logger.setLevel(logging.WARNING)
