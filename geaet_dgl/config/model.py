@@ -160,9 +160,10 @@ class ModelConfig:
     input_gcn_weight: float = 0.0
     #: What that raw-feature branch is: ``gcn`` (two GCN convolutions), ``mlp`` (the same two layers without
     #: the graph, for sets where a node's own features beat its neighbours') or ``hops`` (the node's own and its
-    #: 1..K-hop neighbours' embeddings kept apart, H2GCN's separation; chosen on WebKB).
+    #: 1..K-hop neighbours' embeddings kept apart, H2GCN's separation; chosen on WebKB) or ``appnp`` (a 2-layer
+    #: MLP whose output is propagated K steps by personalised PageRank, APPNP).
     input_branch: str = "gcn"
-    #: K, the farthest neighbourhood ``input_branch=hops`` reads.
+    #: K, the farthest neighbourhood ``input_branch=hops`` reads; the propagation steps of ``appnp``.
     input_branch_hops: int = 1
     #: Where that branch joins: ``hidden`` (its (N, d) output mixed into what the head reads) or ``logits`` (its
     #: second layer maps straight to the outputs, mixed with the head's: ``(1 - w) * head(stack) + w * branch``;

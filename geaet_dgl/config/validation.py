@@ -49,7 +49,7 @@ PE_MODEL_CHOICES = ("linear", "mlp")
 SIGNNET_MODEL_CHOICES = ("deepset", "mlp")
 NORM_CHOICES = ("batch", "layer", "node_layer", "none")
 JK_CHOICES = ("none", "cat", "max")
-INPUT_BRANCH_CHOICES = ("gcn", "mlp", "hops")
+INPUT_BRANCH_CHOICES = ("gcn", "mlp", "hops", "appnp")
 INPUT_BRANCH_MIX_CHOICES = ("hidden", "logits")
 SCOPE_CHOICES = ("graph", "batch")
 GEANET_VARIANT_CHOICES = ("reference", "paper")
@@ -504,10 +504,10 @@ def check_input_branch_takes_effect(model: Any, given: Any = ()) -> None:
     ``model.input_gcn_weight=0`` the preset's branch is simply off). A run's saved configuration is not checked:
     runs trained before this check still load. ``model``: a :class:`~.model.ModelConfig`."""
     given = {str(key).split(".")[-1] for key in given if str(key).startswith("model.") or "." not in str(key)}
-    if "input_branch_hops" in given and model.input_branch != "hops":
+    if "input_branch_hops" in given and model.input_branch not in ("hops", "appnp"):
         raise ConfigError(f"model.input_branch_hops={model.input_branch_hops} is read by model.input_branch=hops "
-                          f"only, but input_branch={model.input_branch}; set model.input_branch=hops, or drop "
-                          "input_branch_hops")
+                          f"or appnp only, but input_branch={model.input_branch}; set model.input_branch=hops or "
+                          "appnp, or drop input_branch_hops")
     if model.input_gcn_weight == 0:
         unused = [f"model.{name}={getattr(model, name)}" for name in ("input_branch", "input_branch_hops",
                                                                       "input_branch_mix") if name in given]

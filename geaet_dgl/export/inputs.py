@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .common import ExportError, affine_of, frozen
+from .mpnns import gcn_propagate
 from .scatter import segment_sum
 
 
@@ -174,6 +175,25 @@ class ExportHopBranch(nn.Module):
                 part = segment_sum((part * norm).index_select(0, src) * keep, dst, num_nodes) * norm
             out.append(part)
         return self.second(F.relu(torch.cat(out, dim=1))), e
+
+
+class ExportPropagationBranch(nn.Module):
+    """:class:`~geaet_dgl.models.input_gcn.PropagationBranch` in eval mode: the 2-layer MLP's output propagated K
+    times, :math:`Z \\leftarrow (1 - \\alpha) \\hat A Z + \\alpha Z^{(0)}` with GCN's normalised adjacency (one
+    self-loop per node). Same call as the MPNNs (the edges pass through)."""
+
+    def __init__(self, branch: nn.Module, teleport: float):
+        super().__init__()
+        self.first, self.second = frozen(branch.first), frozen(branch.second)
+        self.hops, self.teleport = branch.hops, float(teleport)
+
+    def forward(self, h: torch.Tensor, e: torch.Tensor, src: torch.Tensor, dst: torch.Tensor,
+                pe_dist: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        start = self.second(F.relu(self.first(h)))
+        out = start
+        for _ in range(self.hops):
+            out = (1.0 - self.teleport) * gcn_propagate(out, src, dst) + self.teleport * start
+        return out, e
 
 
 class NoLapPE(nn.Module):

@@ -31,7 +31,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
-from ..models.geaet import GEAET, MPNNS_READING_ESLAPPE, reads_edge_states
+from ..models.encoder_stage import MPNNS_READING_ESLAPPE, reads_edge_states
+from ..models.geaet import GEAET
+from ..models.input_gcn import TELEPORT
 from ..nn.external_attention import GEANet, PaperGEANet
 from ..nn.gat import GATLayer
 from ..nn.gated_gcn import GatedGCNLayer
@@ -48,7 +50,8 @@ from .common import ExportError, frozen
 from .geanet import ExportGEANet, ExportPaperGEANet, NoGEANet
 from .graphormer import ExportDegrees, ExportGraphormerBias, NoDegrees, NoGraphormerBias
 from .heads import ExportHead
-from .inputs import ExportEncoder, ExportHopBranch, ExportKernelSE, ExportLapPE, ExportSignNet, NoLapPE, NoSignNet
+from .inputs import (ExportEncoder, ExportHopBranch, ExportKernelSE, ExportLapPE, ExportPropagationBranch,
+                     ExportSignNet, NoLapPE, NoSignNet)
 from .layers import ExportLayer
 from .mpnns import (ExportGAT, ExportGatedGCN, ExportGCN, ExportGENConv, ExportGIN, ExportPNA, ExportSAGE, NoMPNN,
                     gcn_propagate)
@@ -206,9 +209,11 @@ class ExportedGEAET(nn.Module):
         self.input_weight = float(cfg.input_gcn_weight) if model.input_gcn is not None else 0.0
         self.mix_logits = cfg.input_branch_mix == "logits"
         propagate = model.input_gcn is not None and cfg.input_branch == "gcn"
-        self.hop_branch = model.input_gcn is not None and cfg.input_branch == "hops"
-        if self.hop_branch:  # one module; the second slot is never called
+        self.hop_branch = model.input_gcn is not None and cfg.input_branch in ("hops", "appnp")
+        if self.hop_branch and cfg.input_branch == "hops":  # one module; the second slot is never called
             self.input_first, self.input_second = ExportHopBranch(model.input_gcn), NoMPNN()
+        elif self.hop_branch:
+            self.input_first, self.input_second = ExportPropagationBranch(model.input_gcn, TELEPORT), NoMPNN()
         elif model.input_gcn is not None:
             self.input_first = ExportGCN(model.input_gcn.first, propagate)
             self.input_second = ExportGCN(model.input_gcn.second, propagate)

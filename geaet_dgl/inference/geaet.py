@@ -7,40 +7,23 @@ import dgl
 import torch
 from torch import nn
 
-from ..models.geaet import GEAET
+from ..models.encoder_stage import EncoderStage
+from ..models.geaet import GEAET, GEAETNetwork
 from ..models.positional import EquivStableLapPEEncoder
 from ..nn.batch_layout import BatchLayout
 from ..nn.gated_gcn import pe_square_distance
 
 
-class FoldedGEAET(nn.Module):
-    """A :class:`~geaet_dgl.models.geaet.GEAET` in eval mode with its BatchNorms folded: same call, same outputs.
+class FoldedEncoderStage(EncoderStage):
+    """A model's :class:`~geaet_dgl.models.encoder_stage.EncoderStage` for inference: its edge, PE/SE encoders and
+    graph token folded (or in eval mode), the other parts shared, no input dropout; only :meth:`pe_distance`
+    is computed another way."""
 
-    Built by :func:`fold_for_inference` from the model's weights at that moment: it copies what
-    it folds and shares the rest (encoders, heads) with the model, so it must be rebuilt after the
-    weights change. Its forward never records autograd history.
-    """
-
-    def __init__(self, model: GEAET):
-        super().__init__()
-        self.config = model.config
-        self.node_encoder = model.node_encoder
-        self.edge_encoder = folded_or_eval(model.edge_encoder)
-        self.pe_encoder = folded_or_eval(model.pe_encoder)
-        self.se_encoder = folded_or_eval(model.se_encoder)
-        self.degree_encoder, self.bias_encoder = model.degree_encoder, model.bias_encoder
-        self.graph_token = folded_or_eval(model.graph_token)
-        self.layers = nn.ModuleList(folded_or_eval(layer) for layer in model.layers)
-        self.head = model.head
-        self.input_dropout = self.feature_dropout = None  # dropout is the identity at inference
-        self.jk = model.jk
-        self.input_gcn = folded_or_eval(model.input_gcn)
-
-    # The same encoding as the model's (its encoders are kept as they are); only pe_distance differs.
-    encode = GEAET.encode
-    attention_bias = GEAET.attention_bias
-    dropped = GEAET.dropped
-    readout = GEAET.readout
+    def __init__(self, stage: EncoderStage):
+        kept = ("node_encoder", "degree_encoder", "bias_encoder")
+        parts = {name: getattr(stage, name) if name in kept else folded_or_eval(getattr(stage, name))
+                 for name in EncoderStage.PARTS if name != "input_dropout"}  # dropout is the identity at inference
+        super().__init__(stage.config, parts)
 
     def pe_distance(self, graph: dgl.DGLGraph, eigvecs: torch.Tensor, layout: BatchLayout) -> torch.Tensor:
         """(N, k) eigenvectors -> (E, 1) squared distances of the encoded PE, :math:`\\lVert W (v_j - v_i) \\rVert^2`.
@@ -52,8 +35,29 @@ class FoldedGEAET(nn.Module):
             return pe_square_distance(graph, self.pe_encoder(eigvecs))
         return self.pe_encoder.edge_square_distance(eigvecs, *layout.edge_endpoints(graph))
 
-    # The model's own forward over the folded layers, without autograd: same outputs as model.eval().
-    forward = torch.no_grad()(GEAET.forward)
+
+class FoldedGEAET(GEAETNetwork):
+    """A :class:`~geaet_dgl.models.geaet.GEAET` in eval mode with its BatchNorms folded: same call, same outputs.
+
+    Built by :func:`fold_for_inference` from the model's weights at that moment: it copies what
+    it folds and shares the rest (encoders, heads) with the model, so it must be rebuilt after the
+    weights change. Its forward never records autograd history.
+    """
+
+    def __init__(self, model: GEAET):
+        super().__init__()
+        self.config = model.config
+        self.mount_encoder(FoldedEncoderStage(model.encoder))
+        self.layers = nn.ModuleList(folded_or_eval(layer) for layer in model.layers)
+        self.head = model.head
+        self.feature_dropout = None  # dropout is the identity at inference
+        self.jk = model.jk
+        self.input_gcn = folded_or_eval(model.input_gcn)
+
+    @torch.no_grad()
+    def forward(self, graph: dgl.DGLGraph, layout: Optional[BatchLayout] = None) -> torch.Tensor:
+        """The model's forward over the folded parts, without autograd: the same outputs as ``model.eval()``."""
+        return super().forward(graph, layout)
 
 
 def folded_or_eval(module: Optional[nn.Module]) -> Optional[nn.Module]:

@@ -127,6 +127,9 @@ def layerwise_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes: 
         raise ValueError(f"layer-wise inference runs on one graph, got a batch of {graph.batch_size}")
     if chunk_nodes < 1:
         raise ValueError(f"chunk_nodes={chunk_nodes} must be at least 1")
+    if model.encoder.graph_token is not None:
+        raise ValueError("layer-wise inference runs on the graph's own nodes: a model with "
+                         "model.graphormer.graph_token adds one; run the model itself")
     model.eval()
     num_nodes = graph.num_nodes()
     layout = BatchLayout.from_graph(graph)
@@ -135,7 +138,8 @@ def layerwise_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes: 
     degrees = gcn_degrees(graph).to(graph.device) if any(isinstance(layer.local_model, GCNLayer)
                                                         for layer in model.layers) else None
     loopless = without_self_loops(graph) if degrees is not None else None
-    h, e, pe_dist = model.encode(graph, layout)
+    encoded = model.encode(graph, layout)
+    h, e, pe_dist = encoded.nodes, encoded.edges, encoded.pe_dist
     last = len(model.layers) - 1
     owned = False  # whether ``e`` is an (E, d) tensor this loop allocated (then a layer may overwrite it)
     outputs = [h]
@@ -145,7 +149,7 @@ def layerwise_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes: 
                       loopless=loopless, edges_owned=owned)
         owned = owned or (e is not None and e is not before)
         outputs.append(h)
-    return model.readout(outputs, layout)
+    return model.readout(outputs, layout, encoded.branch)
 
 
 def whole_graph_gcn(layer: GCNLayer, loopless: dgl.DGLGraph, degrees: torch.Tensor, h: torch.Tensor

@@ -1,4 +1,5 @@
-"""GEAET on heterographs: per-type encoders and a type embedding -> L hetero GEAET layers -> head.
+"""GEAET on heterographs: per-type encoders and a type embedding (the encoder stage,
+:class:`~.encoder_stage.HeteroEncoderStage`) -> L hetero GEAET layers -> head.
 
 For a node :math:`i` of type :math:`t` with features :math:`x_i` (width
 :math:`F_t`, possibly 0) and an edge of relation :math:`r`:
@@ -24,15 +25,11 @@ from torch import nn
 from ..config import ModelConfig
 from ..nn.hetero_geaet_layer import HeteroGEAETLayer
 from ..nn.hetero_view import HeteroView
-from .encoders import ConstantEncoder, LinearEncoder
+from .encoder_stage import HeteroEncoderStage, StagedNetwork
 from .geaet import build_head
 
 
-def _encoder(in_feats: int, out_feats: int) -> nn.Module:
-    return LinearEncoder(in_feats, out_feats) if in_feats else ConstantEncoder(out_feats)
-
-
-class HeteroGEAET(nn.Module):
+class HeteroGEAET(StagedNetwork):
     """The GEAET network for batched heterographs of one schema (``config.hetero``).
 
     Reads ``graph.nodes[t].data['feat']`` (N_t, F_t) and
@@ -59,10 +56,7 @@ class HeteroGEAET(nn.Module):
         d = config.hidden_dim
         self.ntypes = list(schema.ntypes)
         self.canonical_etypes = schema.canonical_etypes
-        self.node_encoders = nn.ModuleList(_encoder(f, d) for f in schema.node_in_feats)
-        self.edge_encoders = nn.ModuleList(_encoder(f, d) for f in schema.edge_in_feats)
-        self.node_type_embedding = nn.Embedding(len(self.ntypes), d)
-        self.edge_type_embedding = nn.Embedding(max(1, len(self.canonical_etypes)), d)
+        self.mount_encoder(HeteroEncoderStage(config))
         g = config.geanet
         self.layers = nn.ModuleList(
             HeteroGEAETLayer(
@@ -90,30 +84,13 @@ class HeteroGEAET(nn.Module):
                              f"the model's (nodes {self.ntypes}, edges {list(self.canonical_etypes)}); give graphs "
                              "of the schema the model was trained on")
 
-    def encode(self, graph: dgl.DGLGraph, view: HeteroView):
-        """Per-type input features -> (N, d) view nodes and (E, d) view edges."""
-        nodes = []
-        for t, (ntype, encoder) in enumerate(zip(self.ntypes, self.node_encoders)):
-            data = graph.nodes[ntype].data
-            feat = data["feat"] if "feat" in data else torch.zeros(graph.num_nodes(ntype), 1, device=graph.device)
-            nodes.append(encoder(feat) + self.node_type_embedding.weight[t])
-        h = view.gather_nodes(nodes)
-        if not self.canonical_etypes:
-            return h, h.new_zeros(0, h.shape[1])
-        edges = []
-        for r, (etype, encoder) in enumerate(zip(self.canonical_etypes, self.edge_encoders)):
-            data = graph.edges[etype].data
-            feat = data["feat"] if "feat" in data else torch.zeros(graph.num_edges(etype), 1, device=graph.device)
-            edges.append(encoder(feat) + self.edge_type_embedding.weight[r])
-        return h, view.gather_edges(edges)
-
     def forward(self, graph: dgl.DGLGraph, layout: Optional[HeteroView] = None) -> torch.Tensor:
         """Batched heterograph -> (B, out_feats) graph or (N_target, out_feats) node predictions."""
         self.check_schema(graph)
         if graph.num_nodes() == 0:
             raise ValueError("the batch has no nodes; drop empty graphs from the dataset")
         view = layout if isinstance(layout, HeteroView) else HeteroView.from_heterograph(graph)
-        h, e = self.encode(graph, view)
+        h, e = self.encoder(graph, view)
         last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
             h, e = layer(view, h, e, edge_output=i < last)

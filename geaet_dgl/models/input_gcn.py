@@ -32,10 +32,7 @@ from torch import nn
 
 from ..nn import sparse_input
 from ..nn.batch_layout import BatchLayout
-from ..nn.gcn import GCNLayer, without_self_loops
-
-#: The layout cache key under which :meth:`GEAET.encode` leaves the branch's (N, d) output for the readout.
-INPUT_GCN_KEY = "input_gcn_output"
+from ..nn.gcn import NORM_KEY, GCNLayer, _loop_free_norm, without_self_loops
 
 
 class InputGCN(nn.Module):
@@ -128,6 +125,60 @@ class HopBranch(nn.Module):
         return self.second(self.dropout(torch.relu(torch.cat(parts, dim=1))))
 
 
+class PropagationBranch(nn.Module):
+    """Predict, then propagate (APPNP, Klicpera et al. 2019): a 2-layer MLP on the raw features whose output
+    is smoothed by K steps of personalised PageRank, (N, F) -> (N, out).
+
+    .. math::
+        Z^{(0)} = \\mathrm{Dropout}(\\mathrm{ReLU}(X W_1^\\top + b_1))\\, W_2^\\top + b_2, \\qquad
+        Z^{(k+1)} = (1 - \\alpha)\\, \\hat A Z^{(k)} + \\alpha Z^{(0)},
+
+    with :math:`\\hat A = \\hat D^{-1/2} (A + I) \\hat D^{-1/2}` (GCN's normalisation, one self-loop per node)
+    and teleport :math:`\\alpha` = :data:`TELEPORT`. The propagation has no weights, so its reach (K hops) does
+    not add parameters to overfit a few labels with, as a deeper GCN would; each step is one ``copy_u_sum`` on
+    ``(N, out)`` states.
+
+    Parameters
+    ----------
+    in_feats : int, width F of the raw node features.
+    hidden_dim : int, width of the MLP's hidden layer.
+    dropout : float, on the MLP's hidden layer.
+    hops : int, K >= 1 propagation steps.
+    out_feats : int or None, the output width (None: ``hidden_dim``).
+
+    Example
+    -------
+    >>> PropagationBranch(12, 8, 0.5, hops=10, out_feats=3)(dgl.rand_graph(5, 10), torch.randn(5, 12)).shape
+    torch.Size([5, 3])
+    """
+
+    def __init__(self, in_feats: int, hidden_dim: int, dropout: float, hops: int = 10,
+                 out_feats: Optional[int] = None):
+        super().__init__()
+        if hops < 1:
+            raise ValueError(f"hops={hops} must be at least 1")
+        self.hops = hops
+        self.first = nn.Linear(in_feats, hidden_dim)
+        self.second = nn.Linear(hidden_dim, hidden_dim if out_feats is None else out_feats)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, graph: dgl.DGLGraph, feat: torch.Tensor, layout: BatchLayout = None) -> torch.Tensor:
+        h = sparse_input.linear(self.first, feat.to(self.first.weight.dtype))
+        start = self.second(self.dropout(torch.relu(h)))
+        loopless, norm = _loop_free_norm(graph, start.dtype) if layout is None else \
+            layout.cached(NORM_KEY, lambda: _loop_free_norm(graph, start.dtype))
+        norm = norm.to(start.dtype)
+        h = start
+        for _ in range(self.hops):
+            scaled = h * norm
+            h = (1.0 - TELEPORT) * (dgl.ops.copy_u_sum(loopless, scaled) + scaled) * norm + TELEPORT * start
+        return h
+
+
+#: APPNP's teleport probability :math:`\\alpha` (its paper's value for the citation graphs).
+TELEPORT = 0.1
+
+
 def normalized_adjacency(graph: dgl.DGLGraph, dtype: torch.dtype = torch.float32):
     """``graph`` without self-loops and its (N, 1) :math:`D^{-1/2}` (D: in-degrees there, 1 where a node has
     none), so that ``copy_u_sum(g, h * norm) * norm`` is :math:`D^{-1/2} A D^{-1/2} h`."""
@@ -142,6 +193,9 @@ def build_input_branch(config) -> Optional[nn.Module]:
     if config.input_gcn_weight <= 0:
         return None
     out = config.out_feats if config.input_branch_mix == "logits" else None
+    if config.input_branch == "appnp":
+        return PropagationBranch(config.node_in_feats, config.hidden_dim, config.feature_dropout,
+                                 config.input_branch_hops, out)
     if config.input_branch == "hops":
         return HopBranch(config.node_in_feats, config.hidden_dim, config.feature_dropout, config.input_branch_hops,
                          out)

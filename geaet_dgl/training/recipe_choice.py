@@ -42,9 +42,10 @@ from .trainer import NonFiniteLossError, train
 log = logging.getLogger(__name__)
 PathLike = Union[str, os.PathLike]
 
-#: The recipes tried, in order of cost (a tie keeps the earlier): GCN-like, ego / neighbour hops, then the
-#: residual stack with ego / neighbour separation (docs/node-classification.md#recipe).
-CANDIDATES = ("node-homophilous", "node-ego-neighbours", "node-heterophilous")
+#: The recipes tried, in order of cost (a tie keeps the earlier): GCN-like, GCN-like with APPNP's propagation
+#: branch, ego / neighbour hops, then the residual stack with ego / neighbour separation
+#: (docs/node-classification.md#recipe).
+CANDIDATES = ("node-homophilous", "node-propagation", "node-ego-neighbours", "node-heterophilous")
 #: Graphs with more nodes are not probed (each probe is a whole training run): the homophily rule decides.
 MAX_PROBE_NODES = 100_000
 #: Adjusted homophily from which a graph too large to probe counts as homophilous (Cora 0.77, CiteSeer 0.67,

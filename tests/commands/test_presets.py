@@ -24,5 +24,5 @@ def test_presets_json_lists_six_presets_matching_the_paper():
                                                                               "geaet-node", "ogbn-arxiv", "ogbn-products",
                                                                               "ogbg-molhiv", "ogbg-molpcba", "ogbg-ppa",
                                                                               "ogbg-code2", "pcqm4mv2", "malnet-tiny",
-                                                                              "node-homophilous", "node-heterophilous",
+                                                                              "node-homophilous", "node-propagation", "node-heterophilous",
                                                                               "node-features", "node-ego-neighbours"} | set(NODE_SETS)

@@ -36,7 +36,7 @@ CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
 
 #: The rest of the layer menu the exporter covers: GAT, PNA and GENConv as local MPNNs on ZINC-like runs,
 #: ogbg-molhiv's preset (its head: GraphGPS's san_graph MLP), ogbg-code2's (the AST encoder, the sequence head), SignNet on a ZINC-like run, the node run with
-#: the hop branch (H2GCN's ego / neighbour split), and the Performer on MNIST, also counting the
+#: the hop branch (H2GCN's ego / neighbour split) and with APPNP's propagation branch, and the Performer on MNIST, also counting the
 #: padding keys as the reference does (``model.performer_pad_keys``), and Graphormer on a ZINC-like run (degree
 #: embeddings, the biased Transformer's spatial and path bias, paths cut at S = 5).
 MENU_CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
@@ -50,6 +50,8 @@ MENU_CASES: Dict[str, Tuple[str, Dict[str, object]]] = {
                                  "model.mpnn": "sage"}),
     "node-hops": ("geaet-node", {"model.hidden_dim": 16, "model.node_in_feats": 5, "model.input_branch": "hops",
                                  "model.input_branch_hops": 2}),
+    "node-appnp": ("geaet-node", {"model.hidden_dim": 16, "model.node_in_feats": 5, "model.input_branch": "appnp",
+                                  "model.input_branch_hops": 3, "model.input_branch_mix": "logits"}),
     "ogbg-code2": ("ogbg-code2", {"model.hidden_dim": 16, "model.num_layers": 1}),
     "zinc-signnet": ("zinc", {"model.hidden_dim": 32, "model.num_layers": 2, "model.pe": "signnet"}),
     "mnist-performer": ("mnist", {"model.hidden_dim": 16, "model.num_layers": 2, "model.attention": "performer"}),

@@ -26,16 +26,16 @@ def _graph():
 def test_no_edge_states_where_no_layer_reads_them():
     g = _graph()
     layout = BatchLayout.from_graph(g)
-    assert _gcn_geanet(edge_encoder="linear").encode(g, layout)[1] is None  # GCN, GEANet without edge units
-    assert _gcn_geanet(mpnn="gin").encode(g, layout)[1] is None
-    assert _gcn_geanet(edge_unit=True).encode(g, layout)[1].shape == (400, 16)  # GEANet's edge unit reads them
-    assert _gcn_geanet(mpnn="gatedgcn").encode(g, layout)[1].shape == (400, 16)
+    assert _gcn_geanet(edge_encoder="linear").encode(g, layout).edges is None  # GCN, GEANet without edge units
+    assert _gcn_geanet(mpnn="gin").encode(g, layout).edges is None
+    assert _gcn_geanet(edge_unit=True).encode(g, layout).edges.shape == (400, 16)  # GEANet's edge unit reads them
+    assert _gcn_geanet(mpnn="gatedgcn").encode(g, layout).edges.shape == (400, 16)
 
 
 def test_constant_edge_encoding_is_a_view_with_the_gradient_of_a_copy():
     model = _gcn_geanet(mpnn="gatedgcn")
     g = _graph()
-    _, e, _ = model.encode(g, BatchLayout.from_graph(g))
+    e = model.encode(g, BatchLayout.from_graph(g)).edges
     assert e.shape == (400, 16) and e.stride(0) == 0  # one vector, no (E, d) storage
     torch.testing.assert_close(e, model.edge_encoder.encoder.weight.repeat(400, 1))
     model.edge_encoder.encoder.weight.grad = None

@@ -44,7 +44,7 @@ def test_lappe_then_rwse_are_concatenated_after_the_base_encoder():
     model = build_model(config).eval()
     graph = dgl.batch(_zinc_like())
     layout = BatchLayout.from_graph(graph)
-    h, _, _ = model.encode(graph, layout)
+    h = model.encode(graph, layout).nodes
     base = model.node_encoder.encoder.weight[graph.ndata["feat"][:, 0]]  # TypeDictNode: width 32 - 8 - 5
     lap = model.pe_encoder(graph.ndata["lap_pe"], graph.ndata["lap_eigval"], layout)
     rw = graph.ndata["rwse"]
@@ -85,7 +85,7 @@ def test_graph_token_adds_one_node_per_graph_as_graphgps_does():
     graphs = _zinc_like(graphormer=True)
     graph = dgl.batch(graphs)
     layout = BatchLayout.from_graph(graph)
-    h, _, _ = model.encode(graph, layout)
+    h = model.encoder.encode_features(graph, layout).nodes  # before the graph token
     h = torch.randn_like(h)  # rows told apart by value (atoms of one type and degree encode alike)
     tokened, h2, layout2 = model.graph_token(graph, h, layout)
     sizes = [g.num_nodes() for g in graphs]
@@ -104,7 +104,7 @@ def test_graph_token_adds_one_node_per_graph_as_graphgps_does():
     # GraphGPS leaves edge_index alone: the edges keep their numbers in the new order
     assert torch.equal(tokened.edges()[0], graph.edges()[0]) and torch.equal(tokened.edges()[1], graph.edges()[1])
     # the bias: row and column 0 of every graph the token's per-head value, the rest shifted by one
-    bias = model.attention_bias(graph, layout)
+    bias = model.encoder.attention_bias(graph, layout)
     padded = model.graph_token.pad_bias(bias, layout2)
     heads, width = model.config.num_heads, layout2.dense_width
     padded = padded.view(len(sizes), heads, width, width)

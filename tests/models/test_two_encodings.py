@@ -59,7 +59,7 @@ def test_lappe_and_rwse_together_are_graphgps_concat3_encoder(tmp_path):
     graph = in_precision(graph, torch.float64)
     with torch.random.fork_rng():
         torch.manual_seed(7)
-        h, _, _ = model.encode(graph, BatchLayout.from_graph(graph))
+        h = model.encode(graph, BatchLayout.from_graph(graph)).nodes
         torch.manual_seed(7)  # LapPE's one random sign per frequency in training, as GraphGPS draws it
         signs = torch.where(torch.rand(cfg.pe_k) >= 0.5, 1.0, -1.0).double()
 

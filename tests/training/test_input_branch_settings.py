@@ -24,7 +24,7 @@ def _node_file(tmp_path, integer: bool):
 
 @pytest.mark.parametrize("overrides, message", [
     ({"model.input_branch_hops": 2},
-     "model.input_branch_hops=2 is read by model.input_branch=hops only, but input_branch=gcn"),
+     "model.input_branch_hops=2 is read by model.input_branch=hops or appnp only, but input_branch=gcn"),
     ({"model.input_branch": "hops", "model.input_gcn_weight": 0.0},
      "model.input_branch=hops has no effect: model.input_gcn_weight=0.0 builds no raw-feature branch"),
     ({"model.input_branch_mix": "logits", "model.input_branch_hops": 3, "model.input_branch": "hops",
