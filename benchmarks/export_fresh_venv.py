@@ -75,7 +75,7 @@ def _random_run(preset: str, count: int, folder: Path):
     import torch
 
     from geaet_lab.benchmarking.inputs import synthetic_graphs
-    from geaet_dgl.config import make_run_config
+    from geaet_dgl.training import make_run_config
     from geaet_dgl.models import build_model
     from geaet_dgl.training.checkpoint import save_checkpoint
     from geaet_dgl.training.schedule import build_optimizer, build_scheduler

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 def choice_applies(opts: Any, run: Any) -> bool:
     """Whether ``train`` chooses the node recipe on validation for this run: a graph file with node masks, no
     --preset or --config, the full graph, one process."""
-    from geaet_dgl.config import NODE_GRAPH_PRESET
+    from geaet_dgl.training import NODE_GRAPH_PRESET
 
     return opts.preset is None and opts.config is None and run.preset == NODE_GRAPH_PRESET and \
         run.data.sampler == "full" and (opts.nproc or 1) <= 1

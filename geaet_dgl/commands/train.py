@@ -187,8 +187,8 @@ def _resume(ctx: click.Context, opts: TrainOptions) -> bool:
 
 def _new_run(opts: TrainOptions, preset: Optional[str] = None) -> Any:
     """A new run's configuration: a preset (``preset``, else --preset; or a reference config), options applied."""
-    from geaet_dgl.config import check_run_source, make_run_config
-
+    from geaet_dgl.config import check_run_source
+    from geaet_dgl.training import make_run_config
     check_run_source(opts.dataset, opts.data.get("data_file"), opts.config, opts.preset, opts.allow_changed_data)
     data = dict(opts.data, **given(task=opts.task, split_file=opts.split_file, sampler=opts.sampler,
                                    split=list(opts.split_fractions) if opts.split_fractions else None))

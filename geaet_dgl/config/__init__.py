@@ -7,20 +7,27 @@ YAML/JSON only serialise them.
 Modules, lower ones first (each imports only those above it):
 
 ==================  ==================================================================================
-``validation``      every setting's accepted values (``*_CHOICES``, :data:`NUMERIC_RANGES`) and every
-                    rule: ``validate_model`` / ``_train`` / ``_run``, the option conflicts, and
-                    :func:`check_data_fits` (the model against the loaded data)
+``validation``      every setting's accepted values (``*_CHOICES``, :data:`NUMERIC_RANGES`, the data menus)
+                    and every rule: ``validate_model`` / ``_train`` / ``_run``, the option conflicts
 ``model``           :class:`ModelConfig` and its sections (:class:`GEANetConfig`, :class:`HeteroConfig`,
                     :class:`SignNetConfig`, :class:`GraphormerConfig`)
 ``train``           :class:`TrainConfig`
+``node_recipes``    the node-classification recipes (:func:`node_recipe`, ``node_training``) and the
+                    named node sets they are for
 ``presets``         :class:`Preset` and the paper's configurations (:func:`get_preset`,
-                    :func:`preset_names`, the node recipes)
+                    :func:`preset_names`), the node presets built from the recipes
 ``settings``        dataclass <-> dict (:func:`to_dict`, :func:`from_dict`), ``--set`` overrides
                     (:func:`apply_overrides`)
-``graph_file``      the settings a graph file or a named node set fixes for a run on it
-``run``             :class:`RunConfig`, :class:`DataOptions`, :func:`make_run_config`, older layouts
-                    (:func:`migrate_run_dict`)
+``run``             :class:`RunConfig`, :class:`DataOptions`, older layouts (:func:`migrate_run_dict`)
 ==================  ==================================================================================
+
+The package sits below the data layer: it imports neither torch nor :mod:`geaet_dgl.data` (a test keeps it
+so). What needs the data or the machine sits where it is used: the settings a graph file or a named node set
+fixes and the options that do not apply to the data named (:mod:`geaet_dgl.data.run_settings`), the model
+against the loaded data (:func:`geaet_dgl.data.model_fit.check_data_fits`), resolving a new run from a
+dataset, a preset and overrides (:func:`geaet_dgl.training.new_run.make_run_config`, also exported by
+:mod:`geaet_dgl.training`) and the CUDA device and TensorBoard a run asks for
+(:mod:`geaet_dgl.training.environment`).
 
 :class:`ConfigError` and :class:`OptionConflict` are defined in :mod:`geaet_dgl.errors` (the data layer
 raises them too) and re-exported here. Loading the data a run names is the data layer's:
@@ -30,27 +37,25 @@ these classes by :mod:`geaet_dgl.interop.reference_yaml` (``train --config``): t
 from ..errors import ConfigError, OptionConflict
 from .validation import (ACTIVATION_CHOICES, ATTENTION_CHOICES, CONCAT_PES, EDGE_ENCODER_CHOICES, ENCODER_CHOICES,
                          HEAD_CHOICES, KERNEL_PES, LOSS_CHOICES, METRIC_CHOICES, MPNN_CHOICES, NORM_CHOICES,
-                         NUMERIC_RANGES, PE_CHOICES, POOLING_CHOICES, SAMPLERS, SE_CHOICES, check_data_fits,
-                         check_graph_file_options, check_numeric_ranges, check_run_source, check_sampler_options)
+                         NUMERIC_RANGES, PE_CHOICES, POOLING_CHOICES, SAMPLERS, SE_CHOICES, check_numeric_ranges,
+                         check_run_source)
 from .model import GEANetConfig, GraphormerConfig, HeteroConfig, ModelConfig, SignNetConfig
 from .train import TrainConfig
-from .presets import Preset, get_preset, node_recipe, preset_names
+from .node_recipes import node_recipe
+from .presets import Preset, get_preset, preset_names
 from .settings import (RETIRED_FIELDS, TRAIN_OPTION_SETTINGS, apply_overrides, from_dict, parse_setting_value,
                        settings_with_options, to_dict)
-from .graph_file import graph_file_settings
-from .run import (CONFIG_VERSION, DEFAULT_PRESETS, NODE_GRAPH_PRESET, DataOptions, RunConfig, default_preset,
-                  make_run_config, migrate_run_dict, normalised_run_dict, run_preset_name)
+from .run import CONFIG_VERSION, DataOptions, RunConfig, migrate_run_dict, normalised_run_dict
 
 __all__ = [
     "ConfigError", "OptionConflict",
     "ACTIVATION_CHOICES", "ATTENTION_CHOICES", "CONCAT_PES", "EDGE_ENCODER_CHOICES", "ENCODER_CHOICES",
     "HEAD_CHOICES", "KERNEL_PES", "LOSS_CHOICES", "METRIC_CHOICES", "MPNN_CHOICES", "NORM_CHOICES",
-    "NUMERIC_RANGES", "PE_CHOICES", "POOLING_CHOICES", "SAMPLERS", "SE_CHOICES", "check_data_fits",
-    "check_graph_file_options", "check_numeric_ranges", "check_run_source", "check_sampler_options",
+    "NUMERIC_RANGES", "PE_CHOICES", "POOLING_CHOICES", "SAMPLERS", "SE_CHOICES", "check_numeric_ranges",
+    "check_run_source",
     "GEANetConfig", "GraphormerConfig", "HeteroConfig", "ModelConfig", "SignNetConfig", "TrainConfig",
     "Preset", "get_preset", "node_recipe", "preset_names",
     "RETIRED_FIELDS", "TRAIN_OPTION_SETTINGS", "apply_overrides", "from_dict", "parse_setting_value",
-    "settings_with_options", "to_dict", "graph_file_settings",
-    "CONFIG_VERSION", "DEFAULT_PRESETS", "NODE_GRAPH_PRESET", "DataOptions", "RunConfig", "default_preset",
-    "make_run_config", "migrate_run_dict", "normalised_run_dict", "run_preset_name",
+    "settings_with_options", "to_dict",
+    "CONFIG_VERSION", "DataOptions", "RunConfig", "migrate_run_dict", "normalised_run_dict",
 ]

@@ -1,91 +1,33 @@
-"""The full configuration of a training run, and resolving one from a dataset, a preset and overrides.
+"""The full configuration of a training run.
 
 A :class:`RunConfig` is a preset (model + training settings, after
 ``--set`` overrides) plus where the data comes from (:class:`DataOptions`)
 and where the run executes. It is what ``config.json`` holds and what a
 checkpoint carries, so a checkpoint alone is enough to rebuild the model and
 its data (:func:`geaet_dgl.data.run_splits.load_splits` loads it).
-:func:`make_run_config` resolves a new run; :func:`migrate_run_dict` reads
-the layouts older versions wrote. The rules a run must keep are in
-:mod:`.validation`.
+:func:`migrate_run_dict` reads the layouts older versions wrote. The rules a
+run must keep are in :mod:`.validation`. A new run is resolved from a dataset,
+a preset and overrides by :func:`geaet_dgl.training.new_run.make_run_config`
+(which reads the data to know what it fixes).
 """
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional
 
-from ..data.nodes.node_graph import is_node_graph_file
-from ..data.nodes.node_sets import is_node_set
-from ..data.own_files.graph_files import GRAPH_FILE
-from ..data.registry import LOADERS
 from ..errors import ConfigError
-from ..threads import default_threads
-from .graph_file import graph_file_dataset, node_set_settings, pin_graph_file
 from .model import ModelConfig
-from .presets import get_preset, preset_names
-from .settings import apply_overrides, from_dict, parse_setting_value
+from .settings import from_dict
 from .train import TrainConfig
-from .validation import (check_graph_file_options, check_input_branch_takes_effect, check_sampler_options,
-                         validate_run)
+from .validation import GRAPH_FILE, validate_run
 
 #: Layout version of a run configuration (``config_version`` in ``config.json`` and checkpoints). 1: before
 #: the key existed (no ``tensorboard``, ``threads``, ``model.geanet.variant``, ``data.laplacian_norm``, graph-file
 #: fields); 2: this layout. :func:`migrate_run_dict` reads every older version.
 CONFIG_VERSION = 2
-
-#: Datasets without a preset of their own train with this preset by default.
-DEFAULT_PRESETS = {"synthetic": "mnist", GRAPH_FILE: "geaet", "pcqm4mv2-subset": "pcqm4mv2",
-                   "pcqm4mv2-inference": "pcqm4mv2"}
-
-#: The default preset of a graph file holding one graph with node masks, and of a named node set
-#: (``cora``, ``actor``, ...) that has no preset of its own.
-NODE_GRAPH_PRESET = "geaet-node"
-
-
-def default_preset(dataset: str) -> str:
-    """The preset a run on ``dataset`` takes unless told: the dataset's own (a preset of the same name),
-    else :data:`DEFAULT_PRESETS`' entry, else :data:`NODE_GRAPH_PRESET` for a named node set."""
-    if dataset in DEFAULT_PRESETS:
-        return DEFAULT_PRESETS[dataset]
-    if is_node_set(dataset) and dataset.lower() not in preset_names():
-        return NODE_GRAPH_PRESET
-    return dataset
-
-
-def check_dataset_name(dataset: str) -> None:
-    """Refuse a dataset name no loader reads (a typo: ``citseer``), naming the closest one, before it is taken
-    for the name of a preset."""
-    key = str(dataset).lower()
-    if key == GRAPH_FILE or key in LOADERS or key in DEFAULT_PRESETS:
-        return
-    close = difflib.get_close_matches(key, sorted(set(LOADERS) - {GRAPH_FILE}), n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    raise ConfigError(f"unknown dataset {dataset!r}; {hint}`geaet-dgl datasets` lists the names, and a graph file "
-                      "is given as PATH.bin")
-
-
-def _preset_of(dataset: str, preset: Optional[str], data: Mapping[str, Any]) -> str:
-    """The preset a run on ``dataset`` (already through :func:`graph_file_dataset`) with data options ``data``
-    takes: ``preset``, else the dataset's own (:func:`default_preset`; a graph file of one graph with node
-    masks: :data:`NODE_GRAPH_PRESET`)."""
-    check_dataset_name(dataset)
-    if preset is not None:
-        return preset
-    if dataset == GRAPH_FILE and data.get("data_file") and is_node_graph_file(data["data_file"]):
-        return NODE_GRAPH_PRESET
-    return default_preset(dataset)
-
-
-def run_preset_name(dataset: str, preset: Optional[str] = None, data: Optional[Mapping[str, Any]] = None) -> str:
-    """The preset :func:`make_run_config` ``(dataset, preset, data=data)`` resolves (a graph file ``PATH.bin``:
-    ``geaet``, or ``geaet-node`` for one graph with node masks); an unknown dataset name is refused."""
-    data = dict(data or {})
-    return _preset_of(graph_file_dataset(dataset, data), preset, data)
-
 
 @dataclass
 class DataOptions:
@@ -265,73 +207,3 @@ def normalised_run_dict(data: Mapping[str, Any]) -> Dict[str, Any]:
     present: two configurations compare equal exactly when they describe the same run."""
     run = from_dict(RunConfig, migrate_run_dict(data))
     return json.loads(json.dumps(run.to_dict(), default=str))
-
-
-def _data_dependent_settings(options: DataOptions, preset_name: str, preset: Optional[Any] = None) -> Dict[str, Any]:
-    """Model settings the data fixes: TreeNeighbourMatch of depth r has 2^r classes and, as Alon & Yahav
-    train it, r + 1 layers (so messages from every leaf reach the root); a graph file or a named node set
-    fixes the widths, encoders, head and loss (:mod:`.graph_file`) and its task is recorded."""
-    if options.dataset.lower() == "tree" and preset_name == "tree":
-        return {"model.out_feats": 2 ** options.depth, "model.num_layers": options.depth + 1}
-    if is_node_set(options.dataset):
-        return node_set_settings(options, preset_name)
-    if options.dataset == GRAPH_FILE:
-        return pin_graph_file(options, preset if preset is not None else get_preset(preset_name))
-    return {}
-
-
-def graph_file_data(dataset: Optional[str], data: Dict[str, Any], preset: Any) -> Tuple[DataOptions, Dict[str, Any]]:
-    """(data options, model settings the file fixes) when ``dataset`` / ``data['data_file']`` name a graph file
-    that replaces the data of ``preset`` (a reference config's); ``(None, {})`` otherwise."""
-    data = dict(data)
-    name = graph_file_dataset(dataset, data)
-    if name != GRAPH_FILE:
-        return None, {}
-    options = from_dict(DataOptions, {**data, "dataset": GRAPH_FILE}, where="data.")
-    check_graph_file_options(options)
-    return options, _data_dependent_settings(options, preset.name, preset)
-
-
-def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optional[Mapping[str, Any]] = None,
-                    data: Optional[Mapping[str, Any]] = None, device: str = "cpu", workers: int = 0,
-                    checkpoint_every: int = 0, threads: Optional[int] = None, sync_bn: bool = True,
-                    tensorboard: bool = False) -> RunConfig:
-    """Resolve a run: the preset (default: the dataset's own), dotted overrides, data options.
-
-    Parameters
-    ----------
-    dataset : str
-        Name for ``geaet_dgl.data.load_dataset``, or the path of a DGL graph
-        file (``*.bin``; same as ``dataset='file'`` with ``data_file``).
-    preset : str, optional
-        Preset name; default ``dataset`` itself (``mnist`` for ``synthetic``,
-        ``geaet`` for a graph file).
-    overrides : mapping, optional
-        ``{"model.hidden_dim": "64", "train.epochs": 3}`` style values.
-    data : mapping, optional
-        Fields of :class:`DataOptions` other than ``dataset``.
-    threads : int, optional
-        CPU threads (see :mod:`geaet_dgl.threads`); ``None``: the cores this
-        process may use (or $OMP_NUM_THREADS), resolved and recorded here.
-    device, workers, checkpoint_every, sync_bn, tensorboard
-        The :class:`RunConfig` fields of the same names.
-    """
-    overrides = dict(overrides or {})
-    data = dict(data or {})
-    for key in [k for k in overrides if k.startswith("data.")]:  # --set data.depth=3
-        data[key[len("data."):]] = parse_setting_value(overrides.pop(key))
-    dataset = graph_file_dataset(dataset, data)
-    preset_name = _preset_of(dataset, preset, data)
-    preset_data = {key: value for key, value in get_preset(preset_name).data.items() if key not in data}
-    options = absolute_data_paths(from_dict(DataOptions, {"dataset": dataset, **preset_data, **data}, where="data."))
-    check_graph_file_options(options)
-    check_sampler_options(options)
-    user_keys = set(overrides)
-    overrides = {**_data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
-    resolved = apply_overrides(get_preset(preset_name), overrides)
-    check_input_branch_takes_effect(resolved.model, given=user_keys)
-    run = RunConfig(preset=resolved.name, model=resolved.model, train=resolved.train, data=options,
-                    device=device, workers=workers, checkpoint_every=checkpoint_every,
-                    threads=default_threads() if threads is None else threads, sync_bn=sync_bn,
-                    tensorboard=tensorboard)
-    return run.validate()

@@ -7,33 +7,35 @@ The configuration dataclasses (:mod:`.model`, :mod:`.train`, :mod:`.run`) hold f
   :func:`validate_run`: one-line :class:`~geaet_dgl.errors.ConfigError` naming the setting and the fix;
 - :func:`check_numeric_ranges`: every numeric setting of :data:`NUMERIC_RANGES` (every ``*dropout``
   field included) in its range;
-- :func:`check_graph_file_options`, :func:`check_sampler_options`, :func:`check_run_source`: options
-  that do not apply to the run (an :class:`~geaet_dgl.errors.OptionConflict`, a usage error);
-- :func:`check_data_fits`: the model's widths, encodings and head against the loaded data;
-- :func:`require_tensorboard`: ``--tensorboard`` without the package installed.
+- :func:`check_run_source`, :func:`check_input_branch_takes_effect`: what a new run is given that it cannot
+  use (an :class:`~geaet_dgl.errors.OptionConflict`, a usage error, or a :class:`~geaet_dgl.errors.ConfigError`).
 
-The ``*_CHOICES`` tuples are the menus of the choice settings (``model.mpnn``, ``train.loss``, ...).
-This module reads the dataclasses through their fields only (it imports none of them), so that each
-of them can call it.
+The ``*_CHOICES`` tuples are the menus of the choice settings (``model.mpnn``, ``train.loss``, ...); the
+data layer reads its own menus from here too (:data:`GRAPH_FILE`, :data:`GRAPH_FILE_TASKS`, :data:`NODE_TASKS`,
+:data:`LAPLACIAN_NORMS`). This module imports neither torch nor the data layer: the checks that need them
+sit where they are used (the model against the loaded data: :mod:`geaet_dgl.data.model_fit`; options that
+depend on what the data is: :mod:`geaet_dgl.data.run_settings`; the CUDA device and TensorBoard:
+:mod:`geaet_dgl.training.environment`). It reads the dataclasses through their fields only (it imports none
+of them), so that each of them can call it.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from dataclasses import fields
 from typing import Any, Dict, Optional
 
-import torch
-
-from ..data.encodings.positional_encoding import LAPLACIAN_NORMS
-from ..data.nodes.node_graph import NODE_TASKS, NodeGraph, is_node_graph_file
-from ..data.nodes.node_sets import is_node_set, node_set_spec
-from ..data.own_files.graph_files import GRAPH_FILE, TASKS
-from ..data.own_files.hetero_files import is_heterograph
-from ..data.validation import check_labels, node_label_sizes
 from ..errors import ConfigError, OptionConflict
 
+#: ``data.dataset`` of the user's own graph file (``--dataset PATH.bin``; :mod:`geaet_dgl.data.own_files`).
+GRAPH_FILE = "file"
+#: The tasks a graph file of many graphs holds (``data.task``).
+GRAPH_FILE_TASKS = ("graph-classification", "graph-regression", "node-classification")
+#: The tasks of one graph with node masks (``data.task``).
+NODE_TASKS = ("node-classification", "node-regression")
+#: The Laplacians the (ES)LapPE eigenvectors come from (``data.laplacian_norm``): ``L = I - D^-1/2 A D^-1/2`` or
+#: ``L = D - A``.
+LAPLACIAN_NORMS = ("sym", "none")
 MPNN_CHOICES = ("gatedgcn", "gcn", "sage", "gin", "gine", "gat", "pna", "genconv", "none")
 ATTENTION_CHOICES = ("transformer", "biased_transformer", "performer", "none")
 PE_CHOICES = ("none", "eslappe", "lappe", "rwse", "signnet", "hkdiagse", "elstaticse")
@@ -297,13 +299,12 @@ def validate_train(train: Any) -> Any:
 
 def validate_run(run: Any) -> Any:
     """Check a :class:`~.run.RunConfig`: its model and training settings, device, processes, threads and
-    data options; return it."""
+    data options; return it. Whether this machine has the CUDA device and the TensorBoard package the run
+    asks for is checked where it runs (:func:`geaet_dgl.training.environment.check_environment`)."""
     validate_model(run.model)
     validate_train(run.train)
     if run.device not in DEVICE_CHOICES:
         raise ConfigError(f"device={run.device!r} is not one of {', '.join(DEVICE_CHOICES)}")
-    if run.device == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("device=cuda but no CUDA device is available; use --device cpu")
     if run.world_size < 1:
         raise ConfigError(f"world_size={run.world_size} must be at least 1")
     link = (run.model.head == "link", run.train.loss == "link_cross_entropy", run.train.metric == "mrr")
@@ -324,8 +325,8 @@ def validate_run(run: Any) -> Any:
         value = getattr(run.data, name)
         if value is not None and value < 1:
             raise ConfigError(f"{name}={value} must be at least 1 (leave it out to use the whole split)")
-    if run.data.task is not None and run.data.task not in TASKS + NODE_TASKS:
-        raise ConfigError(f"data.task={run.data.task!r} is not one of {', '.join(TASKS + NODE_TASKS)}")
+    if run.data.task is not None and run.data.task not in GRAPH_FILE_TASKS + NODE_TASKS:
+        raise ConfigError(f"data.task={run.data.task!r} is not one of {', '.join(GRAPH_FILE_TASKS + NODE_TASKS)}")
     if run.data.sampler not in SAMPLERS:
         raise ConfigError(f"data.sampler={run.data.sampler!r} is not one of {', '.join(SAMPLERS)} "
                           "(--sampler)")
@@ -342,58 +343,7 @@ def validate_run(run: Any) -> Any:
             run.data.num_parts < 0:
         raise ConfigError(f"data.num_parts={run.data.num_parts!r} must be an integer >= 0 (0: parts of about "
                           "1,000 nodes)")
-    if run.tensorboard:
-        require_tensorboard()
     return run
-
-
-#: DataOptions fields that only a graph file reads, and how the user sets each.
-GRAPH_FILE_OPTIONS = {"task": "--task", "split_file": "--split-file", "split": "--split",
-                      "split_seed": "data.split_seed"}
-
-
-def check_graph_file_options(options: Any) -> None:
-    """Refuse graph-file options on a named dataset (its split and task are fixed): they would be dropped.
-    A named node set takes ``split_index`` (and the seeded-split sets ``split_seed``); no other dataset does.
-    ``options`` is a :class:`~.run.DataOptions`."""
-    defaults = type(options)()
-    if options.split_index != defaults.split_index and not is_node_set(options.dataset):
-        raise OptionConflict(f"--split-index picks a public split of a named node set (cora, actor, ...; see "
-                             f"`geaet-dgl datasets`), but the run trains on {options.name!r}; drop it")
-    if options.dataset == GRAPH_FILE:
-        return
-    seeded = is_node_set(options.dataset) and node_set_spec(options.dataset).seeded
-    given = [flag for name, flag in GRAPH_FILE_OPTIONS.items() if getattr(options, name) != getattr(defaults, name)
-             and not (name == "split_seed" and seeded)]
-    if options.data_file is not None:
-        given.insert(0, "--data-file")
-    if given:
-        raise OptionConflict(f"{', '.join(given)} apply only to a graph file, but the run trains on {options.dataset!r}, "
-                             "whose split and task are fixed; drop them (or train on a graph file: --dataset "
-                             "PATH.bin)")
-
-
-#: Named datasets of many graphs: the node samplers (``--sampler``, ``data.num_parts``) do not apply to them.
-MANY_GRAPH_DATASETS = ("mnist", "cifar10", "synthetic", "pattern", "cluster", "zinc", "tree", "voc", "coco",
-                       "peptides-func", "peptides-struct", "pcqm-contact")
-
-
-def check_sampler_options(options: Any) -> None:
-    """Refuse ``--sampler`` / ``data.num_parts`` where no one graph with node masks is cut (they would be dropped)."""
-    defaults = type(options)()
-    given = [flag for name, flag in (("sampler", "--sampler"), ("num_parts", "data.num_parts"))
-             if getattr(options, name) != getattr(defaults, name)]
-    if not given:
-        return
-    if options.dataset == GRAPH_FILE and options.data_file and os.path.isfile(options.data_file) \
-            and not is_node_graph_file(options.data_file):
-        where = f"{options.data_file} holds graphs without node masks (a graph-level task or per-graph node labels)"
-    elif options.dataset in MANY_GRAPH_DATASETS:
-        where = f"{options.dataset!r} is a dataset of many graphs"
-    else:
-        return
-    raise OptionConflict(f"{', '.join(given)} cut one graph with train/val/test node masks into batches, but "
-                         f"{where}, batched whole with --batch-size; drop {', '.join(given)}")
 
 
 def check_run_source(dataset: Optional[str], data_file: Optional[str], config: Optional[str],
@@ -407,95 +357,6 @@ def check_run_source(dataset: Optional[str], data_file: Optional[str], config: O
         raise OptionConflict("--dataset is required (or --data-file PATH, --config FILE.yaml, or --resume RUN_DIR)")
     if config is not None and preset is not None:
         raise OptionConflict("--config gives the whole configuration; drop --preset")
-
-
-#: ndata fields each positional encoding reads.
-PE_FIELDS = {"none": (), "eslappe": ("lap_pe",), "lappe": ("lap_pe", "lap_eigval"), "rwse": ("rwse",),
-             "signnet": ("lap_pe",), "hkdiagse": ("hkdiag_se",), "elstaticse": ("elstatic_se",)}
-
-
-#: How to mend a model that does not fit its data: a new run can change its settings; a trained model cannot.
-FIT_BY_SETTINGS = "pick the dataset's preset or fix these with --set"
-FIT_TRAINED = ("a trained model reads data of the shape it was trained on: score it on that data (the run's own "
-               "--data-file / --data-dir), or train a new run on this data")
-
-
-def check_data_fits(model: Any, splits: Any, fix: str = FIT_BY_SETTINGS) -> None:
-    """Raise ConfigError if the model's (a :class:`~.model.ModelConfig`) input/output widths, encodings or head do
-    not match the loaded ``splits`` (:class:`~geaet_dgl.data.DatasetSplits` or a one-graph
-    :class:`~geaet_dgl.data.nodes.node_graph.NodeGraph`); ``fix``: how to mend it (a trained model:
-    :data:`FIT_TRAINED`)."""
-    node_graph = isinstance(splits, NodeGraph)
-    for name in ("train", "val", "test"):
-        if node_graph:
-            break
-        if len(getattr(splits, name)) == 0:
-            raise ConfigError(f"the {name} split of {splits.name!r} is empty; raise --limit-{name}")
-    problems = []
-    if is_heterograph(splits.first_graph()) != bool(model.hetero.ntypes):
-        problems.append("the graphs are heterographs but the model is not (or the other way round); train on the "
-                        "file with its own settings (train --dataset FILE.bin)")
-    elif model.hetero.ntypes:  # the heterograph reader checked the schema and widths against the file
-        pass
-    elif splits.node_feat_dim != model.node_in_feats:
-        problems.append(f"model.node_in_feats={model.node_in_feats} but the graphs have "
-                        f"{splits.node_feat_dim} node features")
-    if not model.hetero.ntypes and splits.edge_feat_dim != model.edge_in_feats:
-        problems.append(f"model.edge_in_feats={model.edge_in_feats} but the graphs have "
-                        f"{splits.edge_feat_dim} edge features")
-    example = splits.first_graph()
-    missing = [key for key in PE_FIELDS[model.pe] if key not in example.ndata]
-    if missing:
-        problems.append(f"model.pe={model.pe!r} reads ndata[{missing[0]!r}], which the graphs lack "
-                        f"(load them with load_splits(options, model), or set model.pe=none)")
-    elif model.pe in ("eslappe", "lappe", "signnet") and splits.pe_dim != model.pe_k:
-        problems.append(f"model.pe_k={model.pe_k} but the graphs carry {splits.pe_dim} Laplacian eigenvectors")
-    elif model.pe == "rwse" and example.ndata["rwse"].shape[1] != model.pe_k:
-        problems.append(f"model.pe_k={model.pe_k} but the graphs carry {example.ndata['rwse'].shape[1]} "
-                        "random-walk steps")
-    if model.se == "rwse" and "rwse" not in example.ndata:
-        problems.append("model.se='rwse' reads ndata['rwse'], which the graphs lack (load them with "
-                        "load_splits(options, model), or set model.se=none)")
-    elif model.se == "rwse" and example.ndata["rwse"].shape[1] != model.se_k:
-        problems.append(f"model.se_k={model.se_k} but the graphs carry {example.ndata['rwse'].shape[1]} "
-                        "random-walk steps")
-    if node_graph and model.head != "node":
-        problems.append(f"model.head={model.head!r} but {splits.name!r} is one graph with node masks (use "
-                        "model.head=node)")
-    link_data = not node_graph and getattr(splits.train, "level", "graph") == "link"
-    if link_data != (model.head == "link"):
-        problems.append(f"model.head={model.head!r} but the dataset's targets are "
-                        f"{'node pairs (use model.head=link)' if link_data else 'not node pairs'}")
-    classes = splits.num_classes
-    if node_graph and splits.task == "node-regression" and model.out_feats != classes:
-        problems.append(f"model.out_feats={model.out_feats} but {splits.name!r} has {classes} targets per node")
-    elif model.out_feats != classes and not (model.out_feats == 1 and classes == 2):
-        problems.append(f"model.out_feats={model.out_feats} but {splits.name!r} has {classes} classes")
-    if problems:
-        raise ConfigError(f"the model does not fit dataset {splits.name!r}: {'; '.join(problems)}; {fix}")
-    if node_graph:  # labels checked as the graph was read
-        return
-    model_classes = 2 if model.out_feats == 1 else model.out_feats
-    for name in ("train", "val", "test"):
-        dataset = getattr(splits, name)
-        if link_data:  # node pairs, checked against their graphs when loaded
-            continue
-        check_labels(dataset.labels, name, splits.name, model_classes, what=f"model.out_feats={model.out_feats}",
-                     node_sizes=node_label_sizes(dataset))
-
-
-#: How to install TensorBoard (``--tensorboard``).
-INSTALL_HINT = "pip install tensorboard  (or: pip install 'geaet-dgl[tensorboard]')"
-
-
-def require_tensorboard():
-    """``torch.utils.tensorboard.SummaryWriter``, or a ConfigError naming the install command."""
-    try:
-        from torch.utils.tensorboard import SummaryWriter
-    except ImportError as exc:
-        raise ConfigError(f"--tensorboard needs the tensorboard package, which is not installed ({exc}); "
-                          f"{INSTALL_HINT}, or train without --tensorboard") from exc
-    return SummaryWriter
 
 
 def check_input_branch_takes_effect(model: Any, given: Any = ()) -> None:

@@ -1,8 +1,8 @@
 """The splits a run reads: the dataset its data options name, with the encodings its model reads, checked.
 
 :func:`load_splits` takes a run's :class:`~geaet_dgl.config.DataOptions` and
-its :class:`~geaet_dgl.config.ModelConfig` (read by their fields only, so the
-data layer imports no configuration): it loads the dataset
+its :class:`~geaet_dgl.config.ModelConfig` (the configuration sits below the
+data layer): it loads the dataset
 (:func:`~geaet_dgl.data.registry.load_dataset`) with the Laplacian / RWSE
 sizes (:func:`data_pe_sizes`) and structural encodings (:func:`structural_spec`)
 the model reads, applies the feature transforms the options ask for
@@ -14,10 +14,12 @@ from __future__ import annotations
 import json
 import numbers
 import os
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, Union
 
 import torch
 
+from ..config.model import ModelConfig
+from ..config.run import DataOptions
 from ..errors import ConfigError
 from .dataset import DatasetSplits
 from .encodings.se_cache import StructuralSpec, attach_structural
@@ -32,12 +34,16 @@ from .registry import load_dataset
 from .validation import validate_splits, warn_label_gaps
 
 
-def _is_model(model: Any) -> bool:
+#: What the encodings are sized by: a run's model, or just the number of Laplacian eigenvectors.
+ModelOrPeK = Union[ModelConfig, int]
+
+
+def _is_model(model: ModelOrPeK) -> bool:
     """A :class:`~geaet_dgl.config.ModelConfig` (not a bare number of Laplacian eigenvectors)."""
     return not isinstance(model, numbers.Integral)
 
 
-def data_pe_sizes(model: Any) -> Tuple[int, Optional[int]]:
+def data_pe_sizes(model: ModelOrPeK) -> Tuple[int, Optional[int]]:
     """``(Laplacian eigenpairs, RWSE steps or None)`` the data must carry for ``model``.
 
     ``model.pe`` 'eslappe'/'lappe' asks for ``model.pe_k`` eigenpairs
@@ -54,7 +60,7 @@ def data_pe_sizes(model: Any) -> Tuple[int, Optional[int]]:
     return int(model), None
 
 
-def structural_spec(model: Any) -> StructuralSpec:
+def structural_spec(model: ModelOrPeK) -> StructuralSpec:
     """The structural encodings (:mod:`geaet_dgl.data.encodings.se_cache`) the data must carry for ``model``:
     HKdiagSE at times 1..``pe_k``, ElstaticSE, Graphormer's degrees and spatial types."""
     if not _is_model(model):
@@ -68,7 +74,7 @@ def structural_spec(model: Any) -> StructuralSpec:
         path_types=graphormer.enable and not graphormer.degrees_only and graphormer.num_edge_types > 0)
 
 
-def attach_structural_splits(splits: DatasetSplits, model: Any, cache_dir: Optional[str],
+def attach_structural_splits(splits: DatasetSplits, model: ModelOrPeK, cache_dir: Optional[str],
                              progress: bool = True) -> None:
     """Store the structural encodings ``model`` reads on every split's graphs (cached under ``cache_dir``)."""
     spec = structural_spec(model)
@@ -81,7 +87,7 @@ def attach_structural_splits(splits: DatasetSplits, model: Any, cache_dir: Optio
         attach_structural(getattr(splits, name).graphs, spec, cache_dir, progress)
 
 
-def load_splits(options: Any, model: Any, progress: bool = True,
+def load_splits(options: DataOptions, model: ModelOrPeK, progress: bool = True,
                 allow_changed_data: bool = False) -> DatasetSplits:
     """Load the dataset of ``options`` with the encodings ``model`` reads, and validate it.
 

@@ -27,10 +27,12 @@ from ..models import build_model
 from ..training import run_dir as files
 from ..training.checkpoint import load_checkpoint
 from ..training.distributed import free_port
+from ..training.environment import check_environment
 from ..training.losses import get_loss
 from ..training.run_lock import claim_run_dir
 from ..training.evaluation import evaluate_node_splits
-from ..config import RunConfig, make_run_config
+from ..config import RunConfig
+from ..training.new_run import make_run_config
 from ..data.run_splits import data_pe_sizes
 from . import engine
 from .partition import check_matches_graph, load_single_graph, read_sidecar
@@ -92,7 +94,7 @@ def resume_partitioned(run_dir: str) -> Optional[Dict[str, Any]]:
     if not os.path.isfile(os.path.join(run_dir, files.LAST)) and marker.get("machine", 0) == 0:
         raise files.no_checkpoint_to_resume(run_dir)  # on trainer 0's machine, before any process starts
     with open(os.path.join(run_dir, files.CONFIG_JSON)) as handle:
-        run = RunConfig.from_dict(json.load(handle))
+        run = check_environment(RunConfig.from_dict(json.load(handle)))
     return train_partitioned(run, run_dir, marker["partitions"], marker["nproc"], resume=True,
                              ip_config=marker["ip_config"], machine=marker["machine"])
 
@@ -224,7 +226,7 @@ def score_on_graph(checkpoint: str, graph_file: str) -> Dict[str, float]:
     (layer-wise when it does not fit), every node with its whole graph as context.
     """
     state = load_checkpoint(checkpoint)
-    run = RunConfig.from_dict(state["run_config"])
+    run = check_environment(RunConfig.from_dict(state["run_config"]))
     model = build_model(run.model)
     model.load_state_dict(state["model"])
     lap_k, rwse_k = data_pe_sizes(run.model)

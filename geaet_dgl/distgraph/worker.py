@@ -65,6 +65,7 @@ def run_trainer(job: dict) -> None:
 
     from ..training.distributed import DistContext
     from ..config import RunConfig
+    from ..training.environment import check_environment
     from .trainer import DistSource, train_on_source
 
     dgl.distributed.initialize(job["ip_config"])
@@ -78,7 +79,7 @@ def run_trainer(job: dict) -> None:
     graph_names = job["graph_names"]
     machine = int(os.environ.get("GEAET_DGL_MACHINE", job.get("machine", 0)))
     graph = dgl.distributed.DistGraph(graph_names[machine] if len(graph_names) > 1 else graph_names[0])
-    run = RunConfig.from_dict(job["run"])
+    run = check_environment(RunConfig.from_dict(job["run"]))
     train_on_source(run, job["run_dir"], DistSource(graph), context, resume=bool(job.get("resume")))
     dist.barrier()  # every trainer done; the process group is not destroyed: see main()
     dgl.distributed.exit_client()  # DGL's client barrier; trainer 0 then shuts the servers down

@@ -14,11 +14,12 @@ Calling conventions (N nodes, E edges, B graphs, d channels):
 * local MPNN: ``(h (N, d), e (E, d'), src (E,), dst (E,), pe_dist (E, 1)) -> (h, e)`` (:mod:`.mpnns`);
 * global attention: ``(h, graph_of_node (N,), node_counts (B,), position (N,)) -> h`` (:mod:`.attention`);
 * GEANet: ``(h, e, graph_of_node, graph_of_edge (E,), num_graphs) -> (h, e)`` (:mod:`.geanet`);
-* norms: ``(x, graph_of_node, node_counts) -> x``.
+* norms: ``(x, graph_of_node, node_counts) -> x``;
+* the layer: ``(h, e, index, pe_dist, attn_bias) -> (h, e)``, ``index`` the batch's :class:`GraphIndex`.
 """
 from __future__ import annotations
 
-from typing import Tuple
+from typing import NamedTuple, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -26,6 +27,17 @@ from torch import nn
 
 from .common import ExportError, activate, activation_name, affine_of, frozen
 from .scatter import segment_sum
+
+
+class GraphIndex(NamedTuple):
+    """The index tensors of a batch that every exported layer reads, made once per batch by the model."""
+
+    src: torch.Tensor  # (E,) int64 source node of each edge
+    dst: torch.Tensor  # (E,) int64 destination node of each edge
+    graph_of_node: torch.Tensor  # (N,) int64 graph of each node
+    graph_of_edge: torch.Tensor  # (E,) int64 graph of each edge
+    node_counts: torch.Tensor  # (B,) int64 nodes per graph
+    position: torch.Tensor  # (N,) int64 each node's index inside its graph
 
 
 class ExportNorm(nn.Module):
@@ -104,10 +116,12 @@ class ExportLayer(nn.Module):
         self.ff2 = frozen(layer.ff_linear2) if self.use_ffn else nn.Identity()
         self.ff_relu = activation_name(layer.act_ff) == "relu" if self.use_ffn else True
 
-    def forward(self, h: torch.Tensor, e: torch.Tensor, src: torch.Tensor, dst: torch.Tensor,
-                pe_dist: torch.Tensor, graph_of_node: torch.Tensor, graph_of_edge: torch.Tensor,
-                node_counts: torch.Tensor, position: torch.Tensor, attn_bias: torch.Tensor
-                ) -> Tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, h: torch.Tensor, e: torch.Tensor, index: GraphIndex, pe_dist: torch.Tensor,
+                attn_bias: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(N, d) nodes, (E, d') edges -> the layer's (N, d), (E, d'); ``index``: the batch's
+        :class:`GraphIndex`, ``pe_dist`` (E, 1), ``attn_bias`` the Graphormer bias (or an empty tensor)."""
+        src, dst, graph_of_node, graph_of_edge = index.src, index.dst, index.graph_of_node, index.graph_of_edge
+        node_counts, position = index.node_counts, index.position
         num_graphs = node_counts.shape[0]
         total = torch.zeros_like(h)
         if self.has_local:

@@ -34,7 +34,8 @@ from ..config import ModelConfig
 from ..models.encoder_stage import MPNNS_READING_ESLAPPE, reads_edge_states
 from ..models.geaet import GEAET
 from ..models.input_gcn import TELEPORT
-from ..nn.external_attention import GEANet, PaperGEANet
+from ..nn.external_attention import GEANet
+from ..nn.paper_geanet import PaperGEANet
 from ..nn.gat import GATLayer
 from ..nn.gated_gcn import GatedGCNLayer
 from ..nn.gcn import GCNLayer
@@ -52,7 +53,7 @@ from .graphormer import ExportDegrees, ExportGraphormerBias, NoDegrees, NoGrapho
 from .heads import ExportHead
 from .inputs import (ExportEncoder, ExportHopBranch, ExportKernelSE, ExportLapPE, ExportPropagationBranch,
                      ExportSignNet, NoLapPE, NoSignNet)
-from .layers import ExportLayer
+from .layers import ExportLayer, GraphIndex
 from .mpnns import (ExportGAT, ExportGatedGCN, ExportGCN, ExportGENConv, ExportGIN, ExportPNA, ExportSAGE, NoMPNN,
                     gcn_propagate)
 from .scatter import graph_index
@@ -262,8 +263,9 @@ class ExportedGEAET(nn.Module):
 
         attn_bias = self.bias(spatial_types, path_types, graph_of_node, node_counts, position)  # once per batch
         outputs: List[torch.Tensor] = [h]
+        index = GraphIndex(src, dst, graph_of_node, graph_of_edge, node_counts, position)
         for layer in self.layers:
-            h, e = layer(h, e, src, dst, pe_dist, graph_of_node, graph_of_edge, node_counts, position, attn_bias)
+            h, e = layer(h, e, index, pe_dist, attn_bias)
             outputs.append(h)
         if self.jk == 1:
             h = self.jk_linear(torch.cat(outputs, dim=-1))

@@ -38,6 +38,7 @@ True
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 import dgl
@@ -140,13 +141,13 @@ def layerwise_forward(model: torch.nn.Module, graph: dgl.DGLGraph, chunk_nodes: 
     loopless = without_self_loops(graph) if degrees is not None else None
     encoded = model.encode(graph, layout)
     h, e, pe_dist = encoded.nodes, encoded.edges, encoded.pe_dist
+    whole = ChunkedGraph(graph, layout, chunks, edge_ranges, pe_dist, degrees, loopless)
     last = len(model.layers) - 1
     owned = False  # whether ``e`` is an (E, d) tensor this loop allocated (then a layer may overwrite it)
     outputs = [h]
     for index, layer in enumerate(model.layers):
         before = e
-        h, e = _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, edge_output=index < last,
-                      loopless=loopless, edges_owned=owned)
+        h, e = _layer(layer, whole, h, e, edge_output=index < last, edges_owned=owned)
         owned = owned or (e is not None and e is not before)
         outputs.append(h)
     return model.readout(outputs, layout, encoded.branch)
@@ -189,17 +190,34 @@ def chunk_graph(graph: dgl.DGLGraph, start: int, stop: int) -> Tuple[dgl.DGLGrap
     return sub, nodes, eids
 
 
-def _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, edge_output: bool,
-           loopless=None, edges_owned: bool = False):
+@dataclass(frozen=True)
+class ChunkedGraph:
+    """One whole graph as the layers read it, cut into chunks.
+
+    ``chunks``: ``(start, stop)`` destination-node ranges; ``edge_ranges``: as many even ranges of edge ids;
+    ``pe_dist``: the (E, ...) positional distances the encoder made, or None; ``degrees``: the (N,) GCN
+    degrees and ``loopless`` the graph without self-loops when a layer runs GCN (else None)."""
+
+    graph: dgl.DGLGraph
+    layout: BatchLayout
+    chunks: List[Tuple[int, int]]
+    edge_ranges: List[Tuple[int, int]]
+    pe_dist: Optional[torch.Tensor] = None
+    degrees: Optional[torch.Tensor] = None
+    loopless: Optional[dgl.DGLGraph] = None
+
+
+def _layer(layer, whole: ChunkedGraph, h, e, edge_output: bool, edges_owned: bool = False):
     """One GEAET layer on the whole graph, branches computed chunk by chunk, combined on the whole graph.
 
     Cutting the graph into chunk graphs recomputes every per-node transform on each chunk's source
     nodes too (up to ``N^2 / c`` work on a graph without locality), so GCN runs on the whole graph
     (:func:`whole_graph_gcn`) and GatedGCN computes its node projections once
     (:meth:`~geaet_dgl.nn.gated_gcn.GatedGCNLayer.forward_in_chunks`); another MPNN runs on each chunk graph."""
+    graph, layout, chunks, pe_dist, degrees = whole.graph, whole.layout, whole.chunks, whole.pe_dist, whole.degrees
     local = None
     if isinstance(layer.local_model, GCNLayer):
-        local = (whole_graph_gcn(layer.local_model, loopless, degrees, h), e)
+        local = (whole_graph_gcn(layer.local_model, whole.loopless, degrees, h), e)
     elif isinstance(layer.local_model, GatedGCNLayer) and e is not None:
         local = layer.local_model.forward_in_chunks(graph, h, e, pe_dist, chunks, edge_output,
                                                     edges_in_place=edges_owned and e.is_contiguous())
@@ -226,7 +244,7 @@ def _layer(layer, graph, layout, h, e, pe_dist, chunks, edge_ranges, degrees, ed
     external = None
     if layer.external_model is not None:
         edges_in = (local[1] if local is not None else e) if edge_output else None
-        external = _external(layer.external_model, graph, layout, h, edges_in, chunks, edge_ranges)
+        external = _external(layer.external_model, graph, layout, h, edges_in, chunks, whole.edge_ranges)
     if not _rows_apart(layer):
         return layer.combine(h, e, local, global_out, external, layout, edge_output)
     # Eval-mode BatchNorm, FFN, residuals: row by row, so combined in cache-sized row blocks.

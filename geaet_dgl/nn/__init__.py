@@ -1,6 +1,7 @@
 """Layers: one per file (GEANet, the local MPNNs, self-attention, the GEAET layer)."""
 from .batch_layout import BatchLayout
-from .external_attention import GEANet, PaperGEANet, build_geanet, double_normalize
+from .external_attention import GEANet, double_normalize
+from .paper_geanet import PaperGEANet, build_geanet
 from .gated_gcn import GatedGCNLayer, pe_square_distance
 from .gcn import GCNLayer
 from .branches import build_attention, build_mpnn

@@ -21,7 +21,7 @@ from typing import Optional
 from torch import nn
 
 from .biased_attention import BiasedGraphSelfAttention
-from .external_attention import GEANET_VARIANTS, build_geanet
+from .paper_geanet import GEANET_VARIANTS, build_geanet
 from .gated_gcn import GatedGCNLayer
 from .gat import GATLayer
 from .gcn import GCNLayer

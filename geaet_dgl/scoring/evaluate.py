@@ -10,7 +10,7 @@ from ..data.nodes.node_graph import NodeGraph
 from ..threads import apply_threads
 from ..training.evaluation import evaluate, evaluate_node_splits
 from ..training.losses import get_loss
-from ..config.validation import FIT_TRAINED, check_data_fits
+from ..data.model_fit import FIT_TRAINED, check_data_fits
 from ..data.run_splits import load_splits
 from .trained_run import open_trained_run
 

@@ -14,6 +14,7 @@ from typing import Any, Dict, Mapping, NamedTuple, Optional, Union
 from ..models import build_model
 from ..models.geaet import GEAET
 from ..training.checkpoint import load_checkpoint, load_own_weights
+from ..training.environment import check_environment
 from ..config import RunConfig
 
 PathLike = Union[str, os.PathLike]
@@ -53,9 +54,10 @@ def open_trained_run(path: PathLike, data: Optional[Mapping[str, Any]] = None, *
     >>> run, model, _ = open_trained_run("runs/mnist-mnist-seed0/best.pt", {"limit_test": 100})  # doctest: +SKIP
     """
     state = load_checkpoint(path)
-    run = RunConfig.from_dict(state["run_config"])
+    run = check_environment(RunConfig.from_dict(state["run_config"]))
     if data or settings:
-        run = dataclasses.replace(run, data=dataclasses.replace(run.data, **dict(data or {})), **settings).validate()
+        run = check_environment(dataclasses.replace(run, data=dataclasses.replace(run.data, **dict(data or {})),
+                                                    **settings).validate())
     model = build_model(run.model)
     load_own_weights(model, state, path)
     return TrainedRun(run, model.eval(), state)

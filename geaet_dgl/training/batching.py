@@ -46,6 +46,7 @@ class EpochBatchSampler(Sampler):
     def __init__(self, num_items: int, batch_size: int, shuffle: bool, seed: int, epoch: int,
                  start_step: int = 0):
         self.order = epoch_order(num_items, shuffle, seed, epoch)
+        self.seed, self.epoch = seed, epoch
         self.batch_size = batch_size
         self.start_step = start_step
         self.total = num_batches(num_items, batch_size)
@@ -91,24 +92,27 @@ class ShardedEpochBatchSampler(EpochBatchSampler):
         return whole[self.rank * size:(self.rank + 1) * size].tolist()
 
 
-def make_epoch_loader(dataset: Dataset, collate_fn: Callable, batch_size: int, *, shuffle: bool, seed: int,
-                      epoch: int, start_step: int = 0, workers: int = 0, pin_memory: bool = False,
-                      rank: int = 0, world_size: int = 1) -> DataLoader:
-    """A DataLoader over batches ``start_step..`` of ``epoch``.
-
-    Its own generator (seeded by ``(seed, epoch)``) provides the workers' base
-    seed, so building it leaves the global torch RNG untouched. With
-    ``world_size > 1`` it yields rank ``rank``'s shard of each global batch of
-    ``world_size * batch_size`` items (:class:`ShardedEpochBatchSampler`).
-    """
+def epoch_sampler(num_items: int, batch_size: int, *, shuffle: bool, seed: int, epoch: int, start_step: int = 0,
+                  rank: int = 0, world_size: int = 1) -> EpochBatchSampler:
+    """The batches ``start_step..`` of ``epoch`` over ``num_items`` items: with ``world_size > 1`` rank ``rank``'s
+    shard of each global batch of ``world_size * batch_size`` items (:class:`ShardedEpochBatchSampler`), else
+    :class:`EpochBatchSampler`."""
     if world_size > 1:
-        sampler = ShardedEpochBatchSampler(len(dataset), batch_size, shuffle, seed, epoch, start_step,
-                                           rank=rank, world_size=world_size)
-    else:
-        sampler = EpochBatchSampler(len(dataset), batch_size, shuffle, seed, epoch, start_step)
+        return ShardedEpochBatchSampler(num_items, batch_size, shuffle, seed, epoch, start_step,
+                                        rank=rank, world_size=world_size)
+    return EpochBatchSampler(num_items, batch_size, shuffle, seed, epoch, start_step)
+
+
+def make_epoch_loader(dataset: Dataset, collate_fn: Callable, sampler: EpochBatchSampler, workers: int = 0,
+                      pin_memory: bool = False) -> DataLoader:
+    """A DataLoader over the batches of ``sampler`` (:func:`epoch_sampler`).
+
+    Its own generator (seeded by the sampler's ``(seed, epoch)``) provides the workers' base
+    seed, so building it leaves the global torch RNG untouched.
+    """
     return DataLoader(dataset, batch_sampler=sampler, collate_fn=collate_fn, num_workers=workers,
                       pin_memory=pin_memory,
-                      generator=torch.Generator().manual_seed(epoch_seed(seed, epoch, stream=1)))
+                      generator=torch.Generator().manual_seed(epoch_seed(sampler.seed, sampler.epoch, stream=1)))
 
 
 def move_batch(batch: Tuple[dgl.DGLGraph, torch.Tensor], device: torch.device

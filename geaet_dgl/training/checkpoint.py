@@ -37,7 +37,7 @@ import io
 import json
 import os
 import random
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
 import torch
@@ -82,14 +82,28 @@ def restore_rng_state(state: Dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def checkpoint_state(*, run_config: Dict[str, Any], model: Any, optimizer: Any, scheduler: Any, epoch: int,
-                     step: int, global_step: int, best: Optional[Dict[str, Any]], history: List[Dict[str, Any]],
-                     progress: Optional[Dict[str, Any]], ranks: Optional[Dict[str, Any]] = None,
-                     rng: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """The full training state as a checkpoint holds it. ``model``, ``optimizer`` and ``scheduler`` are the live
-    objects or their ``state_dict()``\ s (a copy taken earlier); ``rng`` the :func:`capture_rng_state` taken with
+#: The parts of a training state :func:`checkpoint_state` needs, and those it may be given too.
+TRAINING_STATE_KEYS = ("model", "optimizer", "scheduler", "epoch", "step", "global_step", "best", "history",
+                       "progress")
+OPTIONAL_STATE_KEYS = ("ranks", "rng")
+
+
+def checkpoint_state(run_config: Dict[str, Any], training: Mapping[str, Any]) -> Dict[str, Any]:
+    """The full training state as a checkpoint holds it: the run's configuration and ``training``, a mapping of
+    :data:`TRAINING_STATE_KEYS` (and optionally :data:`OPTIONAL_STATE_KEYS`).
+
+    ``model``, ``optimizer`` and ``scheduler`` are the live objects or their ``state_dict()``\ s (a copy taken
+    earlier); ``epoch``, ``step``, ``global_step`` ints; ``best`` a dict or None; ``history`` the list of epoch
+    rows; ``progress`` the unfinished epoch's state or None; ``rng`` the :func:`capture_rng_state` taken with
     them (default: now). ``ranks`` (multi-process runs only): ``{"world_size", "rng": [per rank], "progress":
     [per rank]}``, stored under key ``ranks``."""
+    missing = [key for key in TRAINING_STATE_KEYS if key not in training]
+    unknown = sorted(set(training) - set(TRAINING_STATE_KEYS) - set(OPTIONAL_STATE_KEYS))
+    if missing or unknown:
+        raise TypeError(f"checkpoint_state: missing {missing}, unknown {unknown} training state keys")
+    model, optimizer, scheduler = training["model"], training["optimizer"], training["scheduler"]
+    rng, ranks = training.get("rng"), training.get("ranks")
+
     def state_of(obj: Any) -> Any:
         return obj if isinstance(obj, dict) else obj.state_dict()
 
@@ -101,12 +115,12 @@ def checkpoint_state(*, run_config: Dict[str, Any], model: Any, optimizer: Any, 
         "optimizer": state_of(optimizer),
         "scheduler": state_of(scheduler),
         "rng": capture_rng_state() if rng is None else rng,
-        "epoch": epoch,
-        "step": step,
-        "global_step": global_step,
-        "best": best,
-        "history": history,
-        "progress": progress,
+        "epoch": training["epoch"],
+        "step": training["step"],
+        "global_step": training["global_step"],
+        "best": training["best"],
+        "history": training["history"],
+        "progress": training["progress"],
     }
     if ranks is not None:
         state["ranks"] = ranks
@@ -152,9 +166,13 @@ def write_checkpoint_bytes(path: "os.PathLike | str", data: bytes) -> None:
 
 def save_checkpoint(path: "os.PathLike | str", **state: Any) -> None:
     """Write the full training state to ``path`` atomically (see the module docstring); the keyword arguments
-    are :func:`checkpoint_state`'s (``run_config``, ``model``, ``optimizer``, ``scheduler``, ``epoch``, ``step``,
-    ``global_step``, ``best``, ``history``, ``progress`` and, in multi-process runs, ``ranks``)."""
-    write_checkpoint_bytes(path, serialised(checkpoint_state(**state)))
+    are ``run_config`` and :func:`checkpoint_state`'s training state (``model``, ``optimizer``, ``scheduler``,
+    ``epoch``, ``step``, ``global_step``, ``best``, ``history``, ``progress`` and, in multi-process runs,
+    ``ranks``)."""
+    if "run_config" not in state:
+        raise TypeError("save_checkpoint() missing keyword argument 'run_config'")
+    training = dict(state)
+    write_checkpoint_bytes(path, serialised(checkpoint_state(training.pop("run_config"), training)))
 
 
 def load_checkpoint(path: "os.PathLike | str", expect_model: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:

@@ -17,7 +17,7 @@ from ..data import collate_for
 from ..data.nodes.node_graph import MASKS, NodeGraph, node_frame
 from ..inference.geaet import fold_for_inference
 from ..inference.layerwise import full_graph_forward
-from .batching import EpochBatchSampler, make_epoch_loader, move_batch
+from .batching import EpochBatchSampler, epoch_sampler, make_epoch_loader, move_batch
 from .metrics import MetricAccumulator
 
 
@@ -40,7 +40,8 @@ def evaluate(model: nn.Module, dataset: Dataset, loss_fn: Callable, metric: str,
     if dist is not None and dist.enabled:
         return _evaluate_sharded(model, dataset, loss_fn, metric, batch_size, device, workers, dist)
     accumulator = MetricAccumulator(metric)
-    loader = make_epoch_loader(dataset, collate_for(dataset), batch_size, shuffle=False, seed=0, epoch=0,
+    loader = make_epoch_loader(dataset, collate_for(dataset),
+                               epoch_sampler(len(dataset), batch_size, shuffle=False, seed=0, epoch=0),
                                workers=workers, pin_memory=device.type == "cuda")
     for batch in loader:
         graph, labels = move_batch(batch, device)

@@ -16,10 +16,10 @@ import torch
 from torch import nn
 
 from ..data import DatasetSplits, collate_for
-from .batching import make_epoch_loader, move_batch
+from .batching import epoch_sampler, make_epoch_loader, move_batch
 from .distributed import SINGLE_PROCESS, DistContext
 from .evaluation import evaluate
-from ..config import check_data_fits
+from ..data.model_fit import check_data_fits
 from .task import Step, Steps, Task
 
 
@@ -48,10 +48,10 @@ class GraphTask(Task):
 
     def train_batches(self, epoch: int, start_step: int) -> Steps:
         cfg = self.run.train
-        loader = make_epoch_loader(self.splits.train, collate_for(self.splits.train), cfg.batch_size, shuffle=True,
-                                   seed=cfg.seed, epoch=epoch, start_step=start_step, workers=self.run.workers,
-                                   pin_memory=self.device.type == "cuda", rank=self.dist.rank,
-                                   world_size=self.dist.world_size)
+        sampler = epoch_sampler(len(self.splits.train), cfg.batch_size, shuffle=True, seed=cfg.seed, epoch=epoch,
+                                start_step=start_step, rank=self.dist.rank, world_size=self.dist.world_size)
+        loader = make_epoch_loader(self.splits.train, collate_for(self.splits.train), sampler,
+                                   workers=self.run.workers, pin_memory=self.device.type == "cuda")
         return LoaderSteps(loader)
 
     def training_step(self, model: nn.Module, batch: Any, loss_fn: Any) -> Optional[Step]:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Dict, Optional
 
 from ..config import OptionConflict
 from . import run_dir as files
+from .environment import check_environment
 from .distributed import DistContext, launched_by_torchrun, process_group, start_processes
 from ..config import RunConfig
 from .run_lock import claim_run_dir
@@ -83,7 +84,7 @@ def _train_job(run: Any, run_dir: Any, *, nproc: int, overwrite: bool, progress:
             return summary if context.is_main else None
     if nproc <= 1:
         return train(run, run_dir, overwrite=overwrite, progress=progress)
-    run.validate()
+    check_environment(run.validate())
     files.prepare_new_run_dir(run_dir, overwrite)  # fails here, before any process starts
     _spawn_and_report(_train_worker, nproc, run.to_dict(), str(run_dir), progress)
     return _read_summary(run_dir)
@@ -151,7 +152,7 @@ def _quiet_unless_main(context: DistContext, level: Optional[int] = None) -> Non
 
 
 def _train_worker(run_dict: Dict[str, Any], run_dir: str, progress: bool, level: int) -> None:
-    run = RunConfig.from_dict(run_dict)
+    run = check_environment(RunConfig.from_dict(run_dict))
     with process_group(run.device) as context:
         _quiet_unless_main(context, level)
         train(run, run_dir, overwrite=True, progress=progress, dist=context)  # the launcher prepared run_dir

@@ -50,7 +50,7 @@ import torch
 from ..config import SAMPLERS, ConfigError
 from ..data.errors import DataError
 from ..data.nodes.node_graph import MASKS, NodeGraph, cache_tag, node_frame
-from .batching import make_epoch_loader
+from .batching import epoch_sampler, make_epoch_loader
 
 log = logging.getLogger(__name__)
 
@@ -142,13 +142,13 @@ class NodeSampler:
         if self.kind == "cluster":
             cluster = self._cluster
             loader = make_epoch_loader(_Ids(self.num_parts), lambda ids: cluster.sample(graph, torch.tensor(ids)),
-                                       batch_size, shuffle=True, seed=seed, epoch=epoch, start_step=start_step,
-                                       workers=workers)
+                                       epoch_sampler(self.num_parts, batch_size, shuffle=True, seed=seed, epoch=epoch,
+                                                     start_step=start_step), workers=workers)
         else:
             per_part = math.ceil(graph.num_nodes() / self.num_parts)
             loader = make_epoch_loader(_Ids(graph.num_nodes()), lambda ids: _induced(graph, ids),
-                                       batch_size * per_part, shuffle=True, seed=seed, epoch=epoch,
-                                       start_step=start_step, workers=workers)
+                                       epoch_sampler(graph.num_nodes(), batch_size * per_part, shuffle=True, seed=seed,
+                                                     epoch=epoch, start_step=start_step), workers=workers)
         sampler = loader.batch_sampler
         return EpochBatches(loader, sampler.total, sampler.batch_indices)
 

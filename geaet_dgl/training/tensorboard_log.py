@@ -15,15 +15,16 @@ A resumed run continues the same curves: its writer starts with
 after the checkpoint and every epoch appears once.
 
 ``tensorboard`` is an optional dependency (``pip install tensorboard``);
-:func:`~geaet_dgl.config.validation.require_tensorboard` says so in one line when it is missing
-(``RunConfig.validate`` calls it, so a run with ``--tensorboard`` stops before it starts).
+:func:`~geaet_dgl.training.environment.require_tensorboard` says so in one line when it is missing
+(:func:`~geaet_dgl.training.environment.check_environment` calls it, so a run with ``--tensorboard`` stops
+before it starts).
 """
 from __future__ import annotations
 
 import os
 from typing import Any, Dict, Optional, Sequence, Union
 
-from ..config.validation import require_tensorboard
+from .environment import require_tensorboard
 
 PathLike = Union[str, os.PathLike]
 

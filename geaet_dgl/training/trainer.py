@@ -30,18 +30,14 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import json
 import logging
 import os
-import random
 import signal
 import statistics
-import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
-import numpy as np
 import torch
 from tqdm import tqdm
 
@@ -56,17 +52,18 @@ from . import run_dir as files
 from .checkpoint import (capture_rng_state, copied, check_belongs_to_run, check_model_config, checkpoint_state,
                          load_checkpoint, restore_rng_state, serialised, write_checkpoint_bytes)
 from .curves import plot_curves
+from .environment import check_environment
 from .distributed import (SINGLE_PROCESS, DistContext, check_resume_world_size, convert_sync_batchnorm, rank_seed,
                           wrap_model)
 from .losses import get_loss
 from .metrics import MetricAccumulator, is_improvement
-from .graph_task import GraphTask
-from .node_task import NodeTask
 from ..config import CONFIG_VERSION, RunConfig
-from ..data.run_splits import load_splits
 from ..data.identity import record_data
 from .schedule import build_optimizer, build_scheduler
 from .task import Task
+from .run_process import (TrainingInterrupted, closing, config_version, load_splits_in_turn, log_data, log_to_file,
+                          make_task, position_words, seed_everything, short_list, start_from_pretrained,
+                          stop_on_signals)
 from .tensorboard_log import open_log
 
 log = logging.getLogger(__name__)
@@ -78,38 +75,8 @@ CHECKPOINT_SECONDS = 30.0
 PathLike = Union[str, os.PathLike]
 
 
-class TrainingInterrupted(Exception):
-    """A stop signal arrived; ``last.pt`` holds the state after the last finished step."""
-
-    def __init__(self, message: str, signum: int):
-        super().__init__(message)
-        self.signum = signum
-
-    def __reduce__(self):  # picklable, to cross from a spawned rank to the launcher
-        return type(self), (str(self), self.signum)
-
-
 class NonFiniteLossError(RuntimeError):
     """The loss became NaN or infinite; nothing after the last good checkpoint was saved."""
-
-
-def seed_everything(seed: int) -> None:
-    """Seed python, numpy and torch (CPU and CUDA)."""
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def start_from_pretrained(model: torch.nn.Module, run: RunConfig) -> None:
-    """``run.train.pretrained``: that checkpoint's model weights into ``model``; ``run.train.freeze_main``: every
-    parameter but the prediction head's frozen."""
-    if run.train.pretrained:
-        state = load_checkpoint(run.train.pretrained)
-        check_model_config(state, to_dict(run.model))
-        model.load_state_dict(state["model"])
-    if run.train.freeze_main:
-        for name, param in model.named_parameters():
-            param.requires_grad_(name.startswith("head."))
 
 
 class Trainer:
@@ -125,7 +92,7 @@ class Trainer:
     run_dir : path-like
         Existing directory the run's files go to.
     data : Task, DatasetSplits or NodeGraph
-        The run's task, or the data (see :func:`load_splits`) whose task
+        The run's task, or the data (see :func:`~geaet_dgl.data.run_splits.load_splits`) whose task
         :func:`make_task` builds.
     progress : bool
         Show a tqdm bar per epoch.
@@ -198,7 +165,7 @@ class Trainer:
                  self.run.preset, torch.get_num_threads(), allocator_mode())
         self.tensorboard = open_log(self.run.tensorboard and self.dist.is_main, self.run_dir, self.run.train.metric,
                                     self.history, self.model.num_parameters)
-        with _stop_on_signals(self), _closing(self.tensorboard):
+        with stop_on_signals(self), closing(self.tensorboard):
             if self.epoch >= self.run.train.epochs:
                 log.info("the run already finished its %d epochs", self.run.train.epochs)
             elif self.stopped_early():
@@ -318,7 +285,7 @@ class Trainer:
                         self._flush()  # the epochs before this one are good: keep them
                     raise NonFiniteLossError(
                         f"loss became {step.loss.item()} at epoch {self.epoch + 1}, batch {self.step + 1}/"
-                        f"{batches.total} (training graphs {_short_list(batches.batch_indices(self.step))}); "
+                        f"{batches.total} (training graphs {short_list(batches.batch_indices(self.step))}); "
                         f"stopped without saving: {self._last_saved_note()}; lower train.lr or check the data"
                     )
                 # graphgym's batch_accumulation: gradients of `accumulate` batches summed, then one step
@@ -375,7 +342,7 @@ class Trainer:
     def _last_saved_note(self) -> str:
         if self.saved_at is None:
             return "no checkpoint was written yet"
-        return f"{self.run_dir / files.LAST} keeps the last good state ({_position(*self.saved_at)})"
+        return f"{self.run_dir / files.LAST} keeps the last good state ({position_words(*self.saved_at)})"
 
     def _save(self, name: str) -> None:
         self.saved_at = (self.epoch, self.step)
@@ -389,10 +356,10 @@ class Trainer:
         if name == files.LAST:  # a mid-epoch last.pt: the best epoch waiting to be written goes first
             self.pending.pop(files.LAST, None)
             self._flush()
-        write_checkpoint_bytes(self.run_dir / name, serialised(checkpoint_state(
-            run_config=self.run.to_dict(), model=self.model, optimizer=self.optimizer, scheduler=self.scheduler,
-            epoch=self.epoch, step=self.step, global_step=self.global_step, best=self.best, history=self.history,
-            progress=self.progress_state, ranks=ranks)))
+        write_checkpoint_bytes(self.run_dir / name, serialised(checkpoint_state(self.run.to_dict(), dict(
+            model=self.model, optimizer=self.optimizer, scheduler=self.scheduler, epoch=self.epoch, step=self.step,
+            global_step=self.global_step, best=self.best, history=self.history, progress=self.progress_state,
+            ranks=ranks))))
 
     def _snapshot(self) -> Dict[str, Any]:
         """A copy of the training state now (later steps do not change it), the history as its length: copying
@@ -416,8 +383,7 @@ class Trainer:
             if name in self.pending:
                 snap = dict(self.pending.pop(name))
                 snap["history"] = self.history[:snap["history"]]
-                write_checkpoint_bytes(self.run_dir / name, serialised(checkpoint_state(
-                    run_config=self.run.to_dict(), **snap)))
+                write_checkpoint_bytes(self.run_dir / name, serialised(checkpoint_state(self.run.to_dict(), snap)))
                 if name == files.LAST:
                     self.saved_at = (snap["epoch"], snap["step"])
         if self.history:
@@ -427,7 +393,7 @@ class Trainer:
     def _interrupted(self) -> None:
         name = signal.Signals(self.stop_signal).name
         raise TrainingInterrupted(
-            f"stopped by {name} {_position(self.epoch, self.step)}; state saved to "
+            f"stopped by {name} {position_words(self.epoch, self.step)}; state saved to "
             f"{self.run_dir / files.LAST}; continue with `geaet-dgl train --resume {self.run_dir}`",
             self.stop_signal,
         )
@@ -452,16 +418,6 @@ class Trainer:
         }
 
 
-def make_task(run: RunConfig, data: Union[DatasetSplits, NodeGraph], device: torch.device,
-              dist: DistContext = SINGLE_PROCESS) -> Task:
-    """The task of ``data`` (see :func:`~.run_config.load_splits`): one graph with node masks
-    (:class:`~geaet_dgl.data.nodes.node_graph.NodeGraph`) trains as a :class:`~.node_task.NodeTask`,
-    anything else as a :class:`~.graph_task.GraphTask`."""
-    if isinstance(data, NodeGraph):
-        return NodeTask(run, data, device, dist)
-    return GraphTask(run, data, device, dist)
-
-
 def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: bool = True,
           dist: Optional[DistContext] = None) -> Dict[str, Any]:
     """Start a new run in ``run_dir`` (refused if it exists, unless ``overwrite``); return its summary.
@@ -470,7 +426,7 @@ def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: 
     ``train``; only rank 0 writes); default one process.
     """
     dist = dist if dist is not None else SINGLE_PROCESS
-    run.validate()
+    check_environment(run.validate())
     run.world_size = dist.world_size
     run.threads = resolve_threads(run.threads)
     apply_threads(per_process_threads(run.threads, dist.world_size))  # before the data: PE uses BLAS threads
@@ -480,7 +436,7 @@ def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: 
     run_dir = Path(run_dir)
     # Data and model first: if either fails, the run directory stays empty (and is removed if this call made it).
     try:
-        splits = _load_splits_in_turn(run, progress, dist)
+        splits = load_splits_in_turn(run, progress, dist)
         record_data(run.data, splits)  # later reads of the data (eval, resume) are checked against it
         trainer = Trainer(run, run_dir, splits, progress, dist)
     except BaseException:
@@ -489,8 +445,8 @@ def train(run: RunConfig, run_dir: PathLike, overwrite: bool = False, progress: 
         raise
     if dist.is_main:
         files.write_config(run_dir, run.to_dict())
-    with _log_to_file(run_dir / files.LOG) if dist.is_main else contextlib.nullcontext():
-        _log_data(splits)
+    with log_to_file(run_dir / files.LOG) if dist.is_main else contextlib.nullcontext():
+        log_data(splits)
         return trainer.fit()
 
 
@@ -502,7 +458,7 @@ def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[in
     ``device``, ``workers`` and ``threads`` may change (``threads`` ``None``: the
     cores this process may use, as for a new run); everything else comes from
     the checkpoint. Data that changed since the run started is refused unless
-    ``allow_changed_data`` (see :func:`~.run_config.load_splits`).
+    ``allow_changed_data`` (see :func:`~geaet_dgl.data.run_splits.load_splits`).
     """
     run_dir = Path(run_dir)
     last = run_dir / files.LAST
@@ -510,112 +466,25 @@ def resume(run_dir: PathLike, device: Optional[str] = None, workers: Optional[in
         raise files.no_checkpoint_to_resume(run_dir)
     state = load_checkpoint(last)  # its run configuration in this version's layout
     check_belongs_to_run(state, run_dir / files.CONFIG_JSON, where=str(last))
-    run = RunConfig.from_dict(state["run_config"])
+    run = check_environment(RunConfig.from_dict(state["run_config"]))
     dist_main = dist is None or dist.is_main
-    if dist_main and _config_version(run_dir / files.CONFIG_JSON) != CONFIG_VERSION:
+    if dist_main and config_version(run_dir / files.CONFIG_JSON) != CONFIG_VERSION:
         files.write_config(run_dir, state["run_config"])  # an older layout, migrated (fields added since: defaults)
     if device is not None:
         run.device = device
     if workers is not None:
         run.workers = workers
     run.threads = resolve_threads(threads)
-    run.validate()
+    check_environment(run.validate())
     dist = dist if dist is not None else SINGLE_PROCESS
     apply_threads(per_process_threads(run.threads, dist.world_size))
     check_resume_world_size(state, dist)
-    splits = _load_splits_in_turn(run, progress, dist, allow_changed_data)
+    splits = load_splits_in_turn(run, progress, dist, allow_changed_data)
     trainer = Trainer(run, run_dir, splits, progress, dist)
     trainer.restore(state)
-    with _log_to_file(run_dir / files.LOG) if dist.is_main else contextlib.nullcontext():
-        log.info("resuming %s %s", run_dir, _position(state["epoch"], state["step"]))
-        _log_data(splits)
+    with log_to_file(run_dir / files.LOG) if dist.is_main else contextlib.nullcontext():
+        log.info("resuming %s %s", run_dir, position_words(state["epoch"], state["step"]))
+        log_data(splits)
         if dist.is_main:
             files.write_metrics(run_dir, trainer.history)  # drops lines written after the checkpoint
         return trainer.fit()
-
-
-def _config_version(path: Path) -> Optional[int]:
-    """``config_version`` of a run's ``config.json`` (1 before the key existed; None if unreadable)."""
-    try:
-        saved = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return saved.get("config_version", 1) if isinstance(saved, dict) else None
-
-
-def _load_splits_in_turn(run: RunConfig, progress: bool, dist: DistContext,
-                         allow_changed_data: bool = False) -> DatasetSplits:
-    """Rank 0 loads (and builds or caches) the data first, then the other ranks read it."""
-    if not dist.is_main:
-        dist.barrier()
-    splits = load_splits(run.data, run.model, progress=progress and dist.is_main,
-                         allow_changed_data=allow_changed_data)
-    if dist.is_main:
-        dist.barrier()
-    return splits
-
-
-def _log_data(splits: DatasetSplits) -> None:
-    log.info("data: %s %s (%s)", splits.name, splits.sizes(), splits.source)
-
-
-def _position(epoch: int, step: int) -> str:
-    """Words for a checkpoint position: ``epoch`` epochs finished, then ``step`` batches."""
-    if step == 0:
-        return f"after epoch {epoch}"
-    return f"in epoch {epoch + 1} after {step} batches"
-
-
-def _short_list(items: list, limit: int = 8) -> str:
-    shown = ", ".join(map(str, items[:limit]))
-    return f"[{shown}{', ...' if len(items) > limit else ''}]"
-
-
-@contextlib.contextmanager
-def _closing(resource: Any) -> Iterator[None]:
-    """Close ``resource`` (if not None) when the block ends, however it ends."""
-    try:
-        yield
-    finally:
-        if resource is not None:
-            resource.close()
-
-
-@contextlib.contextmanager
-def _stop_on_signals(trainer: Trainer) -> Iterator[None]:
-    """SIGINT/SIGTERM ask ``trainer`` to stop after its current step; a second one stops at once."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def request_stop(signum, frame):
-        if trainer.stop_signal is not None:
-            raise KeyboardInterrupt
-        trainer.stop_signal = signum
-        log.warning("%s received: finishing the current step, then saving a checkpoint (again to stop now)",
-                    signal.Signals(signum).name)
-
-    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-@contextlib.contextmanager
-def _log_to_file(path: Path) -> Iterator[None]:
-    """Copy the package's log records to ``path`` (appending) while training."""
-    handler = logging.FileHandler(path)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    package_logger = logging.getLogger("geaet_dgl")
-    previous_level = package_logger.level
-    package_logger.addHandler(handler)
-    if previous_level == logging.NOTSET or previous_level > logging.INFO:
-        package_logger.setLevel(logging.INFO)
-    try:
-        yield
-    finally:
-        package_logger.removeHandler(handler)
-        package_logger.setLevel(previous_level)
-        handler.close()

@@ -75,7 +75,8 @@ def epoch_inputs(preset: str, dataset: str = "synthetic", data_dir: Optional[str
         return EpochInputs(synthetic_graphs(key, n_train, seed=seed), synthetic_graphs(key, n_val, seed=seed + 1),
                            f"synthetic {key}-shaped graphs (seeds {seed}, {seed + 1})")
     from geaet_dgl.data import DataError
-    from geaet_dgl.config import DataOptions, check_data_fits
+    from geaet_dgl.config import DataOptions
+    from geaet_dgl.data.model_fit import check_data_fits
     from geaet_dgl.data.run_splits import load_splits
 
     if dataset != key:
@@ -108,7 +109,7 @@ class OurEpochs:
                  workers: int = 0, step_repeats: Optional[int] = None,
                  overrides: Optional[Dict[str, object]] = None):
         from geaet_dgl.data import DatasetSplits
-        from geaet_dgl.config import make_run_config
+        from geaet_dgl.training.new_run import make_run_config
         from geaet_dgl.training.trainer import Trainer
 
         key = check_supported(preset)
@@ -148,10 +149,12 @@ class OurEpochs:
         return len(self.inputs.evaluation)
 
     def load_pass(self, epoch: int) -> int:
-        from geaet_dgl.training.batching import make_epoch_loader
+        from geaet_dgl.training.batching import epoch_sampler, make_epoch_loader
 
-        loader = make_epoch_loader(self.inputs.train, collate_for(self.inputs.train), self.batch_size, shuffle=True,
-                                   seed=self.trainer.run.train.seed, epoch=epoch, workers=self.trainer.run.workers)
+        sampler = epoch_sampler(len(self.inputs.train), self.batch_size, shuffle=True,
+                                seed=self.trainer.run.train.seed, epoch=epoch)
+        loader = make_epoch_loader(self.inputs.train, collate_for(self.inputs.train), sampler,
+                                   workers=self.trainer.run.workers)
         return sum(graph.batch_size for graph, _ in loader)
 
     def step_pass(self) -> Tuple[int, float]:

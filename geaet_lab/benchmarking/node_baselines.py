@@ -180,7 +180,7 @@ def compare_with_baselines(files: Sequence[PathLike], out: PathLike, seeds: Sequ
     """Each file x seed: GEAET (into ``out/<file stem>/seed<k>``), the GCN and the MLP; -> ``{model: row}`` with
     ``test`` / ``val`` as ``{"mean", "std", "n"}`` and ``seconds`` (all its runs), and ``runs`` (per run).
     ``skip_geaet`` / ``skip_baselines`` leave out GEAET / the GCN and the MLP."""
-    from geaet_dgl.config import make_run_config
+    from geaet_dgl.training.new_run import make_run_config
 
     results: Dict[str, List[Dict[str, float]]] = {"geaet": [], "gcn": [], "mlp": []}
     seconds = {name: 0.0 for name in results}
@@ -217,7 +217,7 @@ def _train_geaet(path: str, preset: Optional[str], overrides: Mapping[str, Any],
                  progress: bool) -> Dict[str, Any]:
     """GEAET on ``path`` as ``train --dataset PATH [--preset P]`` trains it: without a preset, a file of one graph
     with node masks gets the recipe with the best validation metric (:mod:`~geaet_dgl.training.recipe_choice`)."""
-    from geaet_dgl.config import NODE_GRAPH_PRESET, make_run_config
+    from geaet_dgl.training.new_run import NODE_GRAPH_PRESET, make_run_config
     from geaet_dgl.training import train
     from geaet_dgl.training.recipe_choice import choose_node_recipe
 

@@ -35,7 +35,8 @@ import torch
 from geaet_dgl import __version__
 from geaet_dgl.config import settings_with_options
 from geaet_dgl.training.seeds import run_seed
-from geaet_dgl.config import RunConfig, make_run_config
+from geaet_dgl.config import RunConfig
+from geaet_dgl.training.new_run import make_run_config
 from geaet_dgl.data.run_splits import load_splits
 from geaet_dgl.training import run_dir as files
 from geaet_dgl.config.presets import get_preset

@@ -45,7 +45,7 @@ from geaet_dgl.atomic import atomic_write
 from geaet_dgl.scoring import open_trained_run
 from geaet_dgl.training import CheckpointError
 from geaet_dgl.data.run_splits import load_splits
-from geaet_dgl.config.validation import FIT_TRAINED, check_data_fits
+from geaet_dgl.data.model_fit import FIT_TRAINED, check_data_fits
 
 log = logging.getLogger(__name__)
 

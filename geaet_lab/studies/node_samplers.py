@@ -132,7 +132,7 @@ def compare_samplers(graph_file: PathLike, out: PathLike, overrides: Mapping[str
     Each row: ``test_metric``, ``val_metric``, ``best_epoch``, ``params``, ``seconds`` (the whole run);
     every row a run directory ``out/<sampler>`` (the regression's ``out/logistic-regression``).
     """
-    from geaet_dgl.config import make_run_config
+    from geaet_dgl.training.new_run import make_run_config
     from geaet_dgl.training import train
 
     graphs, _ = dgl.load_graphs(os.fspath(graph_file))

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from geaet_dgl.atomic import atomic_write
-from geaet_dgl.config import ConfigError, ModelConfig, TrainConfig, get_preset, make_run_config, run_preset_name
+from geaet_dgl.config import ConfigError, ModelConfig, TrainConfig, get_preset
+from geaet_dgl.training.new_run import make_run_config, run_preset_name
 from geaet_dgl.models import build_model
 from geaet_dgl.training import run_dir as files
 from geaet_dgl.training.run_lock import claim_run_dir

@@ -13,7 +13,7 @@ from geaet_dgl.data.own_files.hetero_files import inspect_file, load_file
 from geaet_dgl.data.errors import DataError
 from geaet_dgl.training import Trainer, load_checkpoint
 from geaet_dgl.scoring.predict import read_predictions
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training.trainer import TrainingInterrupted, resume, train
 from tests.training.tiny import one_thread
 

@@ -14,7 +14,7 @@ from geaet_dgl.scoring.predict import read_predictions
 from geaet_dgl.models import build_model
 from geaet_dgl.models.geaet import set_degree_statistics
 from geaet_dgl.nn.hetero_mpnn import RelationMPNN
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from tests.training.tiny import one_thread
 
 from tests.commands.test_train_hetero import TINY as HETERO_TINY, _args as hetero_args

@@ -109,7 +109,7 @@ def test_seeded_split_sets_take_their_split_seed(tmp_path):
 
 def test_a_preset_named_after_the_set_is_its_default(tmp_path, monkeypatch):
     from geaet_dgl.config import presets
-    from geaet_dgl.config import make_run_config
+    from geaet_dgl.training import make_run_config
 
     write_node_set_fixture("cora", tmp_path)
     assert make_run_config("cora", data={"data_dir": str(tmp_path)}).preset == "cora"

@@ -14,8 +14,10 @@ import torch
 import geaet_dgl
 import geaet_dgl.config as config
 from geaet_dgl import errors
-from geaet_dgl.config import ConfigError, DataOptions, ModelConfig, TrainConfig, make_run_config
+from geaet_dgl.config import ConfigError, DataOptions, ModelConfig, TrainConfig
+from geaet_dgl.training import make_run_config
 from geaet_dgl.config import validation
+from geaet_dgl.data import run_settings
 from geaet_dgl.data.run_splits import apply_feature_transforms, data_pe_sizes, structural_spec
 from geaet_dgl.data.generated.synthetic import synthetic_splits
 from tests.fixtures import FIXTURES
@@ -63,11 +65,20 @@ def test_every_dropout_field_has_its_range():
 
 
 def test_option_checks_take_their_defaults_from_the_options_class():
-    config.check_graph_file_options(DataOptions(dataset="mnist"))
+    run_settings.check_graph_file_options(DataOptions(dataset="mnist"))
     with pytest.raises(config.OptionConflict, match="--split-file apply only to a graph file"):
-        config.check_graph_file_options(DataOptions(dataset="mnist", split_file="s.json"))
+        run_settings.check_graph_file_options(DataOptions(dataset="mnist", split_file="s.json"))
     with pytest.raises(config.OptionConflict, match="--sampler"):
-        config.check_sampler_options(DataOptions(dataset="zinc", sampler="cluster"))
+        run_settings.check_sampler_options(DataOptions(dataset="zinc", sampler="cluster"))
+
+
+def test_the_node_presets_score_each_set_on_its_loaders_metric():
+    """The presets know each named node set's metric without the data layer; the loaders' catalogue agrees."""
+    from geaet_dgl.config.presets import NODE_DATASETS
+    from geaet_dgl.data.nodes.node_sets import node_set_spec
+    for name in NODE_DATASETS:
+        assert config.get_preset(name).train.metric == node_set_spec(name).metric, name
+    assert {config.get_preset(name).train.metric for name in NODE_DATASETS} == {"accuracy", "roc_auc"}
 
 
 def test_data_sizes_read_a_model_config_or_a_number():

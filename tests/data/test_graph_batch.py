@@ -9,7 +9,7 @@ from geaet_dgl.data import dataset as dataset_module
 from geaet_dgl.data.graph_batch import batch_graphs
 from geaet_dgl.models import build_model
 from geaet_dgl.config.presets import get_preset
-from geaet_dgl.training.batching import make_epoch_loader
+from geaet_dgl.training.batching import epoch_sampler, make_epoch_loader
 
 
 def _link_dataset(num_graphs=7, seed=0):
@@ -55,9 +55,10 @@ def test_collate_equals_dgl_batch_in_every_epoch_batch(level, monkeypatch):
     those built with ``dgl.batch`` of the same graphs (as before ``batch_graphs``)."""
     data = DATASETS[level]()
     assert data.level == level
-    ours = list(make_epoch_loader(data, collate_for(data), 2, shuffle=True, seed=5, epoch=1))
+    ours = list(make_epoch_loader(data, collate_for(data), epoch_sampler(len(data), 2, shuffle=True, seed=5, epoch=1)))
     monkeypatch.setattr(dataset_module, "batch_graphs", lambda graphs: dgl.batch(list(graphs)))
-    reference = list(make_epoch_loader(data, collate_for(data), 2, shuffle=True, seed=5, epoch=1))
+    reference = list(make_epoch_loader(data, collate_for(data),
+                                       epoch_sampler(len(data), 2, shuffle=True, seed=5, epoch=1)))
     assert len(ours) == len(reference) == (len(data) + 1) // 2  # odd sizes: the last batch has one graph
     for (graph, labels), (ref_graph, ref_labels) in zip(ours, reference):
         _same_batch(graph, ref_graph)
@@ -118,7 +119,7 @@ def test_unusual_inputs_go_to_dgl_batch():
 @pytest.mark.slow
 def test_a_training_run_records_the_same_metrics_as_with_dgl_batch(tmp_path, monkeypatch):
     """Same seed: the same batches in the same order, so the same losses and metrics to the last digit."""
-    from geaet_dgl.config import make_run_config
+    from geaet_dgl.training import make_run_config
     from geaet_dgl.training import train
     from tests.training.tiny import TINY_DATA, TINY_MODEL, TINY_TRAIN, one_thread, strip_timing
 

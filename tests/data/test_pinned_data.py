@@ -8,7 +8,7 @@ import torch
 from geaet_dgl.data import DataError
 from geaet_dgl.data.own_files.graph_files import split_indices
 from geaet_dgl.scoring import evaluate_checkpoint
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training import resume, train
 from geaet_dgl.training.trainer import Trainer
 from tests.data.fixtures_dgl import write_zinc_fixture

@@ -18,7 +18,7 @@ from geaet_dgl.distgraph.launch import partitioned_run_config, score_on_graph, t
 from geaet_dgl.distgraph.partition import partition_file
 from geaet_dgl.distgraph.processes import DistributedJobError
 from geaet_dgl.training.checkpoint import load_checkpoint
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training.trainer import train
 
 from .conftest import SMALL_RUN, leftover_processes, planted_graph, stop_leftovers

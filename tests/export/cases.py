@@ -10,7 +10,7 @@ from typing import Dict, List, Sequence, Tuple
 import dgl
 import torch
 
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.export.writer import inputs_of_batch
 from geaet_dgl.models import build_model
 from geaet_dgl.scoring.predict import prepare_graphs

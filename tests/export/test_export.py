@@ -59,7 +59,7 @@ def test_the_scatter_ops_equal_dense_computations():
     ("pcqm-contact", {"model.hidden_dim": 32}, "model.head=link"),
 ])
 def test_what_is_not_covered_is_refused_in_one_line(preset, overrides, named):
-    from geaet_dgl.config import make_run_config
+    from geaet_dgl.training import make_run_config
     from geaet_dgl.models import build_model
 
     run = make_run_config(preset, overrides={"model.hidden_dim": 16, "model.num_layers": 1, **overrides})

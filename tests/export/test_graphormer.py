@@ -54,7 +54,7 @@ def test_the_biased_model_matches_and_the_bias_matters(tmp_path):
 
 def test_degrees_only_add_the_degree_embeddings(tmp_path):
     """``graphormer.degrees_only``: the degree embeddings without a bias (the plain Transformer), scripted."""
-    from geaet_dgl.config import make_run_config
+    from geaet_dgl.training import make_run_config
     from geaet_dgl.models import build_model
 
     run = make_run_config("mnist", preset="mnist", overrides={

@@ -9,7 +9,7 @@ import dgl
 import pytest
 import torch
 
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.data.lrgb.voc_coco import SUPERPIXEL_TASKS, input_transform
 from geaet_dgl.export import ExportedGEAET
 from geaet_dgl.export.graphs_npz import write_graphs_npz

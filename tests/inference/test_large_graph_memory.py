@@ -49,8 +49,8 @@ def test_layerwise_passes_untouched_edges_through_without_a_copy(monkeypatch):
     seen = []
     original = layerwise._layer
 
-    def spy(layer, graph, layout, h, e, *args, **kwargs):
-        out = original(layer, graph, layout, h, e, *args, **kwargs)
+    def spy(layer, whole, h, e, *args, **kwargs):
+        out = original(layer, whole, h, e, *args, **kwargs)
         seen.append((e, out[1]))
         return out
 

@@ -65,7 +65,7 @@ def test_gradients_reach_both_layers_and_match_the_dense_computation():
 
 
 def test_the_branch_is_built_from_the_model_settings():
-    from geaet_dgl.config.presets import node_recipe
+    from geaet_dgl.config.node_recipes import node_recipe
     from geaet_dgl.models.input_gcn import build_input_branch
 
     config = node_recipe("homophilous", node_in_feats=9, out_feats=4)
@@ -75,3 +75,19 @@ def test_the_branch_is_built_from_the_model_settings():
     assert branch.second.out_features == 4  # mixed with the logits: maps to the classes
     with pytest.raises(ValueError, match="hops=0"):
         PropagationBranch(3, 4, 0.5, hops=0)
+
+
+def test_the_propagation_recipe_is_the_homophilous_one_with_appnps_branch():
+    import dataclasses
+
+    from geaet_dgl.config.node_recipes import PROPAGATION_HOPS, node_recipe
+    from geaet_dgl.config.presets import get_preset
+
+    homophilous = dataclasses.asdict(node_recipe("homophilous", 9, 4))
+    propagation = dataclasses.asdict(node_recipe("propagation", 9, 4))
+    differing = {key: (homophilous[key], propagation[key]) for key in homophilous if homophilous[key] != propagation[key]}
+    assert differing == {"input_branch": ("gcn", "appnp"), "input_branch_hops": (1, PROPAGATION_HOPS)}
+    assert (homophilous["norm"], homophilous["residual"], homophilous["use_ffn"], homophilous["jk"]) == \
+        ("none", False, False, "none")
+    assert get_preset("cora").model.input_branch == "appnp" and get_preset("chameleon").model.input_branch == "gcn"
+    assert get_preset("cora").data == {"feature_norm": "row"}

@@ -7,7 +7,7 @@ import torch
 
 from geaet_dgl.config import ConfigError, apply_overrides
 from geaet_dgl.models import build_model
-from geaet_dgl.nn.external_attention import PaperGEANet, build_geanet
+from geaet_dgl.nn.paper_geanet import PaperGEANet, build_geanet
 from geaet_dgl.config.presets import get_preset
 from tests.conftest import with_features
 

@@ -9,7 +9,8 @@ import pytest
 
 from geaet_dgl.config import ConfigError, ModelConfig
 from geaet_dgl.data import synthetic_splits
-from geaet_dgl.config import check_data_fits, make_run_config
+from geaet_dgl.data.model_fit import check_data_fits
+from geaet_dgl.training import make_run_config
 from geaet_dgl.data.run_splits import load_splits
 from geaet_dgl.config import DataOptions
 from tests.training.tiny import TINY_DATA, cli_args

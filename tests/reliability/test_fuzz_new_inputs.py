@@ -28,7 +28,7 @@ from geaet_dgl.distgraph.partition import check_matches_graph, partition_file, r
 from geaet_dgl.models import build_model
 from geaet_dgl.training.node_batches import make_node_sampler
 from geaet_dgl.data.run_splits import load_splits
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from tests.distgraph.conftest import planted_graph
 
 from .test_fuzz_readers import BYTE_DAMAGE, SETTINGS, _damage_bytes, _no_temporaries, _outcome

@@ -7,7 +7,7 @@ from geaet_dgl.models import build_model
 from geaet_dgl.scoring import evaluate_checkpoint
 from geaet_dgl.training.evaluation import evaluate
 from geaet_dgl.training import load_checkpoint, train
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training.losses import get_loss
 from tests.training.tiny import TINY_DATA, TINY_MODEL, TINY_TRAIN, one_thread
 

@@ -11,7 +11,7 @@ from geaet_dgl.config import ConfigError
 from geaet_dgl.data import DataError
 from geaet_dgl.data.own_files.graph_files import FeatureSpec, conform_graphs
 from geaet_dgl.config.presets import get_preset
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.scoring.predict import OutputKind, _csv_text, feature_spec, output_kind, prediction_rows
 
 OUTPUTS = [torch.tensor([0.3, -1.2, 2.0]), torch.tensor([-0.5, 0.1, 0.0])]

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from geaet_dgl.data.lrgb.voc_coco import load_lrgb_superpixels
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training import train
 from geaet_dgl.scoring import open_trained_run
 from geaet_dgl.scoring.predict import model_outputs, predict_file, prepare_graphs

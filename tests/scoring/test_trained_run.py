@@ -6,7 +6,7 @@ from geaet_dgl.config import ConfigError
 from geaet_dgl.scoring import open_trained_run
 from geaet_dgl.models import build_model
 from geaet_dgl.training import CheckpointError
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training.checkpoint import save_checkpoint
 from geaet_dgl.training.schedule import build_optimizer, build_scheduler
 from tests.training.tiny import TINY_DATA, TINY_MODEL, TINY_TRAIN

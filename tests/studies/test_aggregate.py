@@ -67,7 +67,7 @@ def test_train_seeds_aggregates_the_per_seed_runs_and_skips_finished_ones(tmp_pa
 @pytest.mark.slow
 def test_run_seeds_resumes_an_interrupted_seed(tmp_path, monkeypatch):
     from geaet_dgl.training.seeds import run_seeds
-    from geaet_dgl.config import make_run_config
+    from geaet_dgl.training import make_run_config
 
     run = make_run_config("synthetic", None, {"model.hidden_dim": 8, "model.num_layers": 1,
                                               "model.geanet.unit_size": 2, "train.epochs": 2,

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from geaet_dgl.training.seeds import run_seeds
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 
 from tests.studies.tiny import interrupt_seed_study
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training.seeds import run_seeds
 from geaet_dgl.training import TrainingInterrupted
 from geaet_dgl.training.trainer import Trainer

@@ -2,7 +2,7 @@
 import torch
 
 from geaet_dgl.data import collate, synthetic_mnist_like
-from geaet_dgl.training.batching import EpochBatchSampler, epoch_order, make_epoch_loader, num_batches
+from geaet_dgl.training.batching import EpochBatchSampler, epoch_order, epoch_sampler, make_epoch_loader, num_batches
 
 
 def test_order_depends_only_on_seed_and_epoch():
@@ -27,6 +27,6 @@ def test_loader_leaves_global_rng_alone():
     torch.manual_seed(0)
     expected = torch.rand(2)
     torch.manual_seed(0)
-    batches = list(make_epoch_loader(dataset, collate, 4, shuffle=True, seed=1, epoch=0))
+    batches = list(make_epoch_loader(dataset, collate, epoch_sampler(len(dataset), 4, shuffle=True, seed=1, epoch=0)))
     assert torch.equal(torch.rand(2), expected)
     assert [g.batch_size for g, _ in batches] == [4, 2]

@@ -8,7 +8,7 @@ import torch
 from geaet_dgl.config import to_dict
 from geaet_dgl.models import build_model
 from geaet_dgl.training import CheckpointError
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training.checkpoint import FORMAT_VERSION, load_checkpoint, restore_rng_state, save_checkpoint
 from geaet_dgl.training.schedule import build_optimizer, build_scheduler
 

@@ -24,9 +24,10 @@ from geaet_dgl.data import collate_for
 from geaet_dgl.scoring import evaluate_checkpoint
 from geaet_dgl.training import Trainer, TrainingInterrupted, load_checkpoint, resume, train
 from geaet_dgl.data.run_splits import load_splits
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training import distributed, launcher
-from geaet_dgl.training.batching import EpochBatchSampler, ShardedEpochBatchSampler, make_epoch_loader, move_batch
+from geaet_dgl.training.batching import (EpochBatchSampler, ShardedEpochBatchSampler, epoch_sampler, make_epoch_loader,
+                                         move_batch)
 from geaet_dgl.training.distributed import DistributedBatchNorm
 
 from .tiny import TINY_DATA, TINY_MODEL, one_thread, strip_timing
@@ -81,8 +82,9 @@ def _worker(out_dir, phases):
             run.sync_bn = sync_bn
             splits = load_splits(run.data, run.model, progress=False)
             trainer = Trainer(run, out_dir, splits, progress=False, dist=ctx)
-            loader = make_epoch_loader(splits.train, collate_for(splits.train), batch_size, shuffle=True,
-                                       seed=run.train.seed, epoch=0, rank=ctx.rank, world_size=ctx.world_size)
+            loader = make_epoch_loader(splits.train, collate_for(splits.train),
+                                       epoch_sampler(len(splits.train), batch_size, shuffle=True, seed=run.train.seed,
+                                                     epoch=0, rank=ctx.rank, world_size=ctx.world_size))
             states = _steps(trainer, loader, steps, sgd_lr)
             no_grad = sorted(n for n, p in trainer.model.named_parameters() if p.grad is None)
             sync = sum(isinstance(m, DistributedBatchNorm) for m in trainer.model.modules())
@@ -157,8 +159,8 @@ def test_sync_bn_graph_scope_step_matches_one_process_with_the_combined_batch(tw
     with one_thread():
         trainer = Trainer(run, two_ranks, splits, progress=False)
         initial = {k: v.clone() for k, v in trainer.model.state_dict().items()}
-        loader = make_epoch_loader(splits.train, collate_for(splits.train), 8, shuffle=True, seed=run.train.seed,
-                                   epoch=0)
+        loader = make_epoch_loader(splits.train, collate_for(splits.train),
+                                   epoch_sampler(len(splits.train), 8, shuffle=True, seed=run.train.seed, epoch=0))
         (single,) = _steps(trainer, loader, 1, sgd_lr=0.1)
     moved = max((single[k].float() - initial[k].float()).abs().max().item() for k in single)
     assert moved > 1e-3, "the step must visibly change the weights for the comparison to mean anything"

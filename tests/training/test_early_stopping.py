@@ -6,7 +6,7 @@ import pytest
 
 from geaet_dgl.config import ConfigError
 from geaet_dgl.training import load_checkpoint, resume, train
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training.metrics import is_improvement
 
 from .tiny import TINY_DATA, TINY_MODEL, TINY_TRAIN, one_thread, strip_timing

@@ -6,7 +6,8 @@ import dgl
 import pytest
 import torch
 
-from geaet_dgl.config import ConfigError, RunConfig, make_run_config
+from geaet_dgl.config import ConfigError, RunConfig
+from geaet_dgl.training import make_run_config
 from geaet_dgl.models import build_model
 
 

@@ -1,9 +1,11 @@
 """The rules a command line applies before training, each in the library beside what it governs."""
 import pytest
+import torch
 
-from geaet_dgl.config import OptionConflict, settings_with_options
+from geaet_dgl.config import ConfigError, OptionConflict, RunConfig, settings_with_options
 from geaet_dgl.training.seeds import check_seeds_options
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
+from geaet_dgl.training.environment import check_environment
 from geaet_dgl.training.launcher import RESUME_MAY_CHANGE, check_nproc, check_resume_changes
 from geaet_dgl.config import check_run_source
 from geaet_dgl.training.run_dir import default_run_dir, default_seeds_dir, default_sweep_dir
@@ -23,6 +25,26 @@ def test_options_as_settings_give_the_typed_values_back(lr):
 def test_sync_bn_and_tensorboard_are_part_of_the_run():
     run = make_run_config("synthetic", sync_bn=False)
     assert run.sync_bn is False and run.tensorboard is False
+
+
+def test_the_run_fields_pass_through_by_keyword_and_a_misspelt_one_is_refused():
+    run = make_run_config("synthetic", workers=2, checkpoint_every=3, threads=1, sync_bn=False)
+    assert (run.device, run.workers, run.checkpoint_every, run.threads, run.sync_bn, run.tensorboard) == \
+        ("cpu", 2, 3, 1, False, False)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'worker'"):
+        make_run_config("synthetic", worker=2)
+
+
+def test_a_cuda_run_without_cuda_is_refused_where_it_runs_not_by_the_configuration(monkeypatch):
+    """The configuration validates without torch; the machine is checked where a run is resolved or loaded."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    run = make_run_config("synthetic")
+    run.device = "cuda"
+    assert RunConfig.from_dict(run.to_dict()).device == "cuda"  # the settings are valid
+    with pytest.raises(ConfigError, match="^device=cuda but no CUDA device is available; use --device cpu$"):
+        check_environment(RunConfig.from_dict(run.to_dict()))
+    with pytest.raises(ConfigError, match="^device=cuda but no CUDA device"):
+        make_run_config("synthetic", device="cuda")
 
 
 def test_resume_takes_only_where_and_how_it_runs():

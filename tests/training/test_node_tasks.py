@@ -5,11 +5,11 @@ import torch
 from geaet_dgl.data import DataError, GraphDataset, collate_for, collate_nodes
 from geaet_dgl.data.generated.sbm import load_sbm
 from geaet_dgl.models import build_model
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training.evaluation import evaluate
 from geaet_dgl.training.losses import get_loss
 from geaet_dgl.training.metrics import MetricAccumulator, balanced_accuracy, predicted_labels
-from geaet_dgl.config import check_data_fits
+from geaet_dgl.data.model_fit import check_data_fits
 
 TINY = {"model.hidden_dim": 16, "model.num_layers": 1, "model.geanet.unit_size": 4, "train.batch_size": 3}
 

@@ -7,7 +7,7 @@ import pytest
 
 from geaet_dgl.training.seeds import run_seeds
 from geaet_dgl.training import TrainingInterrupted, load_checkpoint, resume
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training.trainer import Trainer
 from tests.fixtures import FIXTURES
 

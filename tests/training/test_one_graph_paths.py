@@ -169,7 +169,7 @@ def test_labels_with_gaps_and_classes_absent_from_training_are_warned(tmp_path):
 @pytest.mark.slow
 def test_graph_labels_absent_from_training_are_warned(tmp_path):
     from geaet_dgl.data.run_splits import load_splits
-    from geaet_dgl.config import make_run_config
+    from geaet_dgl.training import make_run_config
     from tests.own_graph_files import write_task_file
 
     path = tmp_path / "many.bin"

@@ -7,7 +7,7 @@ import torch
 from click.testing import CliRunner
 
 from geaet_dgl import cli
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.data.generated.node_graphs import planted_partition
 from geaet_dgl.training import recipe_choice
 from geaet_dgl.training.recipe_choice import CANDIDATES, choose_node_recipe

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from geaet_dgl import cli
 from geaet_dgl.training import TrainingInterrupted, resume, train
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.training import trainer as trainer_module
 from geaet_dgl.training.tensorboard_log import epoch_scalars
 from tests.training.tiny import TINY_DATA, TINY_MODEL, TINY_TRAIN, cli_args, one_thread

@@ -15,7 +15,7 @@ from geaet_dgl.threads import (apply_threads, available_cores, current_threads, 
                                resolve_threads)
 from geaet_dgl.scoring import evaluate_checkpoint
 from geaet_dgl.training import load_checkpoint, resume, train
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 
 from .tiny import SUBPROCESS_ENV, TINY_DATA, TINY_MODEL, TINY_TRAIN, cli_args, subprocess_command
 

@@ -8,7 +8,7 @@ import time
 import pytest
 import torch
 
-from geaet_dgl.config import make_run_config
+from geaet_dgl.training import make_run_config
 from geaet_dgl.data import synthetic_splits
 from geaet_dgl.training import (CheckpointError, NonFiniteLossError, RunDirError, Trainer, load_checkpoint, resume,
                                 train)

@@ -28,10 +28,10 @@ import dgl
 import numpy as np
 import torch
 
+from ...config.validation import LAPLACIAN_NORMS  # the menu of data.laplacian_norm
 from ..errors import DataError
 from .sparse_encodings import sparse_laplacian_eig, sparse_random_walk_se
 
-LAPLACIAN_NORMS = ("sym", "none")
 PE_METHODS = ("auto", "dense", "sparse")
 #: Largest graph encoded with dense N x N matrices (~100 MB at this size).
 DENSE_MAX_NODES = 2048

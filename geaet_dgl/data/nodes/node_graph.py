@@ -49,6 +49,7 @@ import dgl
 import numpy as np
 import torch
 
+from ...config.validation import NODE_TASKS  # the menu of data.task on one graph with node masks
 from ..encodings.pe_cache import attach_pe, cached_split_pe, writable_cache_dir
 from ..errors import DataError
 from ..identity import check_unchanged, file_identity, identity_changes
@@ -59,7 +60,6 @@ from ..own_files.hetero_files import HeteroFileInfo, HeteroSchema, conform_heter
 PathLike = Union[str, os.PathLike]
 
 MASKS = {"train": "train_mask", "val": "val_mask", "test": "test_mask"}
-NODE_TASKS = ("node-classification", "node-regression")
 LABEL_KEY = "label"
 _SAVE_HINT = ("store three disjoint torch.bool masks of shape (N,): g.ndata['train_mask'], g.ndata['val_mask'], "
               "g.ndata['test_mask']")

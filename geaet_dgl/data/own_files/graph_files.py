@@ -21,7 +21,7 @@ a seeded random split of the given fractions (:func:`split_indices`).
 
 Every problem raises :class:`DataError` in one line naming the file, the graph
 index and the fix. The model-side settings these facts imply (widths,
-encoders, head, loss) are made by :mod:`geaet_dgl.config.graph_file`.
+encoders, head, loss) are made by :mod:`geaet_dgl.data.run_settings`.
 
 Example
 -------
@@ -50,6 +50,7 @@ import dgl
 import numpy as np
 import torch
 
+from ...config.validation import GRAPH_FILE, GRAPH_FILE_TASKS as TASKS  # data.dataset and data.task of a file
 from ..dataset import DatasetSplits, GraphDataset
 from ..encodings.pe_cache import attach_pe, cached_split_pe, writable_cache_dir
 from ..errors import DataError
@@ -59,9 +60,6 @@ from ..validation import validate_splits
 
 PathLike = Union[str, os.PathLike]
 
-#: ``DataOptions.dataset`` of a run on a graph file (the file itself is ``DataOptions.data_file``).
-GRAPH_FILE = "file"
-TASKS = ("graph-classification", "graph-regression", "node-classification")
 LABEL_KEY = "label"
 SPLITS = ("train", "val", "test")
 DEFAULT_SPLIT = (0.8, 0.1, 0.1)

@@ -20,7 +20,7 @@ from geaet_dgl.models import build_model
 from geaet_dgl.config.presets import get_preset
 from geaet_dgl.training.losses import weighted_cross_entropy
 from geaet_dgl.training.metrics import MetricAccumulator, f1_macro
-from geaet_dgl.config import check_data_fits
+from geaet_dgl.data.model_fit import check_data_fits
 
 #: COCO 2017 category ids run 1..90 with these ten never used; 0 is background: 81 labels.
 COCO_UNUSED_IDS = (12, 26, 29, 30, 45, 66, 68, 69, 71, 83)

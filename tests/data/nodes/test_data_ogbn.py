@@ -71,7 +71,7 @@ def test_ogbn_dataset_is_a_node_graph_with_cached_encodings(tmp_path):
 def test_ogbn_presets_fit_the_data(tmp_path):
     from geaet_dgl.data import load_dataset
     from geaet_dgl.config.presets import get_preset
-    from geaet_dgl.config import check_data_fits
+    from geaet_dgl.data.model_fit import check_data_fits
 
     for name in sorted(OGBN):
         write_ogbn_fixture(name, tmp_path)

@@ -1,4 +1,5 @@
-"""Settings a graph file fixes for a run on it: input widths, encoders, output width, head, loss and metric.
+"""What the data fixes for a run on it: the settings a graph file or a named node set fixes (input widths,
+encoders, output width, head, loss and metric), and the data options that do not apply to the data named.
 
 ``train --dataset PATH.bin --preset P`` keeps preset P's network (width,
 layers, branches, positional encoding, optimisation) and takes from the file
@@ -35,23 +36,31 @@ A named node set (``cora``, ``actor``, ...) fixes the same settings and its
 metric (:func:`node_set_settings`). :func:`graph_file_dataset` turns a graph
 file path given as ``--dataset`` into ``dataset='file'`` with an absolute
 ``data_file``; :func:`pin_graph_file` records what the run trains on (task,
-file identity, split).
+file identity, split); :func:`data_dependent_settings` is all the data fixes
+for a run (TreeNeighbourMatch's depth too), :func:`graph_file_data` the same for
+a reference config's run on a graph file.
+
+:func:`check_graph_file_options` and :func:`check_sampler_options` refuse options
+that do not apply to the data named (an :class:`~geaet_dgl.errors.OptionConflict`):
+they would be dropped.
 """
 from __future__ import annotations
 
 import os
 import logging
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
-from ..data.identity import file_identity
-from ..data.nodes.node_graph import inspect_node_graph, is_node_graph_file
-from ..data.nodes.node_sets import node_set_shape, node_set_spec
-from ..data.own_files.graph_files import (GRAPH_FILE, FeatureSpec, GraphFileInfo, is_graph_file_name,
-                                          split_indices)
-from ..data.own_files.hetero_files import HeteroFileInfo, inspect_file
-from ..data.registry import LOADERS
-from ..errors import ConfigError
-from .presets import Preset, get_preset
+from ..config.presets import Preset, get_preset
+from ..config.run import DataOptions
+from ..config.settings import from_dict
+from ..config.validation import GRAPH_FILE
+from ..errors import ConfigError, OptionConflict
+from .identity import file_identity
+from .nodes.node_graph import inspect_node_graph, is_node_graph_file
+from .nodes.node_sets import is_node_set, node_set_shape, node_set_spec
+from .own_files.graph_files import FeatureSpec, GraphFileInfo, is_graph_file_name, split_indices
+from .own_files.hetero_files import HeteroFileInfo, inspect_file
+from .registry import LOADERS
 
 log = logging.getLogger(__name__)
 
@@ -126,10 +135,10 @@ def graph_file_settings(info: GraphFileInfo, preset: Preset) -> Dict[str, Any]:
     return settings
 
 
-def pin_graph_file(options: Any, preset: Preset) -> Dict[str, Any]:
-    """The settings the graph file of ``options`` (a :class:`~.run.DataOptions` with ``dataset='file'``) fixes
-    for ``preset``; records in ``options`` the file's task, its identity and (a file of many graphs) the
-    train/val/test indices, so the run is pinned to this file and this split."""
+def pin_graph_file(options: DataOptions, preset: Preset) -> Dict[str, Any]:
+    """The settings the graph file of ``options`` (a :class:`~geaet_dgl.config.DataOptions` with
+    ``dataset='file'``) fixes for ``preset``; records in ``options`` the file's task, its identity and (a file of
+    many graphs) the train/val/test indices, so the run is pinned to this file and this split."""
     if not options.data_file:
         raise ConfigError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
     masked = is_node_graph_file(options.data_file)  # one graph with node masks: they are the split
@@ -145,7 +154,7 @@ def pin_graph_file(options: Any, preset: Preset) -> Dict[str, Any]:
     return graph_file_settings(info, preset)
 
 
-def node_set_settings(options: Any, preset_name: str) -> Dict[str, Any]:
+def node_set_settings(options: DataOptions, preset_name: str) -> Dict[str, Any]:
     """A named node set fixes what a graph file fixes (input width, classes, ``head=node``; see
     :func:`graph_file_settings`) and its metric (ROC-AUC for the binary heterophilous sets).
     The graph is read here (DGL's loader; kept for the run's own read) and the split index checked."""
@@ -174,3 +183,78 @@ def graph_file_dataset(dataset: Optional[str], data: Dict[str, Any]) -> str:
         if data.get(key) is not None:
             data[key] = os.path.abspath(os.path.expanduser(str(data[key])))
     return dataset
+
+
+def data_dependent_settings(options: DataOptions, preset_name: str, preset: Optional[Preset] = None) -> Dict[str, Any]:
+    """Model settings the data fixes: TreeNeighbourMatch of depth r has 2^r classes and, as Alon & Yahav
+    train it, r + 1 layers (so messages from every leaf reach the root); a graph file or a named node set
+    fixes the widths, encoders, head and loss (:func:`graph_file_settings`) and its task is recorded."""
+    if options.dataset.lower() == "tree" and preset_name == "tree":
+        return {"model.out_feats": 2 ** options.depth, "model.num_layers": options.depth + 1}
+    if is_node_set(options.dataset):
+        return node_set_settings(options, preset_name)
+    if options.dataset == GRAPH_FILE:
+        return pin_graph_file(options, preset if preset is not None else get_preset(preset_name))
+    return {}
+
+
+def graph_file_data(dataset: Optional[str], data: Dict[str, Any],
+                    preset: Preset) -> Tuple[Optional[DataOptions], Dict[str, Any]]:
+    """(data options, model settings the file fixes) when ``dataset`` / ``data['data_file']`` name a graph file
+    that replaces the data of ``preset`` (a reference config's); ``(None, {})`` otherwise."""
+    data = dict(data)
+    name = graph_file_dataset(dataset, data)
+    if name != GRAPH_FILE:
+        return None, {}
+    options = from_dict(DataOptions, {**data, "dataset": GRAPH_FILE}, where="data.")
+    check_graph_file_options(options)
+    return options, data_dependent_settings(options, preset.name, preset)
+
+
+#: DataOptions fields that only a graph file reads, and how the user sets each.
+GRAPH_FILE_OPTIONS = {"task": "--task", "split_file": "--split-file", "split": "--split",
+                      "split_seed": "data.split_seed"}
+
+
+def check_graph_file_options(options: DataOptions) -> None:
+    """Refuse graph-file options on a named dataset (its split and task are fixed): they would be dropped.
+    A named node set takes ``split_index`` (and the seeded-split sets ``split_seed``); no other dataset does.
+    ``options`` is a :class:`~geaet_dgl.config.DataOptions`."""
+    defaults = type(options)()
+    if options.split_index != defaults.split_index and not is_node_set(options.dataset):
+        raise OptionConflict(f"--split-index picks a public split of a named node set (cora, actor, ...; see "
+                             f"`geaet-dgl datasets`), but the run trains on {options.name!r}; drop it")
+    if options.dataset == GRAPH_FILE:
+        return
+    seeded = is_node_set(options.dataset) and node_set_spec(options.dataset).seeded
+    given = [flag for name, flag in GRAPH_FILE_OPTIONS.items() if getattr(options, name) != getattr(defaults, name)
+             and not (name == "split_seed" and seeded)]
+    if options.data_file is not None:
+        given.insert(0, "--data-file")
+    if given:
+        raise OptionConflict(f"{', '.join(given)} apply only to a graph file, but the run trains on "
+                             f"{options.dataset!r}, whose split and task are fixed; drop them (or train on a graph "
+                             "file: --dataset PATH.bin)")
+
+
+#: Named datasets of many graphs: the node samplers (``--sampler``, ``data.num_parts``) do not apply to them.
+MANY_GRAPH_DATASETS = ("mnist", "cifar10", "synthetic", "pattern", "cluster", "zinc", "tree", "voc", "coco",
+                       "peptides-func", "peptides-struct", "pcqm-contact")
+
+
+def check_sampler_options(options: DataOptions) -> None:
+    """Refuse ``--sampler`` / ``data.num_parts`` where no one graph with node masks is cut (they would be dropped)."""
+    defaults = type(options)()
+    given = [flag for name, flag in (("sampler", "--sampler"), ("num_parts", "data.num_parts"))
+             if getattr(options, name) != getattr(defaults, name)]
+    if not given:
+        return
+    if options.dataset == GRAPH_FILE and options.data_file and os.path.isfile(options.data_file) \
+            and not is_node_graph_file(options.data_file):
+        where = f"{options.data_file} holds graphs without node masks (a graph-level task or per-graph node labels)"
+    elif options.dataset in MANY_GRAPH_DATASETS:
+        where = f"{options.dataset!r} is a dataset of many graphs"
+    else:
+        return
+    raise OptionConflict(f"{', '.join(given)} cut one graph with train/val/test node masks into batches, but "
+                         f"{where}, batched whole with --batch-size; drop {', '.join(given)}")
