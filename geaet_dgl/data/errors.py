@@ -1,4 +1,6 @@
 """The one exception type the data layer raises for problems a user can fix."""
+import re
+
 from ..errors import GeaetError
 
 
@@ -7,3 +9,13 @@ class DataError(GeaetError, ValueError):
 
     The message is one line that names the problem and the fix.
     """
+
+
+def first_line(exc: BaseException) -> str:
+    """The line of ``exc``'s message worth showing: DGL's ``Check failed: ...: <reason>`` reason, else the first
+    line (160 characters at most), else the exception's type."""
+    text = str(exc).strip()
+    match = re.search(r"Check failed: [^\n]*?: ([^\n]+)", text)
+    if match:
+        return match.group(1).strip()
+    return (text.splitlines() or [type(exc).__name__])[0][:160]

@@ -1,11 +1,19 @@
-"""``load_dataset(name, ...)``: one entry point for every dataset the package knows."""
+"""``load_with(name, options)``: one entry point for every dataset the package knows.
 
+Every loader takes one :class:`~.options.LoadOptions` (``load_X(options)``, or
+``load_X(name, options)`` for a family), so :data:`LOADERS` maps each name to a
+callable of the options alone; :func:`load_dataset` is the keyword shorthand
+(``load_dataset('zinc', 'data', pe_k=8)``).
+"""
+
+import functools
 import math
 import os
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Union
 
 from .dataset import DatasetSplits
+from .encodings.se_cache import StructuralSpec, attach_structural
 from .errors import DataError
 from .generated.sbm import load_sbm, sbm_present
 from .generated.synthetic import synthetic_splits
@@ -16,150 +24,73 @@ from .lrgb.voc_coco import SUPERPIXEL_TASKS, load_lrgb_superpixels, superpixel_p
 from .lrgb.voc_coco import input_transform as voc_coco_transform
 from .malnet.tiny import MALNET_TINY_SIZES, load_malnet_tiny, malnet_present
 from .molecules.zinc import ZINC_SIZES, load_zinc, zinc_present
-from .nodes.node_graph import is_node_graph_file, load_node_graph
+from .nodes.node_graph import NodeGraph, is_node_graph_file, load_node_graph
 from .nodes.node_sets import NODE_SETS, load_node_set, node_set_present
 from .nodes.ogbn import OGBN, load_ogbn, ogbn_present
 from .ogbg.code2 import load_code2
 from .ogbg.graphprop import OGBG, load_ogbg, ogbg_present
 from .ogbg.pcqm4mv2 import SIZES as PCQM4MV2_SIZES, VARIANTS as PCQM4MV2_VARIANTS, load_pcqm4mv2, pcqm4mv2_present
-from .own_files.graph_files import GRAPH_FILE, FileSplit
+from .options import LoadOptions
+from .own_files.graph_files import GRAPH_FILE
 from .own_files.hetero_files import load_file
 from .superpixels.cifar10 import load_cifar10
 from .superpixels.dgl_files import CIFAR10_SPEC, superpixels_present
 from .superpixels.mnist import load_mnist
 
 PathLike = Union[str, os.PathLike]
-
-
-#: Options only some loaders read (``DataOptions.generate`` / ``.depth``); the others ignore them.
-_DATASET_OPTIONS = ("generate", "depth")
-
-
-def _drop(kwargs: dict, names) -> dict:
-    for key in names:
-        kwargs.pop(key, None)
-    return kwargs
-
-
-def _mnist(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
-    _drop(kwargs, _DATASET_OPTIONS)
-    if data_dir is None:
-        raise DataError(
-            "dataset 'mnist' needs data_dir (where its superpixel files are or will be built); pass data_dir"
-        )
-    return load_mnist(data_dir, **kwargs)
-
-
-def _cifar10(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
-    _needs_dir("cifar10", data_dir)
-    _drop(kwargs, ("mnist_images",) + _DATASET_OPTIONS)
-    return load_cifar10(data_dir, **kwargs)
-
-
-#: Options only one loader reads; load_dataset drops them for every other dataset.
-_ONLY_FOR = {"cifar_images": "cifar10", **{key: GRAPH_FILE for key in ("data_file", "task", "split_file", "split",
-                                                                      "target_ntype")}}
-#: Options only a graph file and the named node sets read.
-_SPLIT_OPTIONS = ("split_seed", "split_index")
-
+Loader = Callable[[LoadOptions], DatasetSplits]
 
 SYNTHETIC_DEFAULT_SIZES = {"train": 256, "val": 64, "test": 64}
-_IGNORED_BY_SYNTHETIC = ("progress", "mnist_images", "workers", "num_val") + _DATASET_OPTIONS
 
 
-def _synthetic(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
-    """Synthetic splits; accepts the MNIST keyword names so callers can switch datasets freely.
+def load_synthetic(options: LoadOptions) -> DatasetSplits:
+    """Random MNIST-shaped splits (:func:`.generated.synthetic.synthetic_splits`), for tests.
 
     ``limit_train``/``limit_val``/``limit_test`` set the split sizes (defaults
-    256/64/64); MNIST-only options (``progress``, ``mnist_images``, ...) are
-    ignored; ``data_dir`` is not used.
+    256/64/64); ``pe_k`` (default 8), ``rwse_k``, ``laplacian_norm`` and ``seed``
+    (default 0) are read; ``data_dir`` is not used.
     """
-    for key in _IGNORED_BY_SYNTHETIC:
-        kwargs.pop(key, None)
-    sizes = {split: kwargs.pop(f"limit_{split}", None) for split in SYNTHETIC_DEFAULT_SIZES}
-    sizes = {split: SYNTHETIC_DEFAULT_SIZES[split] if n is None else n for split, n in sizes.items()}
-    return synthetic_splits(num_train=sizes["train"], num_val=sizes["val"], num_test=sizes["test"], **kwargs)
+    sizes = {split: SYNTHETIC_DEFAULT_SIZES[split] if n is None else n for split, n in options.limit_of.items()}
+    extra = {} if options.laplacian_norm is None else {"laplacian_norm": options.laplacian_norm}
+    if options.rwse_k is not None:
+        extra["rwse_k"] = options.rwse_k
+    return synthetic_splits(num_train=sizes["train"], num_val=sizes["val"], num_test=sizes["test"],
+                            seed=options.or_default("seed", 0), pe_k=options.or_default("pe_k", 8), **extra)
 
 
-def _needs_dir(name: str, data_dir: Optional[PathLike]) -> None:
-    if data_dir is None:
-        raise DataError(f"dataset {name!r} needs data_dir (where DGL's files are); pass data_dir / --data-dir")
-
-
-def _sbm(name: str) -> Callable[..., DatasetSplits]:
-    def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
-        _needs_dir(name, data_dir)
-        _drop(kwargs, ("mnist_images", "workers", "depth"))
-        return load_sbm(name, data_dir, **kwargs)
-
-    return load
-
-
-def _zinc(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
-    _needs_dir("zinc", data_dir)
-    _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
-    return load_zinc(data_dir, **kwargs)
-
-
-def _tree(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
-    """TreeNeighbourMatch of radius ``depth`` (default 3); generated in memory, ``data_dir`` unused."""
-    _drop(kwargs, ("mnist_images", "workers", "progress", "generate"))
-    return load_tree(kwargs.pop("depth", None) or 3, **kwargs)
-
-
-def _by_name(name: str, loader: Callable[..., DatasetSplits]) -> Callable[..., DatasetSplits]:
-    """A loader of the family ``loader`` that reads ``name`` from ``data_dir``."""
-    def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
-        _needs_dir(name, data_dir)
-        _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
-        return loader(name, data_dir, **kwargs)
-
-    return load
-
-
-def _pcqm_contact(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
-    _needs_dir("pcqm-contact", data_dir)
-    _drop(kwargs, ("mnist_images", "workers", "depth"))
-    return load_pcqm_contact(data_dir, **kwargs)
-
-
-def _node_set(name: str) -> Callable[..., DatasetSplits]:
-    """A named node set through DGL's own loader (:mod:`.nodes.node_sets`); ``data_dir`` is DGL's raw_dir."""
-    def load(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
-        _needs_dir(name, data_dir)
-        _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
-        return load_node_set(name, data_dir, **kwargs)
-
-    return load
-
-
-def _graph_file(data_dir: Optional[PathLike], **kwargs) -> DatasetSplits:
-    """The user's own DGL graph file (``data_file``); ``data_dir`` unused."""
-    _drop(kwargs, ("mnist_images", "workers") + _DATASET_OPTIONS)
-    data_file = kwargs.pop("data_file", None)
-    if not data_file:
+def _graph_file(options: LoadOptions) -> DatasetSplits:
+    """The user's own DGL graph file (``data_file``): one graph with node masks, or graphs; ``data_dir`` unused."""
+    if not options.data_file:
         raise DataError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
-    file_split = FileSplit.pop_from(kwargs)
-    if is_node_graph_file(data_file):  # one graph (or heterograph) with train/val/test node masks
-        return load_node_graph(data_file, file_split=file_split, **kwargs)
-    return load_file(data_file, file_split=file_split, **kwargs)
+    if is_node_graph_file(options.data_file):  # one graph (or heterograph) with train/val/test node masks
+        return load_node_graph(options)
+    return load_file(options)
 
 
-LOADERS: Dict[str, Callable[..., DatasetSplits]] = {
-    "cifar10": _cifar10,
-    "mnist": _mnist, "synthetic": _synthetic, "pattern": _sbm("pattern"), "cluster": _sbm("cluster"),
-    "zinc": _zinc, "tree": _tree, "voc": _by_name("voc", load_lrgb_superpixels),
-    "coco": _by_name("coco", load_lrgb_superpixels),
-    "peptides-func": _by_name("peptides-func", load_peptides),
-    "peptides-struct": _by_name("peptides-struct", load_peptides),
-    "pcqm-contact": _pcqm_contact, GRAPH_FILE: _graph_file,
-    "ogbn-arxiv": _by_name("ogbn-arxiv", load_ogbn), "ogbn-products": _by_name("ogbn-products", load_ogbn),
-    **{name: _by_name(name, load_ogbg) for name in OGBG if name != "ogbg-code2"},
-    "ogbg-code2": _by_name("ogbg-code2", lambda name, data_dir, **kwargs: load_code2(data_dir, **kwargs)),
-    **{name: _by_name(name, load_pcqm4mv2) for name in PCQM4MV2_VARIANTS},
-    "malnet-tiny": _by_name("malnet-tiny", lambda name, data_dir, **kwargs: load_malnet_tiny(data_dir, **kwargs)),
-    **{name: _node_set(name) for name in NODE_SETS},
+def _named(loader: Callable[[str, LoadOptions], DatasetSplits], name: str) -> Loader:
+    """``loader`` of a family of datasets, bound to ``name``."""
+    return functools.partial(loader, name)
+
+
+LOADERS: Dict[str, Loader] = {
+    "cifar10": load_cifar10, "mnist": load_mnist, "synthetic": load_synthetic,
+    "pattern": _named(load_sbm, "pattern"), "cluster": _named(load_sbm, "cluster"),
+    "zinc": load_zinc, "tree": load_tree, "voc": _named(load_lrgb_superpixels, "voc"),
+    "coco": _named(load_lrgb_superpixels, "coco"),
+    "peptides-func": _named(load_peptides, "peptides-func"),
+    "peptides-struct": _named(load_peptides, "peptides-struct"),
+    "pcqm-contact": load_pcqm_contact, GRAPH_FILE: _graph_file,
+    "ogbn-arxiv": _named(load_ogbn, "ogbn-arxiv"), "ogbn-products": _named(load_ogbn, "ogbn-products"),
+    **{name: _named(load_ogbg, name) for name in OGBG if name != "ogbg-code2"},
+    "ogbg-code2": load_code2,
+    **{name: _named(load_pcqm4mv2, name) for name in PCQM4MV2_VARIANTS},
+    "malnet-tiny": load_malnet_tiny,
+    **{name: _named(load_node_set, name) for name in NODE_SETS},
 }
+
+#: Datasets generated in memory or read from ``data_file``: every other one reads ``data_dir``.
+_NO_DATA_DIR = ("synthetic", "tree", GRAPH_FILE)
+_MNIST_NEEDS_DIR = "dataset 'mnist' needs data_dir (where its superpixel files are or will be built); pass data_dir"
 
 
 # The Laplacian each loader takes its (ES)LapPE eigenvectors from by default (the reference config's):
@@ -298,15 +229,45 @@ def dataset_table(data_dir: Optional[PathLike]) -> List[dict]:
     return rows
 
 
-def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> DatasetSplits:
-    """Load dataset ``name`` (case-insensitive).
+def load_with(name: str, options: LoadOptions) -> DatasetSplits:
+    """Load dataset ``name`` (case-insensitive) as ``options`` say, with the structural encodings they ask for.
+
+    Every loader is called the same way (``LOADERS[name](options)``); the
+    structural encodings (``options.structural``) are added to every split's
+    graphs afterwards, cached under ``data_dir/geaet_cache``.
+    """
+    key = str(name).lower()
+    if key not in LOADERS:
+        raise DataError(f"unknown dataset {name!r}; choose one of {', '.join(sorted(LOADERS))}")
+    if options.data_dir is None and key not in _NO_DATA_DIR:
+        raise DataError(_MNIST_NEEDS_DIR if key == "mnist" else
+                        f"dataset {key!r} needs data_dir (where DGL's files are); pass data_dir / --data-dir")
+    splits = LOADERS[key](options)
+    cache = os.path.join(options.data_dir, "geaet_cache") if options.data_dir else None
+    attach_structural_splits(splits, options.structural, cache, options.progress)
+    return splits
+
+
+def attach_structural_splits(splits: DatasetSplits, spec: StructuralSpec, cache_dir: Optional[str],
+                             progress: bool = True) -> None:
+    """Store the structural encodings of ``spec`` on every split's graphs (cached under ``cache_dir``)."""
+    if not spec:
+        return
+    if isinstance(splits, NodeGraph):  # one graph with node masks
+        attach_structural([splits.graph], spec, cache_dir, progress)
+        return
+    for split in ("train", "val", "test"):
+        attach_structural(getattr(splits, split).graphs, spec, cache_dir, progress)
+
+
+def load_dataset(name: str, data_dir: Optional[PathLike] = None, **fields) -> DatasetSplits:
+    """Load dataset ``name`` (case-insensitive): :func:`load_with` of ``LoadOptions(data_dir=data_dir, **fields)``.
 
     Parameters
     ----------
     name : str
         ``'mnist'`` (:func:`.superpixels.mnist.load_mnist`), ``'cifar10'``
-        (:func:`.superpixels.cifar10.load_cifar10`; ``cifar_images`` reaches only it),
-        ``'pattern'`` / ``'cluster'``
+        (:func:`.superpixels.cifar10.load_cifar10`), ``'pattern'`` / ``'cluster'``
         (:func:`.generated.sbm.load_sbm`; ``generate=True`` builds missing files),
         ``'zinc'`` (:func:`.molecules.zinc.load_zinc`), ``'voc'`` / ``'coco'``
         (:func:`.lrgb.voc_coco.load_lrgb_superpixels`), ``'peptides-func'`` /
@@ -317,26 +278,15 @@ def load_dataset(name: str, data_dir: Optional[PathLike] = None, **kwargs) -> Da
         ``'pcqm4mv2'`` / ``'pcqm4mv2-subset'`` / ``'pcqm4mv2-inference'`` (:func:`.ogbg.pcqm4mv2.load_pcqm4mv2`),
         ``'malnet-tiny'`` (:func:`.malnet.tiny.load_malnet_tiny`), the named node sets
         ``'cora'``, ``'actor'``, ... (:func:`.nodes.node_sets.load_node_set`, DGL's own loaders; ``split_index``,
-        ``split_seed``), ``'tree'``
-        (:func:`.generated.tree.load_tree`, ``depth=r``; ``data_dir`` ignored) or
-        ``'synthetic'`` (:func:`.generated.synthetic.synthetic_splits`; ``data_dir``
-        ignored, the ``limit_*`` keywords give the split sizes).
+        ``split_seed``), ``'tree'`` (:func:`.generated.tree.load_tree`, ``depth=r``; ``data_dir`` ignored),
+        ``'file'`` (the user's graph file, ``data_file=PATH``) or ``'synthetic'`` (:func:`load_synthetic`;
+        ``data_dir`` ignored, the ``limit_*`` fields give the split sizes).
     data_dir : path-like, optional
-    **kwargs
-        Passed to the loader.
+    **fields
+        The other :class:`~.options.LoadOptions` fields.
 
     Returns
     -------
     DatasetSplits
     """
-    key = str(name).lower()
-    if key not in LOADERS:
-        raise DataError(f"unknown dataset {name!r}; choose one of {', '.join(sorted(LOADERS))}")
-    for option, owner in _ONLY_FOR.items():
-        if key != owner:
-            kwargs.pop(option, None)
-    if key != GRAPH_FILE and key not in NODE_SETS:
-        _drop(kwargs, _SPLIT_OPTIONS)
-    elif key == GRAPH_FILE:
-        kwargs.pop("split_index", None)
-    return LOADERS[key](data_dir, **kwargs)
+    return load_with(name, LoadOptions(data_dir=data_dir, **fields))

@@ -3,7 +3,7 @@
 :func:`load_splits` takes a run's :class:`~geaet_dgl.config.DataOptions` and
 its :class:`~geaet_dgl.config.ModelConfig` (the configuration sits below the
 data layer): it loads the dataset
-(:func:`~geaet_dgl.data.registry.load_dataset`) with the Laplacian / RWSE
+(:func:`~geaet_dgl.data.registry.load_with`) with the Laplacian / RWSE
 sizes (:func:`data_pe_sizes`) and structural encodings (:func:`structural_spec`)
 the model reads, applies the feature transforms the options ask for
 (:func:`apply_feature_transforms`), validates the graphs, and refuses data that
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import numbers
-import os
 from typing import Any, Dict, Optional, Tuple, Union
 
 import torch
@@ -22,15 +21,15 @@ from ..config.model import ModelConfig
 from ..config.run import DataOptions
 from ..errors import ConfigError
 from .dataset import DatasetSplits
-from .encodings.se_cache import StructuralSpec, attach_structural
+from .encodings.se_cache import StructuralSpec
 from .errors import DataError
 from .identity import (check_unchanged, data_limits, fingerprint_changes, graph_size_change, node_split_changes,
                        splits_fingerprint)
 from .input_transform import apply_input_transform, propagate_transform, row_normalize_transform
 from .nodes.node_graph import NodeGraph
-from .nodes.node_sets import is_node_set
 from .own_files.graph_files import GRAPH_FILE
-from .registry import load_dataset
+from .options import LoadOptions
+from .registry import load_with
 from .validation import validate_splits, warn_label_gaps
 
 
@@ -74,17 +73,29 @@ def structural_spec(model: ModelOrPeK) -> StructuralSpec:
         path_types=graphormer.enable and not graphormer.degrees_only and graphormer.num_edge_types > 0)
 
 
-def attach_structural_splits(splits: DatasetSplits, model: ModelOrPeK, cache_dir: Optional[str],
-                             progress: bool = True) -> None:
-    """Store the structural encodings ``model`` reads on every split's graphs (cached under ``cache_dir``)."""
-    spec = structural_spec(model)
-    if not spec:
-        return
-    if isinstance(splits, NodeGraph):  # one graph with node masks
-        attach_structural([splits.graph], spec, cache_dir, progress)
-        return
-    for name in ("train", "val", "test"):
-        attach_structural(getattr(splits, name).graphs, spec, cache_dir, progress)
+def load_options(options: DataOptions, model: ModelOrPeK, progress: bool = True, allow_changed_data: bool = False) -> LoadOptions:
+    """The :class:`~.options.LoadOptions` of a run's data options ``options`` for the encodings ``model`` reads.
+
+    The Laplacian norm is passed only when set (and eigenpairs are asked for): loaders keep their own default.
+    A graph file's recorded ``split_indices`` are its split; a run from before they were recorded
+    (``legacy_split``) cuts its split as it did.
+    """
+    pe_k, rwse_k = data_pe_sizes(model)
+    if options.statistics is not None:
+        if options.dataset not in ("voc", "coco") or options.statistics not in ("voc", "coco"):
+            raise ConfigError(f"data.statistics={options.statistics!r} standardises PascalVOC-SP / COCO-SP only; "
+                              "use voc or coco with --dataset voc or coco, or leave it unset")
+    graph_file = options.dataset == GRAPH_FILE
+    return LoadOptions(
+        data_dir=options.data_dir, limit_train=options.limit_train, limit_val=options.limit_val,
+        limit_test=options.limit_test, pe_k=pe_k, rwse_k=rwse_k,
+        laplacian_norm=options.laplacian_norm if pe_k else None, structural=structural_spec(model),
+        progress=progress, mnist_images=options.mnist_images, cifar_images=options.cifar_images,
+        generate=options.generate, depth=options.depth, statistics=options.statistics,
+        split_index=options.split_index, split_seed=options.split_seed, data_file=options.data_file,
+        task=options.task, target_ntype=options.target_ntype, split_file=options.split_file, split=options.split,
+        identity=options.file_identity if graph_file else None, indices=options.split_indices if graph_file else None,
+        allow_changed=allow_changed_data, legacy_split=graph_file and options.split_indices is None)
 
 
 def load_splits(options: DataOptions, model: ModelOrPeK, progress: bool = True,
@@ -102,30 +113,7 @@ def load_splits(options: DataOptions, model: ModelOrPeK, progress: bool = True,
     graph, no NaN/inf field, labels in range: see
     :mod:`geaet_dgl.data.validation`), so bad data fails before training.
     """
-    pe_k, rwse_k = data_pe_sizes(model)
-    extra: Dict[str, Any] = {} if rwse_k is None else {"rwse_k": rwse_k}
-    if options.dataset == GRAPH_FILE:
-        extra.update(data_file=options.data_file, task=options.task, split_file=options.split_file,
-                     split=options.split, split_seed=options.split_seed, identity=options.file_identity,
-                     indices=options.split_indices, allow_changed=allow_changed_data,
-                     legacy_split=options.split_indices is None,  # a run from before the split was recorded
-                     target_ntype=options.target_ntype)
-    if options.statistics is not None:
-        if options.dataset not in ("voc", "coco") or options.statistics not in ("voc", "coco"):
-            raise ConfigError(f"data.statistics={options.statistics!r} standardises PascalVOC-SP / COCO-SP only; "
-                              "use voc or coco with --dataset voc or coco, or leave it unset")
-        extra["statistics"] = options.statistics
-    if is_node_set(options.dataset):
-        extra.update(split_index=options.split_index, split_seed=options.split_seed)
-    if options.laplacian_norm is not None and pe_k:  # passed only when set: loaders keep their own default
-        extra["laplacian_norm"] = options.laplacian_norm
-    splits = load_dataset(options.dataset, options.data_dir, mnist_images=options.mnist_images,
-                          cifar_images=options.cifar_images, pe_k=pe_k,
-                          limit_train=options.limit_train, limit_val=options.limit_val,
-                          limit_test=options.limit_test, progress=progress, generate=options.generate,
-                          depth=options.depth, **extra)
-    cache = os.path.join(options.data_dir, "geaet_cache") if options.data_dir else None
-    attach_structural_splits(splits, model, cache, progress)
+    splits = load_with(options.dataset, load_options(options, model, progress, allow_changed_data))
     apply_feature_transforms(splits, options.feature_norm, options.feature_propagation)
     if not isinstance(splits, NodeGraph):  # one graph with node masks is checked as it is read
         splits = validate_splits(splits)

@@ -33,6 +33,7 @@ from ..data.errors import DataError
 from ..data.own_files.graph_files import GraphFileInfo, read_graph_file
 from ..data.identity import file_identity
 from ..data.nodes.node_graph import NodeGraph, inspect_node_graph, is_node_graph_file, load_node_graph
+from ..data.options import LoadOptions
 
 SIDECAR = "geaet-partition.json"
 
@@ -81,7 +82,7 @@ def load_single_graph(path: str, lap_k: int = 0, rwse_k: int = 0) -> NodeGraph:
     if not is_node_graph_file(path):
         raise DataError(f"{path}: the graph has no node masks; a node task on one graph needs boolean "
                         "ndata['train_mask'], ndata['val_mask'] and ndata['test_mask']")
-    return load_node_graph(path, pe_k=lap_k, rwse_k=rwse_k or None, progress=False)
+    return load_node_graph(LoadOptions(data_file=path, pe_k=lap_k, rwse_k=rwse_k or None, progress=False))
 
 
 def check_partitionable(path: str, data: NodeGraph, parts: int) -> None:

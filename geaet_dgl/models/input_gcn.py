@@ -32,7 +32,7 @@ from torch import nn
 
 from ..nn import sparse_input
 from ..nn.batch_layout import BatchLayout
-from ..nn.gcn import NORM_KEY, GCNLayer, _loop_free_norm, without_self_loops
+from ..nn.gcn import NORM_KEY, GCNLayer, loop_free_norm, without_self_loops
 
 
 class InputGCN(nn.Module):
@@ -165,8 +165,8 @@ class PropagationBranch(nn.Module):
     def forward(self, graph: dgl.DGLGraph, feat: torch.Tensor, layout: BatchLayout = None) -> torch.Tensor:
         h = sparse_input.linear(self.first, feat.to(self.first.weight.dtype))
         start = self.second(self.dropout(torch.relu(h)))
-        loopless, norm = _loop_free_norm(graph, start.dtype) if layout is None else \
-            layout.cached(NORM_KEY, lambda: _loop_free_norm(graph, start.dtype))
+        loopless, norm = loop_free_norm(graph, start.dtype) if layout is None else \
+            layout.cached(NORM_KEY, lambda: loop_free_norm(graph, start.dtype))
         norm = norm.to(start.dtype)
         h = start
         for _ in range(self.hops):

@@ -38,7 +38,7 @@ def without_self_loops(graph: dgl.DGLGraph) -> dgl.DGLGraph:
     return dgl.remove_self_loop(graph) if bool((src == dst).any()) else graph
 
 
-def _loop_free_norm(graph: dgl.DGLGraph, dtype: torch.dtype = torch.float32) -> Tuple[dgl.DGLGraph, torch.Tensor]:
+def loop_free_norm(graph: dgl.DGLGraph, dtype: torch.dtype = torch.float32) -> Tuple[dgl.DGLGraph, torch.Tensor]:
     """``graph`` without self-loops (PyG replaces them by the one GCN adds) and (N, 1) :math:`\hat d^{-1/2}` in
     ``dtype`` (the features')."""
     graph = without_self_loops(graph)
@@ -89,8 +89,8 @@ class GCNLayer(nn.Module):
         """
         h = sparse_input.linear(self.lin, node_feat)  # (raw features may come as a sparse matrix)
         # The graph without self-loops and the (N, 1) normalisation, once per batch when the layout is shared
-        graph, norm = _loop_free_norm(graph, h.dtype) if layout is None else \
-            layout.cached(NORM_KEY, lambda: _loop_free_norm(graph, h.dtype))
+        graph, norm = loop_free_norm(graph, h.dtype) if layout is None else \
+            layout.cached(NORM_KEY, lambda: loop_free_norm(graph, h.dtype))
         norm = norm.to(h.dtype)
         h = h * norm
         out = dgl.ops.copy_u_sum(graph, h) + h  # neighbours plus the self-loop

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from geaet_dgl import cli
-from geaet_dgl.data.superpixels.cifar10 import load_cifar10
+from geaet_dgl.data.superpixels import cifar10 as cifar10_module
 from geaet_dgl.scoring import evaluate_checkpoint
 from tests.data.fixtures_cifar10 import quadrant_images, write_cifar_batches
 from tests.commands.test_train_datasets import TINY
@@ -18,7 +18,7 @@ NUM_VAL = 2
 @pytest.fixture
 def small_val(monkeypatch):
     """2 validation graphs instead of 5,000 (the CLI has no option for it)."""
-    monkeypatch.setitem(load_cifar10.__kwdefaults__, "num_val", NUM_VAL)
+    monkeypatch.setattr(cifar10_module, "CIFAR10_NUM_VAL", NUM_VAL)
 
 
 @pytest.mark.slow

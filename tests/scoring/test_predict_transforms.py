@@ -7,6 +7,7 @@ import torch
 
 from geaet_dgl.data.lrgb.voc_coco import load_lrgb_superpixels
 from geaet_dgl.training import make_run_config
+from geaet_dgl.data.options import LoadOptions
 from geaet_dgl.training import train
 from geaet_dgl.scoring import open_trained_run
 from geaet_dgl.scoring.predict import model_outputs, predict_file, prepare_graphs
@@ -31,8 +32,9 @@ def test_the_run_records_the_standardisation(voc_run):
 
 
 def test_predict_on_raw_superpixel_graphs_equals_the_model_on_the_loaders_graphs(voc_run, tmp_path):
-    raw = load_lrgb_superpixels("voc", voc_run / "data", standardize=False, progress=False).test
-    seen = load_lrgb_superpixels("voc", voc_run / "data", progress=False).test  # as training and eval see them
+    raw = load_lrgb_superpixels("voc", LoadOptions(data_dir=voc_run / "data", standardize=False, progress=False)).test
+    seen = load_lrgb_superpixels("voc", LoadOptions(data_dir=voc_run / "data",
+                                                    progress=False)).test  # as training and eval see them
     path = tmp_path / "raw.bin"
     dgl.save_graphs(str(path), raw.graphs)
     run, model, _ = open_trained_run(voc_run / "run" / "best.pt")

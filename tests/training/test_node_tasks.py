@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from geaet_dgl.data import DataError, GraphDataset, collate_for, collate_nodes
+from geaet_dgl.data import DataError, GraphDataset, LoadOptions, collate_for, collate_nodes
 from geaet_dgl.data.generated.sbm import load_sbm
 from geaet_dgl.models import build_model
 from geaet_dgl.training import make_run_config
@@ -16,8 +16,8 @@ TINY = {"model.hidden_dim": 16, "model.num_layers": 1, "model.geanet.unit_size":
 
 @pytest.fixture(scope="module")
 def pattern(tmp_path_factory):
-    return load_sbm("pattern", tmp_path_factory.mktemp("pattern"), pe_k=2, rwse_k=16, limit_train=7, limit_val=4,
-                    limit_test=4, generate=True, progress=False)
+    return load_sbm("pattern", LoadOptions(data_dir=tmp_path_factory.mktemp("pattern"), pe_k=2, rwse_k=16,
+                                           limit_train=7, limit_val=4, limit_test=4, generate=True, progress=False))
 
 
 def test_node_dataset_slices_and_collate_concatenates(pattern):

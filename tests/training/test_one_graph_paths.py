@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from geaet_dgl import cli
 from geaet_dgl.data.nodes.node_graph import load_node_graph
+from geaet_dgl.data.options import LoadOptions
 from geaet_dgl.training.node_batches import make_node_sampler
 from tests.distgraph.conftest import planted_graph
 from tests.training.tiny import one_thread
@@ -37,7 +38,7 @@ def _one_line(result):
 
 
 def _cluster_epoch(path, num_parts, queue):
-    data = load_node_graph(path, progress=False)
+    data = load_node_graph(LoadOptions(data_file=path, progress=False))
     sampler = make_node_sampler(data, "cluster", num_parts=num_parts)
     batches = list(sampler.epoch_batches(batch_size=4, seed=0, epoch=0))
     queue.put((sampler.steps_per_epoch(4), [g.num_nodes() for g in batches], sampler.max_batch_nodes(4)))
@@ -57,7 +58,7 @@ def test_cluster_sampler_with_one_part_trains_on_the_whole_graph(small_file, num
 
 
 def test_cluster_batch_of_one_part_carries_the_graph(small_file):
-    data = load_node_graph(small_file, progress=False)
+    data = load_node_graph(LoadOptions(data_file=small_file, progress=False))
     batch = next(iter(make_node_sampler(data, "cluster", num_parts=1).epoch_batches(4, 0, 0)))
     for key in ("feat", "label", "train_mask"):
         assert torch.equal(batch.ndata[key], data.graph.ndata[key])

@@ -9,13 +9,17 @@
 :mod:`.pe_cache`
     LapPE / RWSE of a split computed once, cached on disk next to the data
     (verified by checksum), attached as ``ndata['lap_pe']``, ``['lap_eigval']``, ``['rwse']``.
+:mod:`.apply`
+    The one path a loader's graphs get their LapPE / RWSE by (:func:`~.apply.encode_graphs`):
+    what is asked for (:class:`~.apply.EncodingRequest`), where it is cached (:class:`~.apply.EncodingCache`).
 :mod:`.structural_encoding`
     GraphGPS's other encodings of one graph: HKdiagSE, ElstaticSE, Graphormer's
     shortest-path types and degrees.
 :mod:`.se_cache`
     Those per split, cached the same way and attached (``ndata['hkdiag_se']``, ...).
 
-Every loader attaches the encodings its run asks for through :mod:`.pe_cache`
-(``attach_pe`` / ``cached_split_pe``); the run configuration adds the structural
-ones through :mod:`.se_cache` (``attach_structural``).
+Every loader attaches the encodings its :class:`~geaet_dgl.data.options.LoadOptions` ask for
+through :func:`~.apply.encode_graphs` (:mod:`.pe_cache` underneath: the same cache files and
+keys as before); :func:`~geaet_dgl.data.registry.load_with` then adds the structural ones
+(``options.structural``) through :mod:`.se_cache` (``attach_structural``).
 """

@@ -44,7 +44,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Tuple, Union
 
 import dgl
 import numpy as np
@@ -53,8 +53,9 @@ from dgl.data import CLUSTERDataset, PATTERNDataset
 
 from ...atomic import atomic_write
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.pe_cache import attach_pe, cached_split_pe
+from ..encodings.apply import beside, encode_graphs
 from ..errors import DataError
+from ..options import LoadOptions
 
 log = logging.getLogger(__name__)
 
@@ -220,28 +221,24 @@ def one_hot_inputs(graphs: List[dgl.DGLGraph], width: int, name: str, split: str
     return torch.cat(labels) if labels else torch.zeros(0, dtype=torch.int64)
 
 
-def load_sbm(name: str, data_dir: PathLike, pe_k: int = 8, limit_train: Optional[int] = None,
-             limit_val: Optional[int] = None, limit_test: Optional[int] = None, progress: bool = True, *,
-             rwse_k: Optional[int] = None, generate: bool = False, seed: int = 0,
-             laplacian_norm: str = "sym") -> DatasetSplits:
+#: The Laplacian of this dataset's LapPE unless ``LoadOptions.laplacian_norm`` says otherwise (the reference config's;
+#: :data:`~geaet_dgl.data.registry.LAPLACIAN_NORM` must agree: ``predict`` encodes new graphs with it).
+DEFAULT_LAPLACIAN_NORM = "sym"
+
+
+def load_sbm(name: str, options: LoadOptions) -> DatasetSplits:
     """PATTERN or CLUSTER splits through DGL's loader (offline).
 
     Parameters
     ----------
     name : {'pattern', 'cluster'}
-    data_dir : path-like
-        DGL's ``raw_dir``.
-    pe_k : int
-        Laplacian eigenpairs per graph (``ndata['lap_pe']``/``['lap_eigval']``).
-    limit_train, limit_val, limit_test : int, optional
-        First ``n`` graphs of a split; also the sizes generated.
-    rwse_k : int, optional
-        Also ``ndata['rwse']`` (N, rwse_k) (16 for the PATTERN preset).
-    generate : bool
-        Generate the files with the benchmark's SBM parameters when absent
-        (sizes: the limits, else the benchmark's 10k/2k/2k or 10k/1k/1k).
-    seed : int
-        Generator seed.
+    options : LoadOptions
+        ``data_dir``: DGL's ``raw_dir``. ``pe_k`` (default 8): Laplacian eigenpairs per graph
+        (``ndata['lap_pe']``/``['lap_eigval']``); ``rwse_k``: also ``ndata['rwse']`` (N, rwse_k) (16 for
+        the PATTERN preset). ``limit_train``, ``limit_val``, ``limit_test``: first ``n`` graphs of a split;
+        also the sizes generated. ``generate``: generate the files with the benchmark's SBM parameters
+        when absent (sizes: the limits, else the benchmark's 10k/2k/2k or 10k/1k/1k). ``seed``: generator
+        seed (default 0).
 
     Returns
     -------
@@ -251,8 +248,9 @@ def load_sbm(name: str, data_dir: PathLike, pe_k: int = 8, limit_train: Optional
     if name not in SBM_TASKS:
         raise DataError(f"unknown SBM dataset {name!r}; choose pattern or cluster")
     cls, _, num_classes, width, full_sizes = SBM_TASKS[name]
+    data_dir, generate, seed = options.data_dir, options.generate, options.or_default("seed", 0)
     files = sbm_files(name, data_dir)
-    limits = {"train": limit_train, "val": limit_val, "test": limit_test}
+    limits = options.limit_of
     info_path = files["train"].parent / BUILD_INFO
     wanted = {split: limits[split] or full_sizes[split] for split in files}
     if not all(p.is_file() for p in files.values()):
@@ -285,11 +283,7 @@ def load_sbm(name: str, data_dir: PathLike, pe_k: int = 8, limit_train: Optional
         count = len(data) if limits[split] is None else min(limits[split], len(data))
         graphs = [data[i] for i in range(count)]
         labels = one_hot_inputs(graphs, width, name, split)
-        stat = files[split].stat()
-        pe = cached_split_pe(graphs, files[split].parent / "geaet_cache", tag=f"{mode}", k=pe_k,
-                             norm=laplacian_norm, rwse_k=rwse_k, stamp=f"{stat.st_size}:{stat.st_mtime_ns}",
-                             progress=progress)
-        attach_pe(graphs, pe)
+        encode_graphs(graphs, options.encodings(default_k=8, default_norm=DEFAULT_LAPLACIAN_NORM), beside(files[split], f"{mode}"))
         splits[split] = GraphDataset(graphs, labels, level="node")
     return DatasetSplits(train=splits["train"], val=splits["val"], test=splits["test"], num_classes=num_classes,
                          name=name, source=source)

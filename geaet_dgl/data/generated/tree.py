@@ -35,6 +35,7 @@ import torch
 from ..dataset import DatasetSplits, GraphDataset
 from ..encodings.positional_encoding import laplacian_pe_from_edges, random_walk_se_from_edges
 from ..errors import DataError
+from ..options import LoadOptions
 
 MIN_DEPTH, MAX_DEPTH = 2, 7  # the paper's r = 2..7; the tree preset's vocabularies fit up to 7
 DEFAULT_PERMUTATIONS = 4000
@@ -148,12 +149,14 @@ def stratified_split(labels: torch.Tensor, train_fraction: float, seed: int) -> 
     return rng.permutation(np.concatenate(train)), rng.permutation(np.concatenate(test))
 
 
-def load_tree(depth: int = 3, pe_k: Optional[int] = None, limit_train: Optional[int] = None,
-              limit_val: Optional[int] = None, limit_test: Optional[int] = None, *, rwse_k: Optional[int] = None,
-              num_permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0,
+def load_tree(options: LoadOptions, num_permutations: int = DEFAULT_PERMUTATIONS,
               train_fraction: float = TRAIN_FRACTION) -> DatasetSplits:
-    """TreeNeighbourMatch splits of depth ``depth`` (labels per graph; the model reads out the root)."""
-    examples = TreeExamples(int(depth), num_permutations, seed, pe_k, rwse_k)
+    """TreeNeighbourMatch splits of radius ``options.depth`` (default 3; labels per graph; the model reads out
+    the root), generated in memory: ``pe_k`` / ``rwse_k`` (none by default) on the fixed structure, ``seed``
+    (default 0), the ``limit_*`` fields; ``data_dir`` unused."""
+    depth, seed = options.depth or 3, options.or_default("seed", 0)
+    limit_train, limit_val, limit_test = options.limits
+    examples = TreeExamples(int(depth), num_permutations, seed, options.pe_k, options.rwse_k)
     train_idx, test_idx = stratified_split(examples.labels, train_fraction, seed)
     total = len(examples)
     train_idx = train_idx[:limit_train] if limit_train else train_idx

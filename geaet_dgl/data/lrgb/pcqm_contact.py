@@ -43,8 +43,9 @@ from ogb.utils.features import atom_to_feature_vector, bond_to_feature_vector
 
 from ...atomic import atomic_write
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.pe_cache import attach_pe, cached_split_pe
+from ..encodings.apply import EncodingCache, encode_graphs
 from ..errors import DataError
+from ..options import LoadOptions
 
 log = logging.getLogger(__name__)
 
@@ -221,48 +222,48 @@ def _build(tensors: Dict[str, torch.Tensor], index: torch.Tensor) -> GraphDatase
     return GraphDataset(graphs, labels, level="link", counts=counts)
 
 
-def load_pcqm_contact(data_dir: PathLike, pe_k: int = 8, limit_train: Optional[int] = None,
-                      limit_val: Optional[int] = None, limit_test: Optional[int] = None, progress: bool = True, *,
-                      generate: bool = False, rwse_k: Optional[int] = None,
-                      laplacian_norm: str = "none") -> DatasetSplits:
+#: The Laplacian of this dataset's LapPE unless ``LoadOptions.laplacian_norm`` says otherwise (the reference config's;
+#: :data:`~geaet_dgl.data.registry.LAPLACIAN_NORM` must agree: ``predict`` encodes new graphs with it).
+DEFAULT_LAPLACIAN_NORM = "none"
+
+
+def load_pcqm_contact(options: LoadOptions) -> DatasetSplits:
     """PCQM-Contact's shuffle split as link-level datasets, with Laplacian PE (and RWSE if ``rwse_k``).
 
     Parameters
     ----------
-    data_dir : path-like
-        The folder holding ``pcqm4m-v2-contact/`` (see the module docstring).
-    limit_train, limit_val, limit_test : int, optional
-        Keep the first N graphs of a split (in the split file's order).
-    generate : bool
-        Write a missing split file as GraphGPS would regenerate it.
+    options : LoadOptions
+        ``data_dir``: the folder holding ``pcqm4m-v2-contact/`` (see the module docstring).
+        ``limit_train``, ``limit_val``, ``limit_test``: the first N graphs of a split (in the split file's
+        order). ``generate``: write a missing split file as GraphGPS would regenerate it. ``pe_k``
+        (default 8), ``laplacian_norm`` (default ``'none'``), ``rwse_k``: the encodings.
 
     Returns
     -------
     DatasetSplits
         ``num_classes=1`` (one logit per pair); each item is ``(graph, (P, 2) contact pairs)``.
     """
-    files = pcqm_contact_files(data_dir)
+    files = pcqm_contact_files(options.data_dir)
     if not files["raw"].is_file():
         raise DataError(f"PCQM-Contact data is missing ({files['raw']}); put LRGB's pcqm4m-contact.tsv.gz there "
                         "and its 530k_shuffle_split_dict.pt one folder up")
-    if not files["split"].is_file() and not generate:
+    if not files["split"].is_file() and not options.generate:
         raise DataError(f"the PCQM-Contact split file is missing ({files['split']}); put LRGB's "
                         f"{files['split'].name} there, or --set data.generate=true to regenerate it as GraphGPS does")
-    tensors = _processed(files, progress)
+    tensors = _processed(files, options.progress)
     num_graphs = len(tensors["num_nodes"])
     if not files["split"].is_file():
         with atomic_write(files["split"]) as handle:
             torch.save(shuffle_split(num_graphs), handle)
     split = _read_split(files["split"], num_graphs)
-    limits = {"train": limit_train, "val": limit_val, "test": limit_test}
+    limits = options.limit_of
     stamp = f"{_stamp(files['raw'])}:{_stamp(files['split'])}"
+    request = options.encodings(default_k=8, default_norm=DEFAULT_LAPLACIAN_NORM)
     datasets = {}
     for name in SPLIT_NAMES:
         index = split[name][:limits[name]] if limits[name] is not None else split[name]
         dataset = _build(tensors, index)
-        pe = cached_split_pe(dataset.graphs, files["processed"].parent / "geaet_cache", tag=name, k=pe_k,
-                             norm=laplacian_norm, rwse_k=rwse_k, stamp=stamp, progress=progress)
-        attach_pe(dataset.graphs, pe)
+        encode_graphs(dataset.graphs, request, EncodingCache(files["processed"].parent / "geaet_cache", name, stamp))
         datasets[name] = dataset
     return DatasetSplits(train=datasets["train"], val=datasets["val"], test=datasets["test"], num_classes=1,
                          name="pcqm-contact", source=f"LRGB PCQM-Contact files in {files['raw'].parent.parent}")

@@ -38,7 +38,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Tuple, Union
 
 import numpy as np
 import pandas as pd
@@ -49,9 +49,10 @@ from ogb.utils.features import get_atom_feature_dims, get_bond_feature_dims
 
 from ...atomic import atomic_write
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.pe_cache import attach_pe, cached_split_pe
+from ..encodings.apply import EncodingCache, encode_graphs
 from ..errors import DataError
 from ..library_output import dgl_progress_bars
+from ..options import LoadOptions
 
 PathLike = Union[str, os.PathLike]
 SPLITS = ("train", "val", "test")
@@ -263,28 +264,24 @@ def _read_split(kind: _Kind, data, files: PeptidesFiles) -> Dict[str, torch.Tens
     return split
 
 
-def load_peptides(name: str, data_dir: PathLike, pe_k: int = 10, limit_train: Optional[int] = None,
-                  limit_val: Optional[int] = None, limit_test: Optional[int] = None, progress: bool = True, *,
-                  rwse_k: Optional[int] = None, laplacian_norm: str = "none", check_md5: bool = True) -> DatasetSplits:
+#: The Laplacian of this dataset's LapPE unless ``LoadOptions.laplacian_norm`` says otherwise (the reference config's;
+#: :data:`~geaet_dgl.data.registry.LAPLACIAN_NORM` must agree: ``predict`` encodes new graphs with it).
+DEFAULT_LAPLACIAN_NORM = "none"
+
+
+def load_peptides(name: str, options: LoadOptions) -> DatasetSplits:
     """Peptides-Func or Peptides-Struct splits (DGL's split) with Laplacian PE (and RWSE if ``rwse_k``).
 
     Parameters
     ----------
     name : {'peptides-func', 'peptides-struct'}
-    data_dir : path-like
-        Folder holding DGL's ``Peptides-func_<hash>/`` / ``Peptides-struc_<hash>/``.
-    pe_k : int
-        Laplacian eigenvectors per node (LapPE-10 in the presets).
-    limit_train, limit_val, limit_test : int, optional
-        Keep the first N graphs of a split, in the split file's order.
-    progress : bool
-        Show a bar while computing encodings.
-    rwse_k : int, optional
-        Also ``ndata['rwse']`` with that many random-walk steps.
-    laplacian_norm : {'none', 'sym'}
-        ``'none'`` (``L = D - A``), as the reference's Peptides config.
-    check_md5 : bool
-        Refuse files whose MD5 differs from the published checksums DGL records.
+    options : LoadOptions
+        ``data_dir``: the folder holding DGL's ``Peptides-func_<hash>/`` / ``Peptides-struc_<hash>/``.
+        ``pe_k`` (default 10, LapPE-10 in the presets): Laplacian eigenvectors per node; ``laplacian_norm``
+        (default ``'none'``, ``L = D - A``, as the reference's Peptides config); ``rwse_k``: also
+        ``ndata['rwse']``. ``limit_train``, ``limit_val``, ``limit_test``: the first N graphs of a split, in
+        the split file's order. ``progress``: a bar while computing encodings. ``check_md5``: refuse files
+        whose MD5 differs from the published checksums DGL records.
 
     Returns
     -------
@@ -299,29 +296,28 @@ def load_peptides(name: str, data_dir: PathLike, pe_k: int = 10, limit_train: Op
     """
     kind = _kind(name)
     key = str(name).lower()
-    files = peptides_files(key, data_dir)
+    files = peptides_files(key, options.data_dir)
     missing = [str(p) for p in (files.csv, files.split) if not p.is_file()]
     if missing:
         raise DataError(f"{kind.title} data is missing ({', '.join(missing)}); put DGL's {files.csv.name} "
                         f"({files.csv_url}) and {files.split.name} ({files.split_url}) into {files.folder}")
     digests = {path: _md5(path) for path in (files.csv, files.split)}
-    if check_md5:
+    if options.check_md5:
         for path, url, want in zip((files.csv, files.split), (files.csv_url, files.split_url), published_md5(key)):
             if digests[path] != want:
                 raise DataError(f"{path} has MD5 {digests[path]}, not the published {want} (DGL's checksum): the "
                                 f"file is corrupt or another version; download it again from {url}")
-    data = _read_dgl(kind, files, digests[files.csv], progress)
+    data = _read_dgl(kind, files, digests[files.csv], options.progress)
     _check_graphs(kind, data, files)
     split = _read_split(kind, data, files)
-    limits = {"train": limit_train, "val": limit_val, "test": limit_test}
+    limits = options.limit_of
     stamp = f"{digests[files.csv]}:{digests[files.split]}"
+    request = options.encodings(default_k=10, default_norm=DEFAULT_LAPLACIAN_NORM)
     datasets = {}
     for part in SPLITS:
         idx = split[part] if limits[part] is None else split[part][:limits[part]]
         graphs = [data.graphs[i] for i in idx.tolist()]
-        pe = cached_split_pe(graphs, files.folder / "geaet_cache", tag=part, k=pe_k, norm=laplacian_norm,
-                             rwse_k=rwse_k, stamp=stamp, progress=progress)
-        attach_pe(graphs, pe)
+        encode_graphs(graphs, request, EncodingCache(files.folder / "geaet_cache", part, stamp))
         datasets[part] = GraphDataset(graphs, data.labels[idx].float())
     return DatasetSplits(train=datasets["train"], val=datasets["val"], test=datasets["test"],
                          num_classes=kind.num_targets, name=key, source=f"DGL {kind.title} files in {files.folder}")

@@ -44,10 +44,11 @@ import torch
 from dgl.data import COCOSuperpixelsDataset, VOCSuperpixelsDataset
 
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.pe_cache import attach_pe, cached_split_pe
+from ..encodings.apply import EncodingCache, encode_graphs, file_stamp
 from ..errors import DataError
 from ..input_transform import apply_input_transform, standardize_transform
 from ..library_output import dgl_progress_bars
+from ..options import LoadOptions
 
 PathLike = Union[str, os.PathLike]
 SPLITS = ("train", "val", "test")
@@ -198,35 +199,27 @@ def _take_inputs(graphs: List[dgl.DGLGraph], task: SuperpixelTask, split: str, s
     return torch.cat(labels) if labels else torch.zeros(0, dtype=torch.int64)
 
 
-def load_lrgb_superpixels(name: str, data_dir: PathLike, pe_k: Optional[int] = None,
-                          limit_train: Optional[int] = None, limit_val: Optional[int] = None,
-                          limit_test: Optional[int] = None, progress: bool = True, *,
-                          rwse_k: Optional[int] = None, laplacian_norm: str = "none",
-                          standardize: bool = True, statistics: Optional[str] = None) -> DatasetSplits:
+#: The Laplacian of this dataset's LapPE unless ``LoadOptions.laplacian_norm`` says otherwise (the reference config's;
+#: :data:`~geaet_dgl.data.registry.LAPLACIAN_NORM` must agree: ``predict`` encodes new graphs with it).
+DEFAULT_LAPLACIAN_NORM = "none"
+
+
+def load_lrgb_superpixels(name: str, options: LoadOptions) -> DatasetSplits:
     """PascalVOC-SP (``name='voc'``) or COCO-SP (``'coco'``) splits through DGL's loader (offline).
 
     Parameters
     ----------
     name : {'voc', 'coco'}
-    data_dir : path-like
-        DGL's ``raw_dir``.
-    pe_k : int, optional
-        Laplacian eigenpairs per graph (``ndata['lap_pe']``/``['lap_eigval']``,
-        cached on disk; about 20 ms per graph on one core); ``None`` or 0
-        gives empty (N, 0) fields and computes nothing (the paper's
-        configurations use no PE).
-    limit_train, limit_val, limit_test : int, optional
-        First ``n`` graphs of a split (DGL still processes the whole pickle).
-    progress : bool
-        Show DGL's and the encodings' progress bars.
-    rwse_k : int, optional
-        Also ``ndata['rwse']`` (N, rwse_k).
-    laplacian_norm : {'none', 'sym'}
-        ``'none'`` as ``posenc_LapPE.eigen.laplacian_norm`` in the reference's configs.
-    standardize : bool
-        Standardise node and edge features with the reference encoders' statistics.
-    statistics : {'voc', 'coco'}, optional
-        Whose statistics standardise the features (default: the dataset's own). GraphGPS's
+    options : LoadOptions
+        ``data_dir``: DGL's ``raw_dir``. ``pe_k``: Laplacian eigenpairs per graph
+        (``ndata['lap_pe']``/``['lap_eigval']``, cached on disk; about 20 ms per graph on one core);
+        ``None`` or 0 with no ``rwse_k`` computes and attaches nothing (the paper's configurations use
+        no PE). ``rwse_k``: also ``ndata['rwse']`` (N, rwse_k). ``laplacian_norm`` (default ``'none'``,
+        as ``posenc_LapPE.eigen.laplacian_norm`` in the reference's configs). ``limit_train``,
+        ``limit_val``, ``limit_test``: first ``n`` graphs of a split (DGL still processes the whole
+        pickle). ``progress``: DGL's and the encodings' progress bars. ``standardize``: standardise node
+        and edge features with the reference encoders' statistics. ``statistics`` (``'voc'``/``'coco'``):
+        whose statistics standardise the features (default: the dataset's own). GraphGPS's
         ``cocosuperpixels-GPS.yaml`` names the ``VOCNode``/``VOCEdge`` encoders, which standardise
         COCO-SP with PascalVOC-SP's means and standard deviations: ``statistics='voc'``.
 
@@ -238,10 +231,12 @@ def load_lrgb_superpixels(name: str, data_dir: PathLike, pe_k: Optional[int] = N
 
     Example
     -------
-    >>> splits = load_lrgb_superpixels('voc', 'data')  # doctest: +SKIP
+    >>> splits = load_lrgb_superpixels('voc', LoadOptions(data_dir='data'))  # doctest: +SKIP
     >>> splits.node_feat_dim, splits.edge_feat_dim, splits.num_classes  # doctest: +SKIP
     (14, 2, 21)
     """
+    data_dir, progress, standardize, statistics = options.data_dir, options.progress, options.standardize, \
+        options.statistics
     task = _task(name)
     stats = _task(statistics) if statistics else task
     files = superpixel_files(task.name, data_dir)
@@ -249,7 +244,8 @@ def load_lrgb_superpixels(name: str, data_dir: PathLike, pe_k: Optional[int] = N
     missing = [p for p in files.values() if not (p.is_file() or _processed(p).is_file())]
     if missing:
         raise DataError(_missing_message(task, folder, missing))
-    limits = {"train": limit_train, "val": limit_val, "test": limit_test}
+    limits = options.limit_of
+    request = options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM)
     offline = _offline(task.name)
     splits = {}
     for split in SPLITS:
@@ -264,12 +260,9 @@ def load_lrgb_superpixels(name: str, data_dir: PathLike, pe_k: Optional[int] = N
         count = len(data) if limits[split] is None else min(limits[split], len(data))
         graphs = [data[i] for i in range(count)]
         labels = _take_inputs(graphs, task, split, standardize, stats)
-        if pe_k or rwse_k is not None:  # RWSE alone too (before, rwse_k without pe_k was dropped)
+        if request:  # RWSE alone too (before, rwse_k without pe_k was dropped)
             source = files[split] if files[split].is_file() else _processed(files[split])
-            stat = source.stat()
-            pe = cached_split_pe(graphs, folder / "geaet_cache", tag=split, k=pe_k or 0, norm=laplacian_norm,
-                                 rwse_k=rwse_k, stamp=f"{stat.st_size}:{stat.st_mtime_ns}", progress=progress)
-            attach_pe(graphs, pe)
+            encode_graphs(graphs, request, EncodingCache(folder / "geaet_cache", split, file_stamp(source)))
         splits[split] = GraphDataset(graphs, labels, level="node")
     return DatasetSplits(train=splits["train"], val=splits["val"], test=splits["test"],
                          num_classes=task.num_classes, name=task.name,

@@ -43,7 +43,7 @@ import logging
 import math
 import os
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Tuple, Union
 
 import dgl
 import numpy as np
@@ -51,8 +51,9 @@ import torch
 from tqdm import tqdm
 
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.pe_cache import attach_pe, cached_split_pe
+from ..encodings.apply import EncodingCache, encode_graphs
 from ..errors import DataError
+from ..options import LoadOptions
 
 log = logging.getLogger(__name__)
 PathLike = Union[str, os.PathLike]
@@ -223,35 +224,36 @@ def read_malnet_tiny(data_dir: PathLike, progress: bool = True):
     return graphs, labels, split, stamp
 
 
-def load_malnet_tiny(data_dir: PathLike, pe_k: int = 0, limit_train: Optional[int] = None,
-                     limit_val: Optional[int] = None, limit_test: Optional[int] = None, progress: bool = True, *,
-                     rwse_k: Optional[int] = None, laplacian_norm: str = "none") -> DatasetSplits:
+#: The Laplacian of this dataset's LapPE unless ``LoadOptions.laplacian_norm`` says otherwise (the reference config's;
+#: :data:`~geaet_dgl.data.registry.LAPLACIAN_NORM` must agree: ``predict`` encodes new graphs with it).
+DEFAULT_LAPLACIAN_NORM = "none"
+
+
+def load_malnet_tiny(options: LoadOptions) -> DatasetSplits:
     """MalNet-Tiny's type split with LocalDegreeProfile features and Laplacian PE (and RWSE if ``rwse_k``).
 
     Parameters
     ----------
-    data_dir : path-like
-        Holds ``MalNetTiny/raw/`` (see the module docstring).
-    pe_k, rwse_k, laplacian_norm
-        Encodings (cached in ``MalNetTiny/geaet_cache``).
-    limit_train, limit_val, limit_test : int, optional
-        Keep the first N graphs of a split, in the split file's order.
+    options : LoadOptions
+        ``data_dir``: holds ``MalNetTiny/raw/`` (see the module docstring). ``pe_k`` (default 0),
+        ``rwse_k``, ``laplacian_norm`` (default ``'none'``): encodings (cached in
+        ``MalNetTiny/geaet_cache``). ``limit_train``, ``limit_val``, ``limit_test``: the first N graphs of
+        a split, in the split file's order.
 
     Returns
     -------
     DatasetSplits
         5 classes, labels (G,) int64.
     """
-    graphs, labels, split, stamp = read_malnet_tiny(data_dir, progress)
-    limits = {"train": limit_train, "val": limit_val, "test": limit_test}
-    root = malnet_files(data_dir)["processed"].parent.parent
+    graphs, labels, split, stamp = read_malnet_tiny(options.data_dir, options.progress)
+    limits = options.limit_of
+    request = options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM)
+    root = malnet_files(options.data_dir)["processed"].parent.parent
     parts = {}
     for part, _ in SPLITS:
         idx = split[part] if limits[part] is None else split[part][:limits[part]]
         chosen = [graphs[i] for i in idx.tolist()]
-        pe = cached_split_pe(chosen, root / "geaet_cache", tag=part, k=pe_k, norm=laplacian_norm, rwse_k=rwse_k,
-                             stamp=stamp, progress=progress)
-        attach_pe(chosen, pe)
+        encode_graphs(chosen, request, EncodingCache(root / "geaet_cache", part, stamp))
         parts[part] = GraphDataset(chosen, labels[idx])
     return DatasetSplits(train=parts["train"], val=parts["val"], test=parts["test"], num_classes=len(TYPES),
                          name="malnet-tiny", source=f"MalNet-Tiny edge lists in {root / 'raw'} (PyG's layout)")

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Dict, Optional, Union
+from typing import Dict, Union
 
 import torch
 from dgl.data import ZINCDataset
 
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.pe_cache import attach_pe, cached_split_pe
+from ..encodings.apply import beside, encode_graphs
 from ..errors import DataError
+from ..options import LoadOptions
 
 PathLike = Union[str, os.PathLike]
 DGL_MODES = {"train": "train", "val": "valid", "test": "test"}
@@ -53,22 +54,27 @@ def zinc_present(data_dir: PathLike) -> bool:
     return all(p.is_file() for p in zinc_files(data_dir).values())
 
 
-def load_zinc(data_dir: PathLike, pe_k: int = 8, limit_train: Optional[int] = None, limit_val: Optional[int] = None,
-              limit_test: Optional[int] = None, progress: bool = True, *, rwse_k: Optional[int] = None,
-              laplacian_norm: str = "sym") -> DatasetSplits:
-    """ZINC-12k splits (graph regression) with Laplacian PE (and RWSE if ``rwse_k``).
+#: The Laplacian of this dataset's LapPE unless ``LoadOptions.laplacian_norm`` says otherwise (the reference config's;
+#: :data:`~geaet_dgl.data.registry.LAPLACIAN_NORM` must agree: ``predict`` encodes new graphs with it).
+DEFAULT_LAPLACIAN_NORM = "sym"
+
+
+def load_zinc(options: LoadOptions) -> DatasetSplits:
+    """ZINC-12k splits (graph regression) from ``options.data_dir``, with Laplacian PE (``pe_k``, default 8;
+    ``'sym'`` Laplacian) and RWSE if ``rwse_k``.
 
     Returns
     -------
     DatasetSplits
         ``num_classes=1`` (one regression target); labels (G,) float32.
     """
+    data_dir = options.data_dir
     files = zinc_files(data_dir)
     missing = [str(p) for p in files.values() if not p.is_file()]
     if missing:
         raise DataError(f"ZINC data is missing ({', '.join(missing)}); unpack DGL's ZINC12k.zip into "
                         f"{files['train'].parent}")
-    limits = {"train": limit_train, "val": limit_val, "test": limit_test}
+    limits = options.limit_of
     root = str(Path(data_dir).expanduser().resolve())
     splits = {}
     for split, mode in DGL_MODES.items():
@@ -91,10 +97,7 @@ def load_zinc(data_dir: PathLike, pe_k: int = 8, limit_train: Optional[int] = No
                 raise DataError(f"ZINC {split}: bond type outside 0..{NUM_BOND_TYPES - 1} in {files[split]}")
         labels = torch.stack([torch.as_tensor(y).reshape(()) for _, y in pairs]).float() if pairs \
             else torch.zeros(0)
-        stat = files[split].stat()
-        pe = cached_split_pe(graphs, files[split].parent / "geaet_cache", tag=mode, k=pe_k, norm=laplacian_norm,
-                             rwse_k=rwse_k, stamp=f"{stat.st_size}:{stat.st_mtime_ns}", progress=progress)
-        attach_pe(graphs, pe)
+        encode_graphs(graphs, options.encodings(default_k=8, default_norm=DEFAULT_LAPLACIAN_NORM), beside(files[split], mode))
         splits[split] = GraphDataset(graphs, labels)
     return DatasetSplits(train=splits["train"], val=splits["val"], test=splits["test"], num_classes=1,
                          name="zinc", source=f"DGL ZINC-12k files in {files['train'].parent}")

@@ -33,7 +33,7 @@ Example
 >>> for i, name in enumerate(('train_mask', 'val_mask', 'test_mask')):
 ...     g.ndata[name] = torch.arange(30) % 3 == i
 >>> dgl.save_graphs('/tmp/one_graph.bin', [g])
->>> data = load_node_graph('/tmp/one_graph.bin')
+>>> data = load_node_graph(LoadOptions(data_file='/tmp/one_graph.bin'))
 >>> data.task, data.num_classes, data.sizes()
 ('node-classification', 3, {'train': 10, 'val': 10, 'test': 10})
 """
@@ -50,10 +50,12 @@ import numpy as np
 import torch
 
 from ...config.validation import NODE_TASKS  # the menu of data.task on one graph with node masks
-from ..encodings.pe_cache import attach_pe, cached_split_pe, writable_cache_dir
+from ..encodings.apply import EncodingCache, encode_graphs, file_stamp
+from ..encodings.pe_cache import writable_cache_dir
 from ..errors import DataError
 from ..identity import check_unchanged, file_identity, identity_changes
-from ..own_files.graph_files import (FileSplit, GraphFileInfo, conform_graphs, infer_feature_spec, load_first_graph,
+from ..options import LoadOptions
+from ..own_files.graph_files import (GraphFileInfo, conform_graphs, infer_feature_spec, load_first_graph,
                                      read_graph_file)
 from ..own_files.hetero_files import HeteroFileInfo, HeteroSchema, conform_hetero_graphs, infer_schema, is_heterograph, node_target
 
@@ -341,39 +343,37 @@ def inspect_node_graph(path: PathLike, task: Optional[str] = None, target_ntype:
     return GraphFileInfo(path=os.fspath(path), num_graphs=1, task=task, num_outputs=outputs, features=spec)
 
 
-def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int = 0, rwse_k: Optional[int] = None,
-                    laplacian_norm: str = "sym", limit_train: Optional[int] = None, limit_val: Optional[int] = None,
-                    limit_test: Optional[int] = None, progress: bool = True, file_split: Optional[FileSplit] = None,
-                    *, target_ntype: Optional[str] = None) -> NodeGraph:
+#: The Laplacian of this dataset's LapPE unless ``LoadOptions.laplacian_norm`` says otherwise (the reference config's;
+#: :data:`~geaet_dgl.data.registry.LAPLACIAN_NORM` must agree: ``predict`` encodes new graphs with it).
+DEFAULT_LAPLACIAN_NORM = "sym"
+
+
+def load_node_graph(options: LoadOptions) -> NodeGraph:
     """A one-graph file with node masks as a :class:`NodeGraph`, positional encodings cached beside it.
 
     Parameters
     ----------
-    data_file : path-like
-        Written by ``dgl.save_graphs(PATH, [g])`` (see the module docstring).
-    task : {'node-classification', 'node-regression'}, optional
-        Default: from the labels' type.
-    pe_k, rwse_k, laplacian_norm
-        Encodings to attach (``ndata['lap_pe']``/``['lap_eigval']``, ``['rwse']``),
-        cached in ``geaet_cache/`` beside the file, keyed by its size and mtime.
-    limit_train, limit_val, limit_test : int, optional
-        Keep the first N nodes of a mask (the graph itself stays whole).
-    file_split : FileSplit, optional
-        Its ``identity``: a run's record of the file (:func:`~..identity.file_identity`): a file
-        whose identity differs is refused (DataError) unless ``allow_changed``. ``split_file`` and
-        ``split`` are refused (the masks are the split); ``split_seed``, ``indices`` and
-        ``legacy_split`` are unused (a graph file's recorded split and its old cut; the masks are this one's).
-    target_ntype : str, optional
-        A heterograph's node type with the labels and masks (default: the
-        only labelled type); heterographs take no positional encoding.
+    options : LoadOptions
+        ``data_file``: written by ``dgl.save_graphs(PATH, [g])`` (see the module docstring).
+        ``task`` (``'node-classification'`` / ``'node-regression'``): default from the labels' type.
+        ``pe_k`` (default 0), ``rwse_k``, ``laplacian_norm`` (default ``'sym'``): encodings to attach
+        (``ndata['lap_pe']``/``['lap_eigval']``, ``['rwse']``), cached in ``geaet_cache/`` beside the
+        file, keyed by its size and mtime. ``limit_train``, ``limit_val``, ``limit_test``: keep the first
+        N nodes of a mask (the graph itself stays whole). ``identity``: a run's record of the file
+        (:func:`~..identity.file_identity`): a file whose identity differs is refused (DataError) unless
+        ``allow_changed``. ``split_file`` and ``split`` are refused (the masks are the split);
+        ``split_seed``, ``indices`` and ``legacy_split`` are unused (a graph file's recorded split and its
+        old cut; the masks are this one's). ``target_ntype``: a heterograph's node type with the labels
+        and masks (default: the only labelled type); heterographs take no positional encoding.
     """
-    path = Path(data_file)
-    file_split = file_split or FileSplit()
+    path = Path(options.data_file)
+    file_split = options.file_split
+    request = options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM)
     if file_split.split_file is not None or file_split.split is not None:
         raise DataError(f"{path} carries its own node masks, which are the split; drop --split / --split-file "
                         "(or remove the masks from the graph)")
-    graph, _, task, outputs, target = _read(path, task, target_ntype)
-    if target and (pe_k or rwse_k):
+    graph, _, task, outputs, target = _read(path, options.task, options.target_ntype)
+    if target and (request.k or request.rwse_k):
         raise DataError("heterograph models take no positional encoding; set model.pe=none")
     if file_split.identity is not None:
         check_unchanged(f"graph file {path}", identity_changes(file_split.identity, file_identity(path, 1)),
@@ -381,16 +381,13 @@ def load_node_graph(data_file: PathLike, task: Optional[str] = None, pe_k: int =
                         "restore the file the run was trained on",
                         going_on="going on only if its node masks and their labels are still the run's split "
                                  "(checked against the run's record)")
-    limit_masks(graph, {"train": limit_train, "val": limit_val, "test": limit_test}, target)
-    stat = path.stat()
-    stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+    limit_masks(graph, options.limit_of, target)
+    stamp = file_stamp(path)
     where = hashlib.sha1(os.fspath(path.resolve()).encode()).hexdigest()[:10]
     cache_dir = writable_cache_dir(path.parent / "geaet_cache", f"{cache_tag(path)}-{where}")  # PE, METIS parts
     if target:
         return NodeGraph(graph, task, outputs, name=path.name, cache_dir=cache_dir, stamp=stamp, target_ntype=target,
                          source=f"heterograph file {path} ({task} of {target!r} nodes, node masks)")
-    pe = cached_split_pe([graph], cache_dir, tag=f"{cache_tag(path)}-graph", k=pe_k, norm=laplacian_norm,
-                         rwse_k=rwse_k, stamp=stamp, progress=progress)
-    attach_pe([graph], pe)
+    encode_graphs([graph], request, EncodingCache(cache_dir, f"{cache_tag(path)}-graph", stamp))
     return NodeGraph(graph, task, outputs, name=path.name, source=f"graph file {path} ({task}, node masks)",
                      cache_dir=cache_dir, stamp=stamp)

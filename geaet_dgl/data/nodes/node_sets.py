@@ -57,6 +57,7 @@ import dgl
 import torch
 
 from ..errors import DataError
+from ..options import LoadOptions
 from .node_splits import SPLITS, check_split_index, seeded_split, select_split, split_count
 
 log = logging.getLogger(__name__)
@@ -123,42 +124,41 @@ class NodeSetSpec:
         return _get_dgl_url(f"dataset/{self.dgl_name}.zip")
 
 
-def _spec(name, dgl_class, family, dgl_name, metric, nodes, edges, classes, features, sizes) -> NodeSetSpec:
-    return NodeSetSpec(name, dgl_class, family, dgl_name, metric, nodes, edges, classes, features, sizes)
-
-
 NODE_SETS: Dict[str, NodeSetSpec] = {spec.name: spec for spec in (
-    _spec("cora", "CoraGraphDataset", "planetoid", "cora_v2", "accuracy", 2708, 10556, 7, 1433, "140/500/1,000"),
-    _spec("citeseer", "CiteseerGraphDataset", "planetoid", "citeseer", "accuracy", 3327, 9228, 6, 3703,
-          "120/500/1,000"),
-    _spec("pubmed", "PubmedGraphDataset", "planetoid", "pubmed", "accuracy", 19717, 88651, 3, 500, "60/500/1,000"),
-    _spec("cornell", "CornellDataset", "geom-gcn", "cornell", "accuracy", 183, 298, 5, 1703, "87/59/37"),
-    _spec("texas", "TexasDataset", "geom-gcn", "texas", "accuracy", 183, 325, 5, 1703, "87/59/37"),
-    _spec("wisconsin", "WisconsinDataset", "geom-gcn", "wisconsin", "accuracy", 251, 515, 5, 1703, "120/80/51"),
-    _spec("actor", "ActorDataset", "geom-gcn", "actor", "accuracy", 7600, 33391, 5, 932, "3,648/2,432/1,520"),
-    _spec("chameleon", "ChameleonDataset", "geom-gcn", "chameleon", "accuracy", 2277, 36101, 5, 2325,
-          "1,092/729/456"),
-    _spec("squirrel", "SquirrelDataset", "geom-gcn", "squirrel", "accuracy", 5201, 217073, 5, 2089,
-          "2,496/1,664/1,041"),
-    _spec("roman-empire", "RomanEmpireDataset", "heterophilous", "roman_empire", "accuracy", 22662, 65854, 18, 300,
-          "50/25/25%"),
-    _spec("amazon-ratings", "AmazonRatingsDataset", "heterophilous", "amazon_ratings", "accuracy", 24492, 186100, 5,
-          300, "50/25/25%"),
-    _spec("minesweeper", "MinesweeperDataset", "heterophilous", "minesweeper", "roc_auc", 10000, 78804, 2, 7,
-          "50/25/25%"),
-    _spec("tolokers", "TolokersDataset", "heterophilous", "tolokers", "roc_auc", 11758, 1038000, 2, 10,
-          "50/25/25%"),
-    _spec("questions", "QuestionsDataset", "heterophilous", "questions", "roc_auc", 48921, 307080, 2, 301,
-          "50/25/25%"),
-    _spec("amazon-computers", "AmazonCoBuyComputerDataset", "gnn-benchmark", "amazon_co_buy_computer", "accuracy",
-          13752, 491722, 10, 767, "60/20/20%"),
-    _spec("amazon-photo", "AmazonCoBuyPhotoDataset", "gnn-benchmark", "amazon_co_buy_photo", "accuracy", 7650,
-          238163, 8, 745, "60/20/20%"),
-    _spec("coauthor-cs", "CoauthorCSDataset", "gnn-benchmark", "coauthor_cs", "accuracy", 18333, 163788, 15, 6805,
-          "60/20/20%"),
-    _spec("coauthor-physics", "CoauthorPhysicsDataset", "gnn-benchmark", "coauthor_physics", "accuracy", 34493,
-          495924, 5, 8415, "60/20/20%"),
-    _spec("wikics", "WikiCSDataset", "wikics", "wiki_cs", "accuracy", 11701, 431726, 10, 300, "580/1,769/5,847"),
+    NodeSetSpec("cora", "CoraGraphDataset", "planetoid", "cora_v2", "accuracy", 2708, 10556, 7, 1433,
+                "140/500/1,000"),
+    NodeSetSpec("citeseer", "CiteseerGraphDataset", "planetoid", "citeseer", "accuracy", 3327, 9228, 6, 3703,
+                "120/500/1,000"),
+    NodeSetSpec("pubmed", "PubmedGraphDataset", "planetoid", "pubmed", "accuracy", 19717, 88651, 3, 500,
+                "60/500/1,000"),
+    NodeSetSpec("cornell", "CornellDataset", "geom-gcn", "cornell", "accuracy", 183, 298, 5, 1703, "87/59/37"),
+    NodeSetSpec("texas", "TexasDataset", "geom-gcn", "texas", "accuracy", 183, 325, 5, 1703, "87/59/37"),
+    NodeSetSpec("wisconsin", "WisconsinDataset", "geom-gcn", "wisconsin", "accuracy", 251, 515, 5, 1703, "120/80/51"),
+    NodeSetSpec("actor", "ActorDataset", "geom-gcn", "actor", "accuracy", 7600, 33391, 5, 932, "3,648/2,432/1,520"),
+    NodeSetSpec("chameleon", "ChameleonDataset", "geom-gcn", "chameleon", "accuracy", 2277, 36101, 5, 2325,
+                "1,092/729/456"),
+    NodeSetSpec("squirrel", "SquirrelDataset", "geom-gcn", "squirrel", "accuracy", 5201, 217073, 5, 2089,
+                "2,496/1,664/1,041"),
+    NodeSetSpec("roman-empire", "RomanEmpireDataset", "heterophilous", "roman_empire", "accuracy", 22662, 65854, 18,
+                300, "50/25/25%"),
+    NodeSetSpec("amazon-ratings", "AmazonRatingsDataset", "heterophilous", "amazon_ratings", "accuracy", 24492,
+                186100, 5, 300, "50/25/25%"),
+    NodeSetSpec("minesweeper", "MinesweeperDataset", "heterophilous", "minesweeper", "roc_auc", 10000, 78804, 2, 7,
+                "50/25/25%"),
+    NodeSetSpec("tolokers", "TolokersDataset", "heterophilous", "tolokers", "roc_auc", 11758, 1038000, 2, 10,
+                "50/25/25%"),
+    NodeSetSpec("questions", "QuestionsDataset", "heterophilous", "questions", "roc_auc", 48921, 307080, 2, 301,
+                "50/25/25%"),
+    NodeSetSpec("amazon-computers", "AmazonCoBuyComputerDataset", "gnn-benchmark", "amazon_co_buy_computer",
+                "accuracy", 13752, 491722, 10, 767, "60/20/20%"),
+    NodeSetSpec("amazon-photo", "AmazonCoBuyPhotoDataset", "gnn-benchmark", "amazon_co_buy_photo", "accuracy", 7650,
+                238163, 8, 745, "60/20/20%"),
+    NodeSetSpec("coauthor-cs", "CoauthorCSDataset", "gnn-benchmark", "coauthor_cs", "accuracy", 18333, 163788, 15,
+                6805, "60/20/20%"),
+    NodeSetSpec("coauthor-physics", "CoauthorPhysicsDataset", "gnn-benchmark", "coauthor_physics", "accuracy", 34493,
+                495924, 5, 8415, "60/20/20%"),
+    NodeSetSpec("wikics", "WikiCSDataset", "wikics", "wiki_cs", "accuracy", 11701, 431726, 10, 300,
+                "580/1,769/5,847"),
 )}
 
 
@@ -444,39 +444,39 @@ def node_set_graph(name: str, data_dir: PathLike, split_index: int = 0, split_se
     return graph, classes, stamp, split_description(name, split_index, split_seed, count)
 
 
-def load_node_set(name: str, data_dir: PathLike, split_index: int = 0, split_seed: int = 0, pe_k: int = 0,
-                  rwse_k: Optional[int] = None, laplacian_norm: str = "sym", limit_train: Optional[int] = None,
-                  limit_val: Optional[int] = None, limit_test: Optional[int] = None, progress: bool = True):
+#: The Laplacian of this dataset's LapPE unless ``LoadOptions.laplacian_norm`` says otherwise (the reference config's;
+#: :data:`~geaet_dgl.data.registry.LAPLACIAN_NORM` must agree: ``predict`` encodes new graphs with it).
+DEFAULT_LAPLACIAN_NORM = "sym"
+
+
+def load_node_set(name: str, options: LoadOptions):
     """``name`` as a :class:`~.node_graph.NodeGraph` of one split, positional encodings cached.
 
     Parameters
     ----------
     name : str
         One of :data:`NODE_SETS`.
-    data_dir : path-like
-        DGL's ``raw_dir`` (e.g. ``~/.dgl``).
-    split_index, split_seed
-        See :func:`node_set_graph`.
-    pe_k, rwse_k, laplacian_norm
-        Encodings to attach, cached in ``<data_dir>/geaet_cache/<name>``
-        (keyed by the files' sizes and mtimes).
-    limit_train, limit_val, limit_test : int, optional
-        Keep the first N nodes of a mask (the graph stays whole).
+    options : LoadOptions
+        ``data_dir``: DGL's ``raw_dir`` (e.g. ``~/.dgl``). ``split_index``, ``split_seed``: see
+        :func:`node_set_graph`. ``pe_k`` (default 0), ``rwse_k``, ``laplacian_norm`` (default ``'sym'``):
+        encodings to attach, cached in ``<data_dir>/geaet_cache/<name>`` (keyed by the files' sizes and
+        mtimes). ``limit_train``, ``limit_val``, ``limit_test``: keep the first N nodes of a mask (the graph
+        stays whole).
     """
     from .node_graph import NodeGraph, check_masks, limit_masks, node_labels
-    from ..encodings.pe_cache import attach_pe, cached_split_pe, writable_cache_dir
+    from ..encodings.apply import EncodingCache, encode_graphs
+    from ..encodings.pe_cache import writable_cache_dir
 
+    data_dir, split_index, split_seed = options.data_dir, options.split_index, options.split_seed
     spec = node_set_spec(name)
     graph, classes, stamp, split = node_set_graph(spec.name, data_dir, split_index, split_seed)
     folder = raw_folder(spec.name, data_dir)
     where = f"{spec.name} ({folder})"
     check_masks([graph], where)
     task, outputs = node_labels(graph, where, "node-classification")
-    limit_masks(graph, {"train": limit_train, "val": limit_val, "test": limit_test})
+    limit_masks(graph, options.limit_of)
     cache = writable_cache_dir(Path(data_dir).expanduser() / "geaet_cache" / spec.name, f"node-set-{spec.name}")
-    pe = cached_split_pe([graph], cache, tag=spec.name, k=pe_k, norm=laplacian_norm, rwse_k=rwse_k, stamp=stamp,
-                         progress=progress)
-    attach_pe([graph], pe)
+    encode_graphs([graph], options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM), EncodingCache(cache, spec.name, stamp))
     data = NodeGraph(graph, task, max(classes, outputs), name=spec.name, cache_dir=cache, stamp=stamp,
                      source=f"DGL's {spec.dgl_class} from {folder}, {split}")
     data.split_index = split_index

@@ -40,6 +40,7 @@ import torch
 
 from ..errors import DataError
 from ..library_output import quiet_ogb
+from ..options import LoadOptions
 
 log = logging.getLogger(__name__)
 PathLike = Union[str, os.PathLike]
@@ -173,32 +174,32 @@ def read_ogbn(name: str, data_dir: PathLike) -> Tuple[dgl.DGLGraph, int]:
     return out, num_classes
 
 
-def load_ogbn(name: str, data_dir: PathLike, pe_k: int = 0, rwse_k=None, laplacian_norm: str = "sym",
-              limit_train=None, limit_val=None, limit_test=None, progress: bool = True):
+#: The Laplacian of this dataset's LapPE unless ``LoadOptions.laplacian_norm`` says otherwise (the reference config's;
+#: :data:`~geaet_dgl.data.registry.LAPLACIAN_NORM` must agree: ``predict`` encodes new graphs with it).
+DEFAULT_LAPLACIAN_NORM = "sym"
+
+
+def load_ogbn(name: str, options: LoadOptions):
     """``name`` as a :class:`~.node_graph.NodeGraph`, its positional encodings cached beside OGB's folder.
 
     Parameters
     ----------
     name : {'ogbn-arxiv', 'ogbn-products'}
-    data_dir : path-like
-    pe_k, rwse_k, laplacian_norm
-        Encodings to attach (sparse above 2,048 nodes: :mod:`..encodings.sparse_encodings`),
-        cached in ``<root>/geaet_cache``, keyed by the processed file's size and mtime.
-    limit_train, limit_val, limit_test : int, optional
-        Keep the first N nodes of a split's mask (the graph stays whole).
+    options : LoadOptions
+        ``data_dir``: OGB's root. ``pe_k`` (default 0), ``rwse_k``, ``laplacian_norm`` (default ``'sym'``):
+        encodings to attach (sparse above 2,048 nodes: :mod:`..encodings.sparse_encodings`), cached in
+        ``<root>/geaet_cache``, keyed by the processed file's size and mtime. ``limit_train``,
+        ``limit_val``, ``limit_test``: keep the first N nodes of a split's mask (the graph stays whole).
     """
     from .node_graph import NodeGraph, limit_masks
-    from ..encodings.pe_cache import attach_pe, cached_split_pe
+    from ..encodings.apply import EncodingCache, encode_graphs, file_stamp
 
-    graph, num_classes = read_ogbn(name, data_dir)
-    limit_masks(graph, {"train": limit_train, "val": limit_val, "test": limit_test})
-    root = ogbn_root(name, data_dir)
-    stat = (root / PROCESSED).stat()
-    stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+    graph, num_classes = read_ogbn(name, options.data_dir)
+    limit_masks(graph, options.limit_of)
+    root = ogbn_root(name, options.data_dir)
+    stamp = file_stamp(root / PROCESSED)
     cache = root / "geaet_cache"
-    pe = cached_split_pe([graph], cache, tag=name, k=pe_k, norm=laplacian_norm, rwse_k=rwse_k, stamp=stamp,
-                         progress=progress)
-    attach_pe([graph], pe)
+    encode_graphs([graph], options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM), EncodingCache(cache, name, stamp))
     return NodeGraph(graph, "node-classification", num_classes, name=name,
                      source=f"OGB {name} read by ogb.nodeproppred.DglNodePropPredDataset from {root}",
                      cache_dir=cache, stamp=stamp)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Sequence, Tuple, Union
 
 import dgl
 import numpy as np
@@ -39,6 +39,7 @@ import torch
 
 from ..dataset import DatasetSplits
 from ..errors import DataError
+from ..options import LoadOptions
 from .graphprop import OGBG, ogbg_root, read_ogbg, read_split, split_parts, where_files_go
 
 PathLike = Union[str, os.PathLike]
@@ -113,10 +114,9 @@ def label_rows(sequences: Sequence[Sequence[str]], vocab2idx: Dict[str, int]) ->
     return rows, full
 
 
-def load_code2(data_dir: PathLike, pe_k: int = 0, limit_train: Optional[int] = None, limit_val: Optional[int] = None,
-               limit_test: Optional[int] = None, progress: bool = True, *, rwse_k: Optional[int] = None,
-               laplacian_norm: str = "none") -> DatasetSplits:
-    """ogbg-code2's project split as GraphGPS prepares it (see the module docstring).
+def load_code2(options: LoadOptions) -> DatasetSplits:
+    """ogbg-code2's project split as GraphGPS prepares it (see the module docstring), from ``options.data_dir``,
+    with the encodings ``options`` ask for (none by default; ``'none'`` Laplacian) and its limits.
 
     Returns
     -------
@@ -124,7 +124,7 @@ def load_code2(data_dir: PathLike, pe_k: int = 0, limit_train: Optional[int] = N
         ``num_classes`` = 5,002 (the training vocabulary, ``__UNK__``, ``__EOS__``);
         ``vocabulary`` attribute: the dataset-wide subtokens, index = id in the label rows (None: unused id).
     """
-    spec = OGBG["ogbg-code2"]
+    spec, data_dir = OGBG["ogbg-code2"], options.data_dir
     dataset = read_ogbg(spec.name, data_dir)
     root = ogbg_root(spec.name, data_dir)
     split = read_split(spec, dataset, root)
@@ -137,9 +137,8 @@ def load_code2(data_dir: PathLike, pe_k: int = 0, limit_train: Optional[int] = N
             raise DataError(f"{spec.name}: {root} has no node_{key}.csv.gz data; {where_files_go(spec.name, data_dir)}")
     vocab2idx = vocabulary([sequences[i] for i in split["train"].tolist()], NUM_VOCAB)
     labels, full_vocab = label_rows(sequences, vocab2idx)
-    parts = split_parts(dataset.graphs, split, labels, root, (limit_train, limit_val, limit_test),
-                        lambda graphs: [clip_and_augment(g) for g in graphs], pe_k=pe_k,
-                        laplacian_norm=laplacian_norm, rwse_k=rwse_k, progress=progress)
+    parts = split_parts(dataset.graphs, split, labels, root, lambda graphs: [clip_and_augment(g) for g in graphs],
+                        options)
     splits = DatasetSplits(train=parts["train"], val=parts["val"], test=parts["test"], num_classes=NUM_VOCAB + 2,
                            name=spec.name, source=f"OGB {spec.name} read by ogb.graphproppred.DglGraphPropPredDataset "
                                                   f"from {root}, prepared as GraphGPS does")

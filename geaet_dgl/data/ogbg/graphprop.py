@@ -43,15 +43,16 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Sequence, Tuple, Union
 
 import dgl
 import torch
 
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.pe_cache import attach_pe, cached_split_pe
+from ..encodings.apply import EncodingCache, encode_graphs, file_stamp
 from ..errors import DataError
 from ..library_output import quiet_ogb
+from ..options import LoadOptions
 
 log = logging.getLogger(__name__)
 PathLike = Union[str, os.PathLike]
@@ -201,32 +202,30 @@ def _node_features(spec: OgbgSpec, graphs: Sequence[dgl.DGLGraph]) -> None:
             g.ndata["feat"] = torch.zeros(g.num_nodes(), 1)
 
 
-def load_ogbg(name: str, data_dir: PathLike, pe_k: int = 0, limit_train: Optional[int] = None,
-              limit_val: Optional[int] = None, limit_test: Optional[int] = None, progress: bool = True, *,
-              rwse_k: Optional[int] = None, laplacian_norm: str = "none") -> DatasetSplits:
+#: The Laplacian of this dataset's LapPE unless ``LoadOptions.laplacian_norm`` says otherwise (the reference config's;
+#: :data:`~geaet_dgl.data.registry.LAPLACIAN_NORM` must agree: ``predict`` encodes new graphs with it).
+DEFAULT_LAPLACIAN_NORM = "none"
+
+
+def load_ogbg(name: str, options: LoadOptions) -> DatasetSplits:
     """``name``'s published split, read by OGB's DGL loader, with Laplacian PE (and RWSE if ``rwse_k``).
 
     Parameters
     ----------
     name : {'ogbg-molhiv', 'ogbg-molpcba', 'ogbg-ppa'} (code2: :func:`.code2.load_code2`)
-    data_dir : path-like
-        Holds OGB's folder (see the module docstring).
-    pe_k : int
-        Laplacian eigenvectors per node (0: none).
-    limit_train, limit_val, limit_test : int, optional
-        Keep the first N graphs of a split, in OGB's split order.
-    progress : bool
-        Show a bar while computing encodings.
-    rwse_k : int, optional
-        Also ``ndata['rwse']`` with that many random-walk steps.
-    laplacian_norm : {'none', 'sym'}
-        ``'none'`` (``L = D - A``), as GraphGPS's ogbg configs.
+    options : LoadOptions
+        ``data_dir``: holds OGB's folder (see the module docstring). ``pe_k`` (default 0: none):
+        Laplacian eigenvectors per node; ``laplacian_norm`` (default ``'none'``, ``L = D - A``, as
+        GraphGPS's ogbg configs); ``rwse_k``: also ``ndata['rwse']``. ``limit_train``, ``limit_val``,
+        ``limit_test``: the first N graphs of a split, in OGB's split order. ``progress``: a bar while
+        computing encodings.
 
     Returns
     -------
     DatasetSplits
         ``num_classes``: 2 (molhiv, read by one logit), 128 (molpcba) or 37 (ppa).
     """
+    data_dir = options.data_dir
     spec = _spec(name)
     if spec.name == "ogbg-code2":
         raise DataError("ogbg-code2 is prepared by geaet_dgl.data.ogbg.code2.load_code2 (load_dataset picks it)")
@@ -241,25 +240,23 @@ def load_ogbg(name: str, data_dir: PathLike, pe_k: int = 0, limit_train: Optiona
         _node_features(spec, graphs)
         return graphs
 
-    parts = split_parts(dataset.graphs, split, labels, root, (limit_train, limit_val, limit_test), prepare,
-                        pe_k=pe_k, laplacian_norm=laplacian_norm, rwse_k=rwse_k, progress=progress)
+    parts = split_parts(dataset.graphs, split, labels, root, prepare, options)
     return DatasetSplits(train=parts["train"], val=parts["val"], test=parts["test"], num_classes=spec.num_classes,
                          name=spec.name, source=f"OGB {spec.name} read by ogb.graphproppred.DglGraphPropPredDataset "
                                                 f"from {root}")
 
 
-def split_parts(graphs, split, labels, root, limits, prepare, *, pe_k, laplacian_norm, rwse_k, progress):
-    """``{part: GraphDataset}`` of the train / val / test indices in ``split`` (each cut to its limit, None: all):
-    the graphs passed through ``prepare(list) -> list``, their encodings cached under ``root/geaet_cache``
+def split_parts(graphs, split, labels, root, prepare, options: LoadOptions):
+    """``{part: GraphDataset}`` of the train / val / test indices in ``split`` (each cut to its
+    ``options`` limit, None: all): the graphs passed through ``prepare(list) -> list``, with the
+    encodings ``options`` ask for (default: none, ``'none'`` Laplacian) cached under ``root/geaet_cache``
     (stamped with the processed file, so a new one recomputes them)."""
-    stat = (root / PROCESSED).stat()
-    stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+    stamp = file_stamp(root / PROCESSED)
+    request = options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM)
     parts = {}
-    for (part, _), limit in zip(SPLIT_NAMES, limits):
+    for (part, _), limit in zip(SPLIT_NAMES, options.limits):
         idx = split[part] if limit is None else split[part][:limit]
         chosen = prepare([graphs[i] for i in idx.tolist()])
-        pe = cached_split_pe(chosen, root / "geaet_cache", tag=part, k=pe_k, norm=laplacian_norm, rwse_k=rwse_k,
-                             stamp=stamp, progress=progress)
-        attach_pe(chosen, pe)
+        encode_graphs(chosen, request, EncodingCache(root / "geaet_cache", part, stamp))
         parts[part] = GraphDataset(chosen, labels[idx])
     return parts

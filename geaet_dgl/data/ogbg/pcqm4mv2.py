@@ -37,15 +37,16 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Dict, List, Optional, Union
+from typing import Dict, List, Union
 
 import numpy as np
 import torch
 
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.pe_cache import attach_pe, cached_split_pe
+from ..encodings.apply import EncodingCache, encode_graphs, file_stamp
 from ..errors import DataError
 from ..library_output import quiet_ogb
+from ..options import LoadOptions
 
 log = logging.getLogger(__name__)
 PathLike = Union[str, os.PathLike]
@@ -140,43 +141,44 @@ def _split_dict(dataset, data_dir: PathLike) -> Dict[str, torch.Tensor]:
     return split
 
 
-def load_pcqm4mv2(name: str, data_dir: PathLike, pe_k: int = 0, limit_train: Optional[int] = None,
-                  limit_val: Optional[int] = None, limit_test: Optional[int] = None, progress: bool = True, *,
-                  rwse_k: Optional[int] = None, laplacian_norm: str = "none") -> DatasetSplits:
+#: The Laplacian of this dataset's LapPE unless ``LoadOptions.laplacian_norm`` says otherwise (the reference config's;
+#: :data:`~geaet_dgl.data.registry.LAPLACIAN_NORM` must agree: ``predict`` encodes new graphs with it).
+DEFAULT_LAPLACIAN_NORM = "none"
+
+
+def load_pcqm4mv2(name: str, options: LoadOptions) -> DatasetSplits:
     """One of :data:`VARIANTS` with Laplacian PE (and RWSE if ``rwse_k``), read by OGB's LSC loader.
 
     Parameters
     ----------
     name : {'pcqm4mv2', 'pcqm4mv2-subset', 'pcqm4mv2-inference'}
-    data_dir : path-like
-        Holds ``pcqm4m-v2/`` (see the module docstring).
-    pe_k, rwse_k, laplacian_norm
-        Encodings (cached in ``pcqm4m-v2/geaet_cache``, per variant and split).
-    limit_train, limit_val, limit_test : int, optional
-        Keep the first N graphs of a split, in the variant's order.
+    options : LoadOptions
+        ``data_dir``: holds ``pcqm4m-v2/`` (see the module docstring). ``pe_k`` (default 0), ``rwse_k``,
+        ``laplacian_norm`` (default ``'none'``): encodings (cached in ``pcqm4m-v2/geaet_cache``, per
+        variant and split). ``limit_train``, ``limit_val``, ``limit_test``: the first N graphs of a split,
+        in the variant's order.
 
     Returns
     -------
     DatasetSplits
         Labels (G, 1) float32 (NaN in the inference variant's val / test); ``num_classes`` 1.
     """
-    key = str(name).lower()
+    key, data_dir = str(name).lower(), options.data_dir
     if key not in VARIANTS:
         raise DataError(f"unknown PCQM4Mv2 variant {name!r}; choose one of {', '.join(VARIANTS)}")
     dataset = _read(data_dir)
     split = variant_split(_split_dict(dataset, data_dir), VARIANTS[key])
     labels = torch.as_tensor(dataset.labels).reshape(-1, 1).float()
     files = pcqm4mv2_files(data_dir)
-    stat = files["processed"].stat()
-    stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
-    limits = {"train": limit_train, "val": limit_val, "test": limit_test}
+    stamp = file_stamp(files["processed"])
+    limits = options.limit_of
+    request = options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM)
     parts = {}
     for part in ("train", "val", "test"):
         idx = split[part] if limits[part] is None else split[part][:limits[part]]
         graphs = [dataset.graphs[i] for i in idx.tolist()]
-        pe = cached_split_pe(graphs, files["processed"].parent.parent / "geaet_cache", tag=f"{VARIANTS[key]}_{part}",
-                             k=pe_k, norm=laplacian_norm, rwse_k=rwse_k, stamp=stamp, progress=progress)
-        attach_pe(graphs, pe)
+        encode_graphs(graphs, request, EncodingCache(files["processed"].parent.parent / "geaet_cache",
+                                                     f"{VARIANTS[key]}_{part}", stamp))
         parts[part] = GraphDataset(graphs, labels[idx])
     return DatasetSplits(train=parts["train"], val=parts["val"], test=parts["test"], num_classes=1, name=key,
                          source=f"OGB-LSC PCQM4Mv2 ({VARIANTS[key]} variant) read by ogb.lsc.DglPCQM4Mv2Dataset "

@@ -2,8 +2,13 @@
 
 :mod:`.graph_files`
     Homogeneous graphs with graph labels (classification, regression) or node
-    labels on every graph: the file's checks, the task inferred from its labels,
-    the split (a split file or seeded fractions), the feature widths and vocabularies.
+    labels on every graph: reading the file (a trial load first) and loading it as splits.
+:mod:`.file_features`
+    The feature widths and integer vocabularies, checked and conformed across graphs.
+:mod:`.file_labels`
+    The labels and the task inferred from them.
+:mod:`.file_splits`
+    The split: a split file, a run's recorded split, or seeded fractions.
 :mod:`.hetero_files`
     Graphs of several node and edge types: the schema, per-type features, the
     target node type; :func:`~.hetero_files.inspect_file` / :func:`~.hetero_files.load_file`

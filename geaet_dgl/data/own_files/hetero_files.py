@@ -46,9 +46,10 @@ import torch
 
 from ..dataset import DatasetSplits, GraphDataset
 from ..errors import DataError
-from .graph_files import (LABEL_KEY, SPLITS, TASKS, FileSplit, GraphFileInfo, PathLike, class_ids, graph_file_labels,
+from .graph_files import (LABEL_KEY, SPLITS, TASKS, GraphFileInfo, PathLike, class_ids, graph_file_labels,
                           load_first_graph,
                           inspect_graph_file, load_graph_file, read_graph_file, run_split, split_fractions)
+from ..options import LoadOptions
 from ..validation import validate_splits
 
 Relation = Tuple[str, str, str]
@@ -299,29 +300,26 @@ def inspect_file(path: PathLike, task: Optional[str] = None, target_ntype: Optio
                           features=None, schema=schema)
 
 
-def load_file(data_file: PathLike, task: Optional[str] = None, file_split: Optional[FileSplit] = None,
-              pe_k: int = 0, limit_train: Optional[int] = None, limit_val: Optional[int] = None,
-              limit_test: Optional[int] = None, *, target_ntype: Optional[str] = None, rwse_k: Optional[int] = None,
-              **options) -> DatasetSplits:
-    """A graph file as train / val / test splits: heterographs here, the rest by
-    :func:`~.graph_files.load_graph_file` (same arguments, plus ``target_ntype``; ``options``
-    such as ``progress`` and ``laplacian_norm`` go to it). ``file_split`` (:class:`~.graph_files.FileSplit`)
-    is the split, or the file and split a run recorded (:func:`~.graph_files.run_split`).
+def load_file(options: LoadOptions) -> DatasetSplits:
+    """The graph file ``options.data_file`` as train / val / test splits: heterographs here, the rest by
+    :func:`~.graph_files.load_graph_file` (the same options, plus ``target_ntype``). ``options.file_split``
+    (:class:`~..options.FileSplit`) is the split, or the file and split a run recorded
+    (:func:`~.graph_files.run_split`).
 
     Heterograph models read no positional encoding: ``pe_k`` and ``rwse_k`` must be 0 / None.
     """
+    data_file, target_ntype = options.data_file, options.target_ntype
     if not file_holds_heterographs(data_file):
         _homogeneous_only(data_file, target_ntype)
-        return load_graph_file(data_file, task=task, file_split=file_split, pe_k=pe_k, limit_train=limit_train,
-                               limit_val=limit_val, limit_test=limit_test, rwse_k=rwse_k, **options)
-    if pe_k or rwse_k:
+        return load_graph_file(options)
+    if options.pe_k or options.rwse_k:
         raise DataError("heterograph models take no positional encoding; set model.pe=none")
     path = Path(data_file)
-    graphs, schema, task, targets, outputs = _read(path, task, target_ntype)
+    graphs, schema, task, targets, outputs = _read(path, options.task, target_ntype)
     # heterograph files came after runs recorded their split: no legacy cut here
-    file_split = dataclasses.replace(file_split or FileSplit(), legacy_split=False)
+    file_split = dataclasses.replace(options.file_split, legacy_split=False)
     chosen = run_split(len(graphs), path, file_split)
-    limits = {"train": limit_train, "val": limit_val, "test": limit_test}
+    limits = options.limit_of
     node_level = task == "node-classification"
     if node_level:
         sizes = torch.tensor([0] + [g.num_nodes(schema.target_ntype) for g in graphs])

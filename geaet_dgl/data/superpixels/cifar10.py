@@ -34,9 +34,10 @@ import os
 from typing import Optional, Union
 
 from ..dataset import DatasetSplits
+from ..options import LoadOptions
 from .cifar10_images import CIFAR_FOLDER, load_cifar10_images
 from .dgl_files import CIFAR10_SPEC, SuperpixelLayout, superpixel_layout
-from .loader import ImageRoute, build_superpixel_pickles, load_superpixel_splits
+from .loader import ImageRoute, build_superpixel_pickles, load_superpixel_splits, superpixel_options
 from .slic import CIFAR10_RECIPE, RECIPE_SEED, build_superpixels, write_superpixel_pickle
 
 PathLike = Union[str, os.PathLike]
@@ -74,40 +75,20 @@ def cifar10_image_route(
                       hint=f"pass cifar_images=<folder with {CIFAR_FOLDER}: data_batch_1..5, test_batch>")
 
 
-def load_cifar10(
-    data_dir: PathLike,
-    cifar_images: Optional[PathLike] = None,
-    pe_k: int = 8,
-    limit_train: Optional[int] = None,
-    limit_val: Optional[int] = None,
-    limit_test: Optional[int] = None,
-    laplacian_norm: str = "sym",
-    progress: bool = True,
-    *,
-    num_val: int = CIFAR10_NUM_VAL,
-    rwse_k: Optional[int] = None,
-    workers: Optional[int] = None,
-    seed: int = RECIPE_SEED,
-) -> DatasetSplits:
+def load_cifar10(options: LoadOptions) -> DatasetSplits:
     """CIFAR10 superpixel graphs split 45k/5k/10k, with Laplacian PE.
 
     Parameters
     ----------
-    data_dir : path-like
-        DGL ``raw_dir`` of the dataset: read if it holds the files, else
-        the raw pickles are built into it (see module docstring).
-    cifar_images : path-like, optional
-        ``cifar-10-batches-py/`` (or its parent), used only when building.
-    pe_k : int
-        Laplacian eigenpairs per graph (8 for GEAET CIFAR10).
-    limit_train, limit_val, limit_test : int, optional
-        Keep only the first ``n`` graphs of a split; a build processes only
-        the ``num_val + limit_train`` train and ``limit_test`` test images
-        needed.
-    laplacian_norm, progress, rwse_k, workers, seed
-        As for :func:`.mnist.load_mnist`.
-    num_val : int
-        Validation graphs taken from the start of the training pickle (5000).
+    options : LoadOptions
+        ``data_dir``: DGL ``raw_dir`` of the dataset: read if it holds the files, else the raw pickles
+        are built into it (see module docstring). ``cifar_images``: ``cifar-10-batches-py/`` (or its
+        parent), used only when building. ``pe_k``: Laplacian eigenpairs per graph (default 8, as GEAET
+        CIFAR10). ``limit_train``, ``limit_val``, ``limit_test``: keep only the first ``n`` graphs of a
+        split; a build processes only the ``num_val + limit_train`` train and ``limit_test`` test images
+        needed. ``laplacian_norm``, ``progress``, ``rwse_k``, ``workers``, ``seed``: as for
+        :func:`.mnist.load_mnist`. ``num_val``: validation graphs taken from the start of the training
+        pickle (default 5000).
 
     Returns
     -------
@@ -116,9 +97,7 @@ def load_cifar10(
         ``ndata['feat']`` (N, 5), ``edata['feat']`` (E, 1),
         ``ndata['lap_pe']`` (N, k), ``ndata['lap_eigval']`` (N, k) (float32).
     """
-    route = cifar10_image_route(cifar_images, workers=workers, seed=seed, progress=progress)
-    return load_superpixel_splits(
-        superpixel_layout(data_dir, CIFAR10_SPEC), route, name="cifar10", num_classes=CIFAR10_NUM_CLASSES,
-        num_val=num_val, pe_k=pe_k, limit_train=limit_train, limit_val=limit_val, limit_test=limit_test,
-        laplacian_norm=laplacian_norm, rwse_k=rwse_k, progress=progress,
-    )
+    route = cifar10_image_route(options.cifar_images, workers=options.workers,
+                                seed=options.or_default("seed", RECIPE_SEED), progress=options.progress)
+    return load_superpixel_splits(superpixel_layout(options.data_dir, CIFAR10_SPEC), route, "cifar10",
+                                  CIFAR10_NUM_CLASSES, superpixel_options(options, CIFAR10_NUM_VAL))

@@ -30,10 +30,12 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.pe_cache import attach_pe, cached_split_pe, has_cached_pe, remove_pe_caches
+from ..encodings.apply import EncodingCache, encode_graphs
+from ..encodings.pe_cache import has_cached_pe, remove_pe_caches
 from ..encodings.positional_encoding import LAPLACIAN_NORMS
 from ..errors import DataError
 from ..fresh_process import run_apart
+from ..options import LoadOptions
 from .dgl_files import SPLITS, SuperpixelLayout, SuperpixelSpec, adopt_loose_pickles, load_dgl_split
 from .slic import RECIPE_SEED, RawImages, SlicRecipe, build_superpixels, write_superpixel_pickle
 
@@ -75,6 +77,18 @@ def not_identical_note(spec: SuperpixelSpec) -> str:
 def _check_limit(name: str, value: Optional[int]) -> None:
     if value is not None and (not isinstance(value, (int, np.integer)) or value < 0):
         raise DataError(f"{name} must be None or an integer >= 0, got {value!r}; fix {name}")
+
+
+#: The Laplacian of this dataset's LapPE unless ``LoadOptions.laplacian_norm`` says otherwise (the reference config's;
+#: :data:`~geaet_dgl.data.registry.LAPLACIAN_NORM` must agree: ``predict`` encodes new graphs with it).
+DEFAULT_LAPLACIAN_NORM = "sym"
+
+
+def superpixel_options(options: LoadOptions, num_val: int) -> LoadOptions:
+    """``options`` with a superpixel dataset's defaults where they are ``None``: ``num_val`` validation graphs,
+    8 Laplacian eigenpairs of the ``'sym'`` Laplacian (the reference's MNIST / CIFAR10 configs)."""
+    return options.with_(num_val=options.or_default("num_val", num_val), pe_k=options.or_default("pe_k", 8),
+                         laplacian_norm=options.or_default("laplacian_norm", DEFAULT_LAPLACIAN_NORM))
 
 
 def needed_counts(num_val: int, limit_train: Optional[int], limit_test: Optional[int]) -> dict:
@@ -147,7 +161,7 @@ def build_superpixel_pickles(
             stale.unlink()
         records = extract(
             split_images[:count], seed=seed, workers=workers, progress=progress,
-            desc=f"SLIC superpixels ({split})", **recipe.kwargs(),
+            desc=f"SLIC superpixels ({split})", recipe=recipe,
         )
         write(layout.raw_pickle(split), split_labels[:count], records)
         info[split] = {"built": count, "total": total}
@@ -185,26 +199,17 @@ def _ensure_pickles(layout: SuperpixelLayout, route: ImageRoute, needed: dict) -
     return route.build(layout, needed)
 
 
-def _parts(num_val: int, limit_train: Optional[int], limit_val: Optional[int], limit_test: Optional[int],
-           totals: dict) -> dict:
-    """``{part: (pickle split, start, end)}`` of train / val / test, given the graphs per pickle ``totals``."""
+def _parts(options: LoadOptions, totals: dict) -> dict:
+    """``{part: (pickle split, start, end)}`` of train / val / test, given the graphs per pickle ``totals``
+    (``options.num_val`` validation graphs first in the training pickle, then the limits)."""
+    num_val, (limit_train, limit_val, limit_test) = options.num_val, options.limits
     n_val = num_val if limit_val is None else min(limit_val, num_val)
     train_end = totals["train"] if limit_train is None else min(num_val + limit_train, totals["train"])
     test_end = totals["test"] if limit_test is None else min(limit_test, totals["test"])
     return {"train": ("train", num_val, train_end), "val": ("train", 0, n_val), "test": ("test", 0, test_end)}
 
 
-def superpixel_files_ready(
-    layout: SuperpixelLayout,
-    *,
-    num_val: int,
-    pe_k: int,
-    limit_train: Optional[int],
-    limit_val: Optional[int],
-    limit_test: Optional[int],
-    laplacian_norm: str,
-    rwse_k: Optional[int],
-) -> bool:
+def superpixel_files_ready(layout: SuperpixelLayout, options: LoadOptions) -> bool:
     """Whether loading these splits builds nothing: the raw files cover the limits, DGL's processed
     files exist and every part's PE is cached (files found, not yet verified).
 
@@ -215,37 +220,25 @@ def superpixel_files_ready(
     if not all(layout.processed(split).is_file() for split in SPLITS):
         return False
     if any(layout.raw_pickle(split).is_file() for split in SPLITS):
-        if not build_covers(layout.read_build_info(), needed_counts(num_val, limit_train, limit_test)):
+        if not build_covers(layout.read_build_info(), needed_counts(options.num_val, options.limit_train,
+                                                                    options.limit_test)):
             return False
     try:
         totals = {split: len(load_labels(str(layout.processed(split)))["labels"]) for split in SPLITS}
     except Exception:  # unreadable or damaged: the normal load deals with it (DGL re-processes the pickle)
         return False
-    if totals["train"] <= num_val:
+    if totals["train"] <= options.num_val:
         return False
-    for pickle_split, start, end in _parts(num_val, limit_train, limit_val, limit_test, totals).values():
-        if not has_cached_pe(layout.processed_dir, f"{_cache_tag(layout, pickle_split)}{start}", end - start, pe_k,
-                             laplacian_norm, rwse_k, layout.source_stamp(pickle_split)):
+    request = options.encodings()
+    for pickle_split, start, end in _parts(options, totals).values():
+        if not has_cached_pe(layout.processed_dir, f"{_cache_tag(layout, pickle_split)}{start}", end - start,
+                             request.k, request.norm, request.rwse_k, layout.source_stamp(pickle_split)):
             return False
     return True
 
 
-def load_superpixel_splits(
-    layout: SuperpixelLayout,
-    route: ImageRoute,
-    *,
-    name: str,
-    num_classes: int,
-    num_val: int,
-    pe_k: int,
-    limit_train: Optional[int],
-    limit_val: Optional[int],
-    limit_test: Optional[int],
-    laplacian_norm: str,
-    rwse_k: Optional[int],
-    progress: bool,
-    apart: bool = True,
-) -> DatasetSplits:
+def load_superpixel_splits(layout: SuperpixelLayout, route: ImageRoute, name: str, num_classes: int,
+                           options: LoadOptions, apart: bool = True) -> DatasetSplits:
     """The Benchmarking-GNNs split of one superpixel dataset, with Laplacian PE (see the module docstring).
 
     Parameters
@@ -256,15 +249,12 @@ def load_superpixel_splits(
         Raw images for a local build.
     name, num_classes : str, int
         Of the returned :class:`DatasetSplits`.
-    num_val : int
-        Validation graphs taken from the start of the training pickle.
-    pe_k, laplacian_norm, rwse_k : int, str, int or None
-        Laplacian eigenpairs per graph, its Laplacian, RWSE steps.
-    limit_train, limit_val, limit_test : int, optional
-        Keep the first ``n`` graphs of a split; a build then processes only
-        the images needed.
-    progress : bool
-        Progress bars.
+    options : LoadOptions
+        With the dataset's defaults filled in (:func:`superpixel_options`): ``num_val`` validation
+        graphs taken from the start of the training pickle; ``pe_k``, ``laplacian_norm``, ``rwse_k``:
+        Laplacian eigenpairs per graph, its Laplacian, RWSE steps; ``limit_train``, ``limit_val``,
+        ``limit_test``: keep the first ``n`` graphs of a split (a build then processes only the images
+        needed); ``progress``: progress bars.
     apart : bool
         When anything must be built (pickles, DGL's processing, PE), build it
         in a child process first (:mod:`.fresh_process`) and then load the
@@ -278,12 +268,8 @@ def load_superpixel_splits(
         DGL's ``ndata['feat']`` (N, C + 2), ``edata['feat']`` (E, 1) and
         ``ndata['lap_pe']`` / ``ndata['lap_eigval']`` (N, k) (float32).
     """
-    for option, value in (
-        ("limit_train", limit_train),
-        ("limit_val", limit_val),
-        ("limit_test", limit_test),
-        ("num_val", num_val),
-    ):
+    num_val, pe_k, laplacian_norm, progress = options.num_val, options.pe_k, options.laplacian_norm, options.progress
+    for option, value in zip(("limit_train", "limit_val", "limit_test", "num_val"), options.limits + (num_val,)):
         _check_limit(option, value)
     if not isinstance(pe_k, (int, np.integer)) or pe_k < 1:
         raise DataError(f"pe_k must be an integer >= 1, got {pe_k!r}; fix pe_k")
@@ -291,12 +277,10 @@ def load_superpixel_splits(
         raise DataError(f"laplacian_norm must be one of {', '.join(LAPLACIAN_NORMS)}, got {laplacian_norm!r}; fix it")
 
     spec = layout.spec
-    options = dict(num_val=num_val, pe_k=pe_k, limit_train=limit_train, limit_val=limit_val, limit_test=limit_test,
-                   laplacian_norm=laplacian_norm, rwse_k=rwse_k)
-    if apart and not superpixel_files_ready(layout, **options):
-        run_apart(functools.partial(load_superpixel_splits, layout, route, name=name, num_classes=num_classes,
-                                    progress=progress, apart=False, **options), what=f"{spec.label} superpixels")
-    info = _ensure_pickles(layout, route, needed_counts(num_val, limit_train, limit_test))
+    if apart and not superpixel_files_ready(layout, options):
+        run_apart(functools.partial(load_superpixel_splits, layout, route, name, num_classes, options, apart=False),
+                  what=f"{spec.label} superpixels")
+    info = _ensure_pickles(layout, route, needed_counts(num_val, options.limit_train, options.limit_test))
     if info is not None:
         log.warning("%s (%s)", not_identical_note(spec), layout.build_info_path)
         source = f"local SLIC build from {info.get('source', '?')} in {layout.raw_path}"
@@ -314,20 +298,12 @@ def load_superpixel_splits(
     loaded = {"train": (train_graphs, train_labels), "test": (test_graphs, test_labels)}
     totals = {split: len(graphs) for split, (graphs, _) in loaded.items()}
     datasets = {}
-    for part, (pickle_split, start, end) in _parts(num_val, limit_train, limit_val, limit_test, totals).items():
+    request = options.encodings()
+    for part, (pickle_split, start, end) in _parts(options, totals).items():
         graphs, labels = loaded[pickle_split]
         chosen = graphs[start:end]
-        pe = cached_split_pe(
-            chosen,
-            layout.processed_dir,
-            tag=f"{_cache_tag(layout, pickle_split)}{start}",
-            k=pe_k,
-            norm=laplacian_norm,
-            rwse_k=rwse_k,
-            stamp=layout.source_stamp(pickle_split),
-            progress=progress,
-        )
-        attach_pe(chosen, pe)
+        tag = f"{_cache_tag(layout, pickle_split)}{start}"
+        encode_graphs(chosen, request, EncodingCache(layout.processed_dir, tag, layout.source_stamp(pickle_split)))
         datasets[part] = GraphDataset(chosen, labels[start:end])
     log.info("%s superpixels: %s (%s)", spec.label, {k: len(v) for k, v in datasets.items()}, source)
     return DatasetSplits(

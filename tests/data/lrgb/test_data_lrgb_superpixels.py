@@ -12,7 +12,7 @@ import pytest
 import torch
 from dgl.data import COCOSuperpixelsDataset, VOCSuperpixelsDataset
 
-from geaet_dgl.data import DataError, load_dataset
+from geaet_dgl.data import DataError, LoadOptions, load_dataset
 from geaet_dgl.data.lrgb.voc_coco import (SUPERPIXEL_TASKS, _offline, load_lrgb_superpixels, superpixel_files,
                                              superpixel_present)
 from geaet_dgl.data.registry import DATASETS, dataset_table
@@ -96,7 +96,7 @@ def test_files_are_the_papers_configuration_where_dgl_reads_them(tmp_path):
 
 def test_voc_splits_features_labels_as_dgl_builds_them(tmp_path):
     raw = write_superpixel_fixture("voc", tmp_path)
-    splits = load_lrgb_superpixels("voc", tmp_path, progress=False, standardize=False)
+    splits = load_lrgb_superpixels("voc", LoadOptions(data_dir=tmp_path, progress=False, standardize=False))
     assert (splits.name, splits.num_classes, splits.node_feat_dim, splits.edge_feat_dim) == ("voc", 21, 14, 2)
     for split, count in zip(("train", "val", "test"), SIZES):
         dataset = getattr(splits, split)
@@ -113,7 +113,7 @@ def test_voc_splits_features_labels_as_dgl_builds_them(tmp_path):
 
 def test_features_are_standardised_with_the_reference_statistics(tmp_path):
     raw = write_superpixel_fixture("voc", tmp_path)
-    splits = load_lrgb_superpixels("voc", tmp_path, progress=False)
+    splits = load_lrgb_superpixels("voc", LoadOptions(data_dir=tmp_path, progress=False))
     x, edge_attr = raw["train"][0][0].float(), raw["train"][0][1].float()
     g = splits.train.graphs[0]
     # the reference's VOCNode / VOCEdge encoders: (x - mean) / std; e.g. centroid x mean 193.45, std 117.68
@@ -126,7 +126,7 @@ def test_features_are_standardised_with_the_reference_statistics(tmp_path):
 
 def test_coco_labels_are_remapped_by_dgl_onto_0_to_80(tmp_path):
     raw = write_superpixel_fixture("coco", tmp_path)
-    splits = load_lrgb_superpixels("coco", tmp_path, progress=False)
+    splits = load_lrgb_superpixels("coco", LoadOptions(data_dir=tmp_path, progress=False))
     assert splits.num_classes == 81 and len(COCO_IDS) == 81
     for split in ("train", "val", "test"):
         expected = torch.tensor([_coco_index(int(c)) for graph in raw[split] for c in graph[3]])
@@ -134,13 +134,14 @@ def test_coco_labels_are_remapped_by_dgl_onto_0_to_80(tmp_path):
     assert torch.equal(torch.unique(splits.train.labels), torch.arange(81))
     # the second load reads DGL's processed cache: labels are not remapped twice
     assert superpixel_files("coco", tmp_path)["train"].with_name("processed_train.pkl").is_file()
-    again = load_lrgb_superpixels("coco", tmp_path, progress=False)
+    again = load_lrgb_superpixels("coco", LoadOptions(data_dir=tmp_path, progress=False))
     assert torch.equal(again.train.labels, splits.train.labels)
 
 
 def test_limits_keep_the_first_graphs_with_their_own_labels(tmp_path):
     raw = write_superpixel_fixture("voc", tmp_path)
-    splits = load_lrgb_superpixels("voc", tmp_path, limit_train=2, limit_val=1, limit_test=5, progress=False)
+    splits = load_lrgb_superpixels("voc", LoadOptions(data_dir=tmp_path, limit_train=2, limit_val=1, limit_test=5,
+                                                      progress=False))
     assert (len(splits.train), len(splits.val), len(splits.test)) == (2, 1, 2)
     for i in range(2):
         assert torch.equal(splits.train[i][1], raw["train"][i][3].long())
@@ -149,7 +150,7 @@ def test_limits_keep_the_first_graphs_with_their_own_labels(tmp_path):
 
 def test_laplacian_pe_only_when_asked(tmp_path):
     write_superpixel_fixture("voc", tmp_path)
-    splits = load_lrgb_superpixels("voc", tmp_path, pe_k=3, rwse_k=4, progress=False)
+    splits = load_lrgb_superpixels("voc", LoadOptions(data_dir=tmp_path, pe_k=3, rwse_k=4, progress=False))
     g = splits.val.graphs[1]
     assert g.ndata["lap_pe"].shape == (g.num_nodes(), 3) and g.ndata["rwse"].shape == (g.num_nodes(), 4)
     assert splits.pe_dim == 3
@@ -160,7 +161,7 @@ def test_random_walk_encoding_without_laplacian(tmp_path):
     from geaet_dgl.data.encodings.positional_encoding import random_walk_se
 
     write_superpixel_fixture("voc", tmp_path)
-    splits = load_lrgb_superpixels("voc", tmp_path, pe_k=0, rwse_k=4, progress=False)
+    splits = load_lrgb_superpixels("voc", LoadOptions(data_dir=tmp_path, pe_k=0, rwse_k=4, progress=False))
     g = splits.val.graphs[1]
     assert torch.allclose(g.ndata["rwse"], random_walk_se(g, 4)) and g.ndata["lap_pe"].shape == (g.num_nodes(), 0)
 
@@ -168,14 +169,14 @@ def test_random_walk_encoding_without_laplacian(tmp_path):
 @pytest.mark.parametrize("name", ["voc", "coco"])
 def test_missing_files_are_a_one_line_error_naming_file_place_and_fix(tmp_path, name):
     with pytest.raises(DataError) as excinfo:
-        load_lrgb_superpixels(name, tmp_path, progress=False)
+        load_lrgb_superpixels(name, LoadOptions(data_dir=tmp_path, progress=False))
     message = _one_line_error(excinfo)
     folder = superpixel_files(name, tmp_path)["train"].parent
     assert "train.pickle" in message and str(folder) in message and SUPERPIXEL_TASKS[name].archive in message
     write_superpixel_fixture(name, tmp_path, sizes=(2, 1, 1))
     superpixel_files(name, tmp_path)["test"].unlink()
     with pytest.raises(DataError) as excinfo:
-        load_lrgb_superpixels(name, tmp_path, progress=False)
+        load_lrgb_superpixels(name, LoadOptions(data_dir=tmp_path, progress=False))
     message = _one_line_error(excinfo)
     assert "no test.pickle in" in message and "train.pickle" not in message
 
@@ -191,7 +192,7 @@ def test_corrupt_pickle_is_a_one_line_error(tmp_path):
     bad = superpixel_files("voc", tmp_path)["val"]
     bad.write_bytes(b"\x80\x04not a pickle at all")
     with pytest.raises(DataError) as excinfo:
-        load_lrgb_superpixels("voc", tmp_path, progress=False)
+        load_lrgb_superpixels("voc", LoadOptions(data_dir=tmp_path, progress=False))
     message = _one_line_error(excinfo)
     assert str(bad) in message and "replace it" in message
 
@@ -203,25 +204,26 @@ def test_unknown_coco_category_is_a_one_line_error(tmp_path):
     graphs[0][3][0] = 12  # an id COCO never used: DGL's remap has no entry for it
     path.write_bytes(pickle.dumps(graphs))
     with pytest.raises(DataError) as excinfo:
-        load_lrgb_superpixels("coco", tmp_path, progress=False)
+        load_lrgb_superpixels("coco", LoadOptions(data_dir=tmp_path, progress=False))
     assert str(path) in _one_line_error(excinfo)
 
 
 def test_wrong_graph_construction_is_refused(tmp_path):
     write_superpixel_fixture("voc", tmp_path, sizes=(2, 1, 1), edge_feats=1)  # edge_wt_only_coord: (E, 1)
     with pytest.raises(DataError, match=r"expected \(E, 2\)"):
-        load_lrgb_superpixels("voc", tmp_path, progress=False)
+        load_lrgb_superpixels("voc", LoadOptions(data_dir=tmp_path, progress=False))
 
 
 def test_present_check_and_processed_cache_alone(tmp_path):
     assert not superpixel_present("voc", tmp_path)
     write_superpixel_fixture("voc", tmp_path, sizes=(2, 1, 1))
     assert superpixel_present("voc", tmp_path) and not superpixel_present("coco", tmp_path)
-    first = load_lrgb_superpixels("voc", tmp_path, progress=False)
+    first = load_lrgb_superpixels("voc", LoadOptions(data_dir=tmp_path, progress=False))
     for path in superpixel_files("voc", tmp_path).values():
         path.unlink()  # DGL's processed_{split}.pkl remain
     assert superpixel_present("voc", tmp_path)
-    assert torch.equal(load_lrgb_superpixels("voc", tmp_path, progress=False).test.labels, first.test.labels)
+    assert torch.equal(load_lrgb_superpixels("voc", LoadOptions(data_dir=tmp_path, progress=False)).test.labels,
+                                                                first.test.labels)
 
 
 def test_registry_loader_and_table(tmp_path):
@@ -242,7 +244,7 @@ def test_registry_loader_and_table(tmp_path):
 def test_presets_fit_the_data_and_keep_the_papers_size(tmp_path, name, params):
     write_superpixel_fixture(name, tmp_path, sizes=(2, 1, 1))
     preset = get_preset(name)
-    check_data_fits(preset.model, load_lrgb_superpixels(name, tmp_path, progress=False))
+    check_data_fits(preset.model, load_lrgb_superpixels(name, LoadOptions(data_dir=tmp_path, progress=False)))
     assert (preset.train.loss, preset.train.metric) == ("weighted_cross_entropy", "f1_macro")
     assert build_model(preset.model).num_parameters == params == preset.paper_params
 

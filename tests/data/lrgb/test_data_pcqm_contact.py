@@ -7,7 +7,7 @@ import pytest
 import torch
 from rdkit import Chem
 
-from geaet_dgl.data import DataError, GraphDataset, collate_for, collate_links, load_dataset
+from geaet_dgl.data import DataError, GraphDataset, LoadOptions, collate_for, collate_links, load_dataset
 from geaet_dgl.data.lrgb import pcqm_contact
 from geaet_dgl.data.lrgb.pcqm_contact import load_pcqm_contact, pcqm_contact_files, shuffle_split
 from geaet_dgl.data.registry import dataset_table
@@ -19,7 +19,7 @@ BOND_TYPES = {Chem.BondType.SINGLE: 0, Chem.BondType.DOUBLE: 1, Chem.BondType.TR
 
 
 def _load(data_dir, **kwargs):
-    return load_pcqm_contact(data_dir, pe_k=3, progress=False, **kwargs)
+    return load_pcqm_contact(LoadOptions(data_dir=data_dir, pe_k=3, progress=False, **kwargs))
 
 
 def _kept():

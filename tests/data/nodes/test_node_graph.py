@@ -3,10 +3,9 @@ import dgl
 import pytest
 import torch
 
-from geaet_dgl.data import DataError
+from geaet_dgl.data import DataError, LoadOptions
 from geaet_dgl.data.generated.node_graphs import knn_graph, planted_partition, two_circles, with_masks
 from geaet_dgl.data.nodes.node_graph import is_node_graph_file, load_node_graph
-from geaet_dgl.data.own_files.graph_files import FileSplit
 from geaet_dgl.data.registry import load_dataset
 
 
@@ -43,17 +42,17 @@ def test_float_labels_are_regression_and_unlabelled_nodes_are_free(tmp_path):
     g = _graph(label=torch.randn(12, 2))
     g.ndata["label"][0] = float("nan")  # node 0 is in train_mask: refused
     with pytest.raises(DataError, match="node 0 .*NaN/inf target"):
-        load_node_graph(_save(tmp_path, [g]))
+        load_node_graph(LoadOptions(data_file=_save(tmp_path, [g])))
     g.ndata["train_mask"][0] = False  # unlabelled context node: its label is never read
-    data = load_node_graph(_save(tmp_path, [g], "ok.bin"))
+    data = load_node_graph(LoadOptions(data_file=_save(tmp_path, [g], "ok.bin")))
     assert data.task == "node-regression" and data.num_classes == 2
     classes = _graph(label=torch.where(torch.arange(12) == 0, -1, torch.arange(12) % 3))
     classes.ndata["train_mask"][0] = False
-    assert load_node_graph(_save(tmp_path, [classes], "c.bin")).num_classes == 3
+    assert load_node_graph(LoadOptions(data_file=_save(tmp_path, [classes], "c.bin"))).num_classes == 3
 
 
 def test_limits_keep_the_first_nodes_of_each_mask(tmp_path):
-    data = load_node_graph(_save(tmp_path, [_graph()]), limit_train=2, limit_test=1)
+    data = load_node_graph(LoadOptions(data_file=_save(tmp_path, [_graph()]), limit_train=2, limit_test=1))
     assert data.sizes() == {"train": 2, "val": 4, "test": 1}
     assert torch.equal(data.nodes("train"), torch.tensor([0, 3]))
 
@@ -76,16 +75,16 @@ def test_bad_masks_and_labels_are_one_line_errors(tmp_path, change, message):
     g = _graph()
     change(g)
     with pytest.raises(DataError, match=message) as info:
-        load_node_graph(_save(tmp_path, [g]))
+        load_node_graph(LoadOptions(data_file=_save(tmp_path, [g])))
     assert "\n" not in str(info.value)
 
 
 def test_masks_on_a_file_of_several_graphs_and_a_split_are_refused(tmp_path):
     path = _save(tmp_path, [_graph(), _graph()])
     with pytest.raises(DataError, match="graph 0 has node masks but the file holds 2 graphs; .*dgl.batch"):
-        load_node_graph(path)
+        load_node_graph(LoadOptions(data_file=path))
     with pytest.raises(DataError, match="carries its own node masks, which are the split; drop --split"):
-        load_node_graph(_save(tmp_path, [_graph()], "one.bin"), file_split=FileSplit(split=[0.8, 0.1, 0.1]))
+        load_node_graph(LoadOptions(data_file=_save(tmp_path, [_graph()], "one.bin"), split=[0.8, 0.1, 0.1]))
 
 
 def test_planted_partition_has_the_block_structure_asked_for():
@@ -118,7 +117,7 @@ def test_a_file_saved_with_int32_ids_loads_as_int64_and_is_cut_by_metis(tmp_path
 
     g = planted_partition(300, 3, p_in=0.1, p_out=0.01, seed=0)
     path = _save(tmp_path, [g.int()], "g32.bin")
-    data = load_node_graph(path)
+    data = load_node_graph(LoadOptions(data_file=path))
     assert data.graph.idtype == torch.int64
     for ours, theirs in zip(data.graph.edges(), g.edges()):
         assert torch.equal(ours, theirs)

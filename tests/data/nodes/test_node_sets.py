@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from geaet_dgl.data import DataError, load_dataset
+from geaet_dgl.data import DataError, LoadOptions, load_dataset
 from geaet_dgl.data.nodes.node_graph import NodeGraph
 from geaet_dgl.data.nodes.node_sets import (NODE_SETS, describe_files, expected_files, load_node_set, node_set_present,
                                       node_set_splits, raw_folder)
@@ -27,7 +27,7 @@ def _nodes(mask):
 @pytest.mark.parametrize("name", ["cora", "citeseer"])
 def test_planetoid_is_the_public_split_of_the_written_files(tmp_path, name):
     written = write_node_set_fixture(name, tmp_path)
-    data = load_node_set(name, tmp_path, progress=False)
+    data = load_node_set(name, LoadOptions(data_dir=tmp_path, progress=False))
     assert isinstance(data, NodeGraph) and data.num_classes == written["num_classes"]
     graph = data.graph
     raw = written["feat"]
@@ -51,7 +51,7 @@ def test_geom_gcn_split_k_is_mask_column_k(tmp_path, name):
     written = write_node_set_fixture(name, tmp_path)
     assert node_set_splits(name, tmp_path) == 10
     for k in (0, 7):
-        data = load_node_set(name, tmp_path, split_index=k, progress=False)
+        data = load_node_set(name, LoadOptions(data_dir=tmp_path, split_index=k, progress=False))
         for i, split in enumerate(("train", "val", "test")):
             assert data.mask(split).tolist() == written["masks"][k, i].tolist()
         assert f"split {k} of 10" in data.source
@@ -60,14 +60,14 @@ def test_geom_gcn_split_k_is_mask_column_k(tmp_path, name):
     assert graph.ndata["label"].tolist() == written["label"].tolist()
     assert _edge_set(graph) == _both_ways(written["edges"])  # the files list each edge one way
     with pytest.raises(DataError, match=r"has 10 public splits \(0..9\); --split-index 10 is out of range"):
-        load_node_set(name, tmp_path, split_index=10, progress=False)
+        load_node_set(name, LoadOptions(data_dir=tmp_path, split_index=10, progress=False))
 
 
 @pytest.mark.parametrize("name", ["roman-empire", "minesweeper"])
 def test_heterophilous_values_and_splits(tmp_path, name):
     written = write_node_set_fixture(name, tmp_path, num_splits=3)
     assert node_set_splits(name, tmp_path) == 3
-    data = load_node_set(name, tmp_path, split_index=2, progress=False)
+    data = load_node_set(name, LoadOptions(data_dir=tmp_path, split_index=2, progress=False))
     np.testing.assert_array_equal(data.graph.ndata["feat"].numpy(), written["feat"])
     assert data.graph.ndata["label"].tolist() == written["label"].tolist()
     for i, split in enumerate(("train", "val", "test")):
@@ -84,7 +84,7 @@ def _written_ids(graph):
 
 def test_gnn_benchmark_seeded_split_is_disjoint_covering_and_reproducible(tmp_path):
     written = write_node_set_fixture("amazon-photo", tmp_path)
-    data = load_node_set("amazon-photo", tmp_path, split_seed=3, progress=False)
+    data = load_node_set("amazon-photo", LoadOptions(data_dir=tmp_path, split_seed=3, progress=False))
     ids = _written_ids(data.graph)
     assert sorted(ids.tolist()) == list(range(len(written["label"])))
     np.testing.assert_array_equal(data.graph.ndata["feat"].numpy(), written["feat"][ids.numpy()])
@@ -94,14 +94,14 @@ def test_gnn_benchmark_seeded_split_is_disjoint_covering_and_reproducible(tmp_pa
     masks = torch.stack([data.mask(s) for s in ("train", "val", "test")])
     assert torch.equal(masks.sum(0), torch.ones(data.graph.num_nodes(), dtype=torch.long))  # disjoint, covering
     assert data.sizes() == {"train": 30, "val": 10, "test": 10}  # 60/20/20 of 50
-    again = load_node_set("amazon-photo", tmp_path, split_seed=3, progress=False)
+    again = load_node_set("amazon-photo", LoadOptions(data_dir=tmp_path, split_seed=3, progress=False))
     assert all(torch.equal(again.mask(s), data.mask(s)) for s in ("train", "val", "test"))
-    other = load_node_set("amazon-photo", tmp_path, split_seed=4, progress=False)
+    other = load_node_set("amazon-photo", LoadOptions(data_dir=tmp_path, split_seed=4, progress=False))
     assert not torch.equal(other.mask("train"), data.mask("train"))
     assert "data.split_seed=3" in data.source
     assert torch.equal(data.mask("train"), seeded_split(50, 3)["train"])
     with pytest.raises(DataError, match="has one split"):
-        load_node_set("amazon-photo", tmp_path, split_index=1, progress=False)
+        load_node_set("amazon-photo", LoadOptions(data_dir=tmp_path, split_index=1, progress=False))
 
 
 def test_wikics_train_val_splits_and_its_one_test_mask(tmp_path):
@@ -109,7 +109,7 @@ def test_wikics_train_val_splits_and_its_one_test_mask(tmp_path):
     assert node_set_splits("wikics", tmp_path) == 20
     tests = []
     for k in (0, 19):
-        data = load_node_set("wikics", tmp_path, split_index=k, progress=False)
+        data = load_node_set("wikics", LoadOptions(data_dir=tmp_path, split_index=k, progress=False))
         ids = _written_ids(data.graph).numpy()
         np.testing.assert_allclose(data.graph.ndata["feat"].numpy(), written["feat"][ids], rtol=1e-6)
         labelled = data.mask("train") | data.mask("val") | data.mask("test")  # the others read as class 0
@@ -145,7 +145,7 @@ def test_offline_one_line_names_the_files_and_their_folder(tmp_path, monkeypatch
     _blocked(monkeypatch)
     folder = raw_folder(name, tmp_path)
     with pytest.raises(DataError) as info:
-        load_node_set(name, tmp_path, progress=False)
+        load_node_set(name, LoadOptions(data_dir=tmp_path, progress=False))
     message = str(info.value)
     assert "\n" not in message and "could not download" in message and f"in {folder}/" in message
     files = expected_files(name)
@@ -163,7 +163,7 @@ def test_a_folder_missing_files_is_named_not_downloaded(tmp_path, monkeypatch):
     (folder / "ind.citeseer.tx").unlink()
     (folder / "ind.citeseer.graph").unlink()
     with pytest.raises(DataError, match=r"citeseer_d6836239 lacks ind.citeseer.tx and ind.citeseer.graph; put "):
-        load_node_set("citeseer", tmp_path, progress=False)
+        load_node_set("citeseer", LoadOptions(data_dir=tmp_path, progress=False))
     assert not node_set_present("citeseer", tmp_path)
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from geaet_dgl.data import DataError, load_dataset, load_graph_file
-from geaet_dgl.data.own_files.graph_files import FileSplit, inspect_graph_file, split_indices
+from geaet_dgl.data import DataError, LoadOptions, load_dataset, load_graph_file
+from geaet_dgl.data.own_files.graph_files import inspect_graph_file, split_indices
 from geaet_dgl.data.encodings.positional_encoding import random_walk_se
 from tests.own_graph_files import graph_targets, make_graphs, write_task_file
 
@@ -30,7 +30,7 @@ def test_integer_types_get_vocabularies_and_missing_edge_features_none(tmp_path)
     expected = torch.cat([g.ndata["feat"] for g in graphs]).max(dim=0).values + 1
     assert info.features.node_vocab_sizes == tuple(expected.tolist())
     assert info.features.edge_in_feats == 0
-    splits = load_graph_file(path, progress=False)
+    splits = load_graph_file(LoadOptions(data_file=path, progress=False))
     g = splits.train.graphs[0]
     assert g.ndata["feat"].dtype == torch.int64 and g.edata["feat"].shape == (g.num_edges(), 1)
 
@@ -60,7 +60,7 @@ def test_node_labels_follow_their_graphs(tmp_path):
     graphs, _ = write_task_file(path, "node-classification", count=10)
     split = {"train": [0, 2, 4, 6], "val": [1, 3], "test": [9, 5]}
     (tmp_path / "split.json").write_text(json.dumps(split))
-    splits = load_graph_file(path, file_split=FileSplit(split_file=tmp_path / "split.json"), progress=False)
+    splits = load_graph_file(LoadOptions(data_file=path, split_file=tmp_path / "split.json", progress=False))
     assert splits.test.level == "node"
     expected = torch.cat([graphs[i].ndata["label"] for i in (5, 9)])  # each split in file order
     assert torch.equal(splits.test.labels, expected)
@@ -71,7 +71,7 @@ def test_npz_split_file_with_valid_key(tmp_path):
     path = tmp_path / "g.bin"
     write_task_file(path, "graph-classification", count=10)
     np.savez(tmp_path / "split.npz", train=np.arange(6), valid=np.array([6, 7]), test=np.array([8]))
-    splits = load_graph_file(path, file_split=FileSplit(split_file=tmp_path / "split.npz"), progress=False)
+    splits = load_graph_file(LoadOptions(data_file=path, split_file=tmp_path / "split.npz", progress=False))
     assert splits.sizes() == {"train": 6, "val": 2, "test": 1}
 
 
@@ -95,7 +95,7 @@ def _error(tmp_path, graphs=None, labels=None, split=None, raw=None, **kwargs) -
         (tmp_path / "split.json").write_text(json.dumps(split))
         kwargs["split_file"] = tmp_path / "split.json"
     with pytest.raises(DataError) as info:
-        load_graph_file(path, progress=False, file_split=FileSplit.pop_from(kwargs), **kwargs)
+        load_graph_file(LoadOptions(data_file=path, progress=False, **kwargs))
     message = str(info.value)
     assert "\n" not in message
     return message

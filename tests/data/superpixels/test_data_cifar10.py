@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from geaet_dgl.data import DataError, load_dataset
+from geaet_dgl.data import DataError, LoadOptions, load_dataset
 from geaet_dgl.data.encodings import pe_cache
+from geaet_dgl.data.superpixels import cifar10 as cifar10_module
 from geaet_dgl.data.superpixels.cifar10 import CIFAR10_NUM_VAL, load_cifar10
 from geaet_dgl.data.superpixels.dgl_files import (
     CIFAR10_SPEC,
@@ -33,7 +34,7 @@ def published(tmp_path):
 
 def test_published_pickles_go_through_dgl_and_the_benchmark_split(published):
     data_dir, written = published
-    splits = load_cifar10(data_dir, pe_k=4, num_val=NUM_VAL, progress=False)
+    splits = load_cifar10(LoadOptions(data_dir=data_dir, pe_k=4, num_val=NUM_VAL, progress=False))
     assert splits.sizes() == {"train": 5, "val": NUM_VAL, "test": 4}
     assert splits.num_classes == 10 and splits.name == "cifar10" and "published cifar10_150sp" in splits.source
     labels, records = written["train"]
@@ -59,7 +60,7 @@ def test_published_pickles_go_through_dgl_and_the_benchmark_split(published):
         torch.testing.assert_close(ours.edata["feat"], graph.edata["feat"])
 
 
-def test_limits_and_registry(published):
+def test_limits_and_registry(published, monkeypatch):
     data_dir, _ = published
     splits = load_dataset("cifar10", data_dir, pe_k=3, num_val=NUM_VAL, limit_train=2, limit_val=1, limit_test=2,
                           progress=False, mnist_images="ignored", generate=True, depth=3)
@@ -69,7 +70,10 @@ def test_limits_and_registry(published):
     assert (info.task, info.metric, info.size) == ("graph classification (10)", "accuracy", "45,000/5,000/10,000")
     assert info.present(data_dir) and not superpixels_present(data_dir)  # CIFAR10 files only, no MNIST ones
     # the Benchmarking-GNNs split by default: 5,000 validation graphs off the 50k training pickle
-    assert CIFAR10_NUM_VAL == 5000 and load_cifar10.__kwdefaults__["num_val"] == 5000
+    seen = []
+    monkeypatch.setattr(cifar10_module, "load_superpixel_splits", lambda *args: seen.append(args[-1]))
+    load_cifar10(LoadOptions(data_dir=data_dir))
+    assert CIFAR10_NUM_VAL == 5000 and seen[0].num_val == 5000
 
 
 def test_cifar_images_reaches_only_cifar10():
@@ -86,14 +90,17 @@ def test_mnist_and_cifar10_share_dgls_folder_without_clashing(published_dir, bat
     folder, _, _ = batches
     mnist_layout, cifar_layout = superpixel_layout(published_dir), superpixel_layout(published_dir, CIFAR10_SPEC)
     assert cifar_layout.raw_path == mnist_layout.raw_path
-    mnist = load_mnist(published_dir, pe_k=2, num_val=NUM_VAL, progress=False)  # published MNIST, PE cached
-    cifar = load_cifar10(published_dir, cifar_images=folder, pe_k=2, num_val=2, progress=False, workers=1)  # built
+    mnist = load_mnist(LoadOptions(data_dir=published_dir, pe_k=2, num_val=NUM_VAL,
+                                   progress=False))  # published MNIST, PE cached
+    cifar = load_cifar10(LoadOptions(data_dir=published_dir, cifar_images=folder, pe_k=2, num_val=2, progress=False,
+                                     workers=1))  # built
     assert mnist.node_feat_dim == 3 and cifar.node_feat_dim == 5
     assert mnist_layout.read_build_info() is None  # MNIST still counts as published
     assert cifar_layout.read_build_info()["state"] == "complete"
     monkeypatch.setattr(pe_cache, "compute_split_pe", lambda *a, **k: pytest.fail("PE recomputed"))
-    assert load_mnist(published_dir, pe_k=2, num_val=NUM_VAL, progress=False).sizes() == mnist.sizes()
-    assert load_cifar10(published_dir, pe_k=2, num_val=2, progress=False).sizes() == cifar.sizes()
+    assert load_mnist(LoadOptions(data_dir=published_dir, pe_k=2, num_val=NUM_VAL,
+                                  progress=False)).sizes() == mnist.sizes()
+    assert load_cifar10(LoadOptions(data_dir=published_dir, pe_k=2, num_val=2, progress=False)).sizes() == cifar.sizes()
 
 
 def test_loose_pickles_are_linked(tmp_path):
@@ -103,14 +110,14 @@ def test_loose_pickles_are_linked(tmp_path):
     (loose / "superpixels").mkdir(parents=True)
     for split in ("train", "test"):
         source.raw_pickle(split).rename(loose / "superpixels" / f"cifar10_150sp_{split}.pkl")
-    assert load_cifar10(loose, pe_k=2, num_val=NUM_VAL, progress=False).sizes()["test"] == 4
+    assert load_cifar10(LoadOptions(data_dir=loose, pe_k=2, num_val=NUM_VAL, progress=False)).sizes()["test"] == 4
 
 
 # --- missing or damaged files: one line naming the fix --------------------------------------------------------
 
 def test_no_route_is_one_clear_error(tmp_path):
     with pytest.raises(DataError) as info:
-        load_cifar10(tmp_path / "empty", progress=False)
+        load_cifar10(LoadOptions(data_dir=tmp_path / "empty", progress=False))
     message = one_line(info)
     assert message.startswith("no CIFAR10 superpixel data route works (no complete set of superpixel files in "
                               "data_dir, no cifar_images folder)")
@@ -123,7 +130,7 @@ def test_truncated_raw_pickle_is_one_line(published):
     raw = layout.raw_pickle("train")
     raw.write_bytes(raw.read_bytes()[:200])
     with pytest.raises(DataError) as info:
-        load_cifar10(data_dir, pe_k=2, num_val=NUM_VAL, progress=False)
+        load_cifar10(LoadOptions(data_dir=data_dir, pe_k=2, num_val=NUM_VAL, progress=False))
     message = one_line(info)
     assert message.startswith("DGL could not load the CIFAR10 superpixel train split")
     assert f"{raw} is damaged" in message and "CIFAR-10 images" in message

@@ -6,7 +6,7 @@ import pickle
 import numpy as np
 import pytest
 
-from geaet_dgl.data import DataError
+from geaet_dgl.data import DataError, LoadOptions
 from geaet_dgl.data.superpixels import cifar10 as cifar10_module
 from geaet_dgl.data.superpixels.cifar10 import load_cifar10
 from geaet_dgl.data.superpixels.cifar10_images import load_cifar10_images, read_batch
@@ -32,7 +32,8 @@ def test_build_from_batches_then_reuse(tmp_path, batches, monkeypatch, caplog):
     folder, train_labels, test_labels = batches
     data_dir = tmp_path / "built"
     with caplog.at_level(logging.INFO, logger="geaet_dgl.data"):
-        splits = load_cifar10(data_dir, cifar_images=folder, pe_k=3, num_val=2, progress=False, workers=1)
+        splits = load_cifar10(LoadOptions(data_dir=data_dir, cifar_images=folder, pe_k=3, num_val=2, progress=False,
+                                          workers=1))
     assert "not byte-identical" in caplog.text
     assert splits.sizes() == {"train": 8, "val": 2, "test": 3}
     assert "local SLIC build" in splits.source
@@ -60,27 +61,28 @@ def test_build_from_batches_then_reuse(tmp_path, batches, monkeypatch, caplog):
         raise AssertionError("superpixels rebuilt although usable files exist")
 
     monkeypatch.setattr(cifar10_module, "build_superpixels", fail)
-    again = load_cifar10(data_dir, pe_k=3, num_val=2, progress=False)  # no image folder needed now
+    again = load_cifar10(LoadOptions(data_dir=data_dir, pe_k=3, num_val=2,
+                                     progress=False))  # no image folder needed now
     assert again.sizes() == splits.sizes()
 
 
 def test_limited_build_processes_only_the_images_needed(tmp_path, batches):
     folder, _, _ = batches
     data_dir = tmp_path / "partial"
-    splits = load_cifar10(data_dir, cifar_images=folder, pe_k=2, num_val=2, limit_train=1, limit_test=1,
-                          progress=False, workers=1)
+    splits = load_cifar10(LoadOptions(data_dir=data_dir, cifar_images=folder, pe_k=2, num_val=2, limit_train=1,
+                                      limit_test=1, progress=False, workers=1))
     assert splits.sizes() == {"train": 1, "val": 2, "test": 1}
     info = superpixel_layout(data_dir, CIFAR10_SPEC).read_build_info()
     assert info["train"]["built"] == 3 and info["test"]["built"] == 1
     with pytest.raises(DataError, match="smaller local build"):
-        load_cifar10(data_dir, pe_k=2, num_val=2, progress=False)
+        load_cifar10(LoadOptions(data_dir=data_dir, pe_k=2, num_val=2, progress=False))
 
 
 def test_missing_batch_file_is_named(tmp_path, batches):
     folder, _, _ = batches
     (folder / "data_batch_3").unlink()
     with pytest.raises(DataError) as info:
-        load_cifar10(tmp_path / "data", cifar_images=folder, progress=False, workers=1)
+        load_cifar10(LoadOptions(data_dir=tmp_path / "data", cifar_images=folder, progress=False, workers=1))
     assert one_line(info) == (f"{folder} lacks CIFAR-10 batch file(s) data_batch_3; "
                                "unpack cifar-10-python.tar.gz there")
 
@@ -95,6 +97,6 @@ def test_damaged_batch_file_is_refused(tmp_path, batches, damage):
         with open(target, "wb") as handle:
             pickle.dump({b"data": np.zeros((3, 1024), np.uint8), b"labels": [0, 1, 2]}, handle)
     with pytest.raises(DataError) as info:
-        load_cifar10(tmp_path / "data", cifar_images=folder, progress=False, workers=1)
+        load_cifar10(LoadOptions(data_dir=tmp_path / "data", cifar_images=folder, progress=False, workers=1))
     message = one_line(info)
     assert str(target) in message and "replace it with the file from cifar-10-python.tar.gz" in message
