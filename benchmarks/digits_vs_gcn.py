@@ -1,6 +1,6 @@
 """A 10-NN graph of 70,000 MNIST digits with 200 labels: GEAET with a graph file's defaults beside a 2-layer GCN.
 
-Builds the graph file once (``geaet_dgl.benchmarking.digit_graph.write_digit_graph``: every image a node, its
+Builds the graph file once (``geaet_lab.benchmarking.digit_graph.write_digit_graph``: every image a node, its
 784 pixels / 255 as features, joined to its ``--knn`` nearest images; ``--train`` labelled nodes, ``--val``
 validation nodes, the rest test; reused when ``--graph`` exists), then trains on it, for every seed: GEAET as
 ``geaet-dgl train --dataset FILE --sampler S`` does with the ``geaet-node`` defaults (each of ``--samplers``),
@@ -20,8 +20,8 @@ import _common  # noqa: F401  (puts the repository on sys.path)
 
 import dgl
 
-from geaet_dgl.benchmarking.digit_graph import compare_on_digit_graph, write_digit_graph
-from geaet_dgl.benchmarking.node_baselines import format_table
+from geaet_lab.benchmarking.digit_graph import compare_on_digit_graph, write_digit_graph
+from geaet_lab.benchmarking.node_baselines import format_table
 from geaet_dgl.threads import apply_threads
 
 

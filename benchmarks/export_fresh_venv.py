@@ -18,7 +18,7 @@ RESULTS/PRESET/FORMAT.csv, bring RESULTS back, and ``--compare DIR --results RES
     python benchmarks/export_fresh_venv.py --compare fresh_check --results R
 
 Without ``--checkpoint`` the model is the preset's at its own size with random weights and the graphs are
-``--graphs`` synthetic ones shaped like the preset's data (:mod:`geaet_dgl.benchmarking.inputs`).
+``--graphs`` synthetic ones shaped like the preset's data (:mod:`geaet_lab.benchmarking.inputs`).
 """
 import argparse
 import csv
@@ -74,7 +74,7 @@ def _random_run(preset: str, count: int, folder: Path):
     import dgl
     import torch
 
-    from geaet_dgl.benchmarking.inputs import synthetic_graphs
+    from geaet_lab.benchmarking.inputs import synthetic_graphs
     from geaet_dgl.training import make_run_config
     from geaet_dgl.models import build_model
     from geaet_dgl.training.checkpoint import save_checkpoint

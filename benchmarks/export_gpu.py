@@ -24,7 +24,7 @@ def prepare(a) -> None:
     import _common  # noqa: F401  (sys.path)
     import torch
 
-    from geaet_dgl.benchmarking.inputs import check_supported, prebuilt_batches
+    from geaet_lab.benchmarking.inputs import check_supported, prebuilt_batches
     from geaet_dgl.config.presets import get_preset
     from geaet_dgl.export import ExportedGEAET
     from geaet_dgl.export.writer import inputs_of_batch, model_input_widths, torchscript_bytes

@@ -28,8 +28,8 @@ def main(argv=None):
 
     import torch
 
-    from geaet_dgl.benchmarking.inputs import check_supported, prebuilt_batches
-    from geaet_dgl.benchmarking.timing import set_threads
+    from geaet_lab.benchmarking.inputs import check_supported, prebuilt_batches
+    from geaet_lab.benchmarking.timing import set_threads
     from geaet_dgl.config.presets import get_preset
     from geaet_dgl.export import ExportedGEAET
     from geaet_dgl.export.writer import (INPUT_NAMES, inputs_of_batch, model_input_widths, onnx_bytes,

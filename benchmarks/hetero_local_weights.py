@@ -1,6 +1,6 @@
 """Heterograph GEAET: the per-relation local MPNN against typed weights on the homogeneous view.
 
-Builds a ``HeteroJob`` (defaults: ``geaet_dgl/benchmarking/jobs.py``) for ``run_benchmark``:
+Builds a ``HeteroJob`` (defaults: ``geaet_lab/benchmarking/jobs.py``) for ``run_benchmark``:
 
     python benchmarks/hetero_local_weights.py --etypes 2 4 6 10 --batch-size 32 --repeats 10 --threads 1 --json out/hetero.json
 """
@@ -9,8 +9,8 @@ import dataclasses
 
 import _common  # noqa: F401  (puts the repository on sys.path)
 
-from geaet_dgl.benchmarking import run_benchmark
-from geaet_dgl.benchmarking.jobs import HeteroJob
+from geaet_lab.benchmarking import run_benchmark
+from geaet_lab.benchmarking.jobs import HeteroJob
 
 
 def main(argv=None) -> None:

@@ -28,11 +28,11 @@ def main(argv=None):
 
     import torch
 
-    from geaet_dgl.benchmarking.against_pyg import reference_forward
-    from geaet_dgl.benchmarking.inputs import check_supported, prebuilt_batches
-    from geaet_dgl.benchmarking.parity import paired_models
-    from geaet_dgl.interop.pyg_export import to_pyg_batch
-    from geaet_dgl.benchmarking.timing import set_threads
+    from geaet_lab.benchmarking.against_pyg import reference_forward
+    from geaet_lab.benchmarking.inputs import check_supported, prebuilt_batches
+    from geaet_lab.benchmarking.parity import paired_models
+    from geaet_lab.interop.pyg_export import to_pyg_batch
+    from geaet_lab.benchmarking.timing import set_threads
     from geaet_dgl.inference import fold_for_inference
 
     key = check_supported(a.preset)

@@ -32,7 +32,7 @@ def measure(graph_kind: str, num_nodes: int, solver: str, k: int, threads: int) 
     import numpy as np
     import torch
 
-    from geaet_dgl.benchmarking.node_scaling import NODE_GRAPHS
+    from geaet_lab.benchmarking.node_scaling import NODE_GRAPHS
     from geaet_dgl.data.encodings import sparse_encodings as se
 
     torch.set_num_threads(threads)

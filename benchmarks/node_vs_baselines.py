@@ -2,7 +2,7 @@
 
 Each graph file holds one graph with train/val/test node masks (the ten split files of a geom-gcn dataset
 are ten files); every file x seed trains GEAET as ``train --dataset FILE [--preset P]`` would, and the two
-baselines (``geaet_dgl.benchmarking.node_baselines``). Builds a ``NodeBaselinesJob`` for ``run_benchmark``:
+baselines (``geaet_lab.benchmarking.node_baselines``). Builds a ``NodeBaselinesJob`` for ``run_benchmark``:
 prints one markdown table and writes OUT/node_baselines.md and .json.
 
     python benchmarks/node_vs_baselines.py --files citeseer.bin --preset citeseer --seeds 0 1 2 --out runs/cs
@@ -18,8 +18,8 @@ import sys
 
 import _common  # noqa: F401  (puts the repository on sys.path)
 
-from geaet_dgl.benchmarking import run_benchmark
-from geaet_dgl.benchmarking.jobs import NodeBaselinesJob
+from geaet_lab.benchmarking import run_benchmark
+from geaet_lab.benchmarking.jobs import NodeBaselinesJob
 
 
 def main(argv=None) -> int:

@@ -22,8 +22,8 @@ def main(argv=None):
     a = p.parse_args(argv)
     import torch
 
-    from geaet_dgl.benchmarking.inputs import prebuilt_batches
-    from geaet_dgl.benchmarking.parity import check_parity
+    from geaet_lab.benchmarking.inputs import prebuilt_batches
+    from geaet_lab.benchmarking.parity import check_parity
 
     graph, labels = prebuilt_batches(a.preset, a.batch_size, 1, torch.device("cpu"), seed=a.seed)[0]
     report = check_parity(a.ref_dir, a.preset, graph, labels, seed=a.seed)

@@ -21,7 +21,7 @@ import _common  # noqa: F401
 def measure(num_nodes: int, k: int, chunks: int, threads: int, degree: int) -> dict:
     import torch
 
-    from geaet_dgl.benchmarking.node_scaling import planted_task_graph
+    from geaet_lab.benchmarking.node_scaling import planted_task_graph
     from geaet_dgl.data.encodings import sparse_encodings as se
 
     torch.set_num_threads(threads)

@@ -1,7 +1,7 @@
 """Samplers on one graph with node masks: full, cluster and random against logistic regression.
 
 Two graphs, each written as a graph file and trained once per sampler with the same settings
-(``geaet_dgl.studies.node_samplers.compare_samplers``):
+(``geaet_lab.studies.node_samplers.compare_samplers``):
 
 * ``sbm``: a planted partition (stochastic block model) whose node features only hint at the block;
 * ``mnist-knn``: MNIST images as nodes (784 pixels / 255 as features), each joined to its ``--knn``
@@ -21,9 +21,9 @@ import _common  # noqa: F401  (puts the repository on sys.path)
 
 import dgl
 
-from geaet_dgl.benchmarking.digit_graph import digit_knn_graph, read_digits
+from geaet_lab.benchmarking.digit_graph import digit_knn_graph, read_digits
 from geaet_dgl.data.generated.node_graphs import planted_partition
-from geaet_dgl.studies.node_samplers import compare_samplers, format_rows
+from geaet_lab.studies.node_samplers import compare_samplers, format_rows
 
 
 def mnist_knn(folder: str, images: int, k: int, train: int, val: int, seed: int) -> dgl.DGLGraph:

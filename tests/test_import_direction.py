@@ -2,6 +2,8 @@
 
 Function-level imports count too (a lazy import is how a cycle usually hides).
 Package ``__init__`` files are left out: they only re-export their modules.
+The library (``geaet_dgl``) imports nothing of the lab (``geaet_lab``); the lab uses the library's public
+names only and has no cycle of its own.
 """
 
 import ast
@@ -10,8 +12,10 @@ from pathlib import Path
 from typing import Dict, List, Set
 
 import geaet_dgl
+import geaet_lab
 
 ROOT = Path(geaet_dgl.__file__).parent
+LAB = Path(geaet_lab.__file__).parent
 
 
 def _module_name(path: Path) -> str:
@@ -46,9 +50,9 @@ def _imports(path: Path, modules: Set[str]) -> Set[str]:
     return found & modules
 
 
-def import_graph() -> Dict[str, Set[str]]:
-    """``{module: modules it imports}`` over the package's modules (``__init__`` files excluded)."""
-    paths = {_module_name(p): p for p in ROOT.rglob("*.py") if p.name != "__init__.py"}
+def import_graph(root: Path = ROOT) -> Dict[str, Set[str]]:
+    """``{module: modules it imports}`` over the modules of the package at ``root`` (``__init__`` files excluded)."""
+    paths = {_module_name(p): p for p in root.rglob("*.py") if p.name != "__init__.py"}
     modules = set(paths)
     return {name: _imports(path, modules) - {name} for name, path in paths.items()}
 
@@ -149,7 +153,7 @@ def test_the_package_graph_sees_imports_inside_functions_and_package_imports():
     graph = package_graph()
     assert "distributed" not in graph  # a module of training/, not a package
     assert "training" in graph["distgraph"]  # `from ..training import run_dir as files`
-    assert "studies" in graph["commands"]  # imported inside the command functions
+    assert "interop" in graph["commands"]  # imported inside the command functions
     assert {"training", "inference"} <= graph["scoring"]
 
 
@@ -224,13 +228,11 @@ def test_no_module_uses_another_modules_private_names():
 
 
 def optimizer_steppers() -> List[str]:
-    """Modules (outside ``benchmarking/``) that call ``.step()`` on an optimiser: any ``X.step()`` whose
+    """Modules of the library that call ``.step()`` on an optimiser: any ``X.step()`` whose
     ``X`` names an optimiser (``optimizer``, ``opt``, ``self.optimizer``, ...), docstrings aside."""
     found = []
     for path in ROOT.rglob("*.py"):
         name = _module_name(path)
-        if name.startswith("geaet_dgl.benchmarking"):
-            continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step":
                 owner = node.func.value
@@ -242,3 +244,123 @@ def optimizer_steppers() -> List[str]:
 
 def test_only_the_training_loop_steps_an_optimizer():
     assert optimizer_steppers() == ["geaet_dgl.training.trainer"]
+
+
+# -- the library and the lab ---------------------------------------------------------------------------------------
+
+
+def _docstrings(tree: ast.AST) -> Set[int]:
+    """``id`` of every docstring node of ``tree`` (module, class and function docstrings)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def lab_references(source: str) -> List[str]:
+    """What in ``source`` reaches the lab: ``import geaet_lab...``, ``from geaet_lab... import`` (at any depth:
+    inside functions too), and strings outside docstrings naming a lab module (``importlib.import_module``'s)."""
+    tree = ast.parse(source)
+    docstrings = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if alias.name.split(".")[0] == "geaet_lab"]
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "geaet_lab":
+            found.append(node.module)
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+              and node.value.startswith("geaet_lab")):
+            found.append(repr(node.value))
+    return found
+
+
+def library_references_to_the_lab() -> List[str]:
+    """``module: what`` for everything of :func:`lab_references` in the library's files."""
+    return sorted(f"{_module_name(path)}: {what}" for path in ROOT.rglob("*.py")
+                  for what in lab_references(path.read_text()))
+
+
+def test_the_lab_finder_sees_lazy_imports_and_module_names_in_strings():
+    source = ('"""Docs may name geaet_lab."""\nimport os\n\ndef f():\n    """geaet_lab.x in a docstring."""\n'
+              '    from geaet_lab.benchmarking import api\n    import geaet_lab.studies as s\n'
+              '    return importlib.import_module("geaet_lab.commands.benchmark")\n')
+    assert lab_references(source) == ["geaet_lab.benchmarking", "geaet_lab.studies", "'geaet_lab.commands.benchmark'"]
+    assert lab_references("from geaet_dgl import cli\nx = 'the lab'\n") == []
+
+
+def test_the_library_imports_nothing_of_the_lab():
+    assert library_references_to_the_lab() == []
+
+
+def private_library_names(source: str) -> List[str]:
+    """The ``_private`` names of ``geaet_dgl`` that ``source`` (a lab module) uses: ``from geaet_dgl.x import _y``,
+    a ``_private`` module on the path (``geaet_dgl._x``), and ``y._z`` where ``y`` was imported from the library
+    (a module, class or function of it)."""
+    tree = ast.parse(source)
+    found, bound = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "geaet_dgl":
+            found += [f"{node.module}" for part in node.module.split(".") if _is_private(part)]
+            for alias in node.names:
+                if _is_private(alias.name):
+                    found.append(f"{node.module}.{alias.name}")
+                bound.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "geaet_dgl":
+                    found += [alias.name for part in alias.name.split(".") if _is_private(part)]
+                    bound.add(alias.asname or alias.name.split(".")[0])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            owner = node.value
+            while isinstance(owner, ast.Attribute):  # geaet_dgl.training.trainer._x: the chain's root name
+                owner = owner.value
+            if isinstance(owner, ast.Name) and owner.id in bound:
+                found.append(f"{ast.unparse(node.value)}.{node.attr}")
+    return found
+
+
+def lab_private_uses() -> List[str]:
+    """``module: name`` for every ``_private`` name of the library a lab module uses (:func:`private_library_names`)."""
+    return sorted(f"{_module_name(path)}: {name}" for path in LAB.rglob("*.py")
+                  for name in private_library_names(path.read_text()))
+
+
+def test_the_lab_private_finder_sees_imports_and_attributes():
+    source = ("from geaet_dgl.training import trainer, _helper\nimport geaet_dgl.data._cache as cache\n"
+              "from geaet_dgl.models import build_model\n\ndef f(model):\n"
+              "    trainer._loop()\n    model._own()\n    return build_model._x, cache\n")
+    assert sorted(private_library_names(source)) == sorted([
+        "geaet_dgl.training._helper", "geaet_dgl.data._cache", "trainer._loop", "build_model._x"])
+
+
+def test_the_lab_uses_the_library_public_names_only():
+    assert lab_private_uses() == []
+
+
+def test_the_lab_has_no_import_cycle():
+    graph = import_graph(LAB)
+    assert "geaet_lab.interop.pyg_export" in graph["geaet_lab.benchmarking.parity"]  # relative, inside the lab
+    assert cycles(graph) == []
+
+
+def missing_modules(root: Path) -> List[str]:
+    """``module: target`` for every import (relative ones resolved, inside functions too) of a ``geaet_dgl`` or
+    ``geaet_lab`` module that no file or package holds: e.g. ``from ..config import x`` left in a module moved
+    from the library into the lab (it would reach ``geaet_lab.config``)."""
+    known = {_module_name(p) for top in (ROOT, LAB) for p in top.rglob("*.py")}
+    found = set()
+    for path in root.rglob("*.py"):
+        for target, name, from_module in _import_statements(path):
+            if target.split(".")[0] not in ("geaet_dgl", "geaet_lab"):
+                continue
+            if target not in known and not (not from_module and f"{target}.{name}" in known):
+                found.add(f"{_module_name(path)}: {target}")
+    return sorted(found)
+
+
+def test_every_import_of_the_library_and_the_lab_names_a_module_that_exists():
+    assert missing_modules(ROOT) == [] and missing_modules(LAB) == []

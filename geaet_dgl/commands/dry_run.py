@@ -40,7 +40,7 @@ def _study_runs(run: Any, splits: Sequence[str], seeds: Sequence[int]) -> str:
     """The runs of a ``--splits`` / ``--seeds`` study, the split indices checked; '' for one run."""
     from geaet_dgl.config import OptionConflict
     from geaet_dgl.data.nodes.node_sets import check_split_index_unread, is_node_set, published_split_count
-    from geaet_dgl.studies.seeds import split_indices
+    from geaet_dgl.training.seeds import split_indices
 
     if is_node_set(run.data.dataset):
         check_split_index_unread(run.data.dataset, run.data.split_index)

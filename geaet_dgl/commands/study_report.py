@@ -10,9 +10,9 @@ def print_aggregate(agg: Dict[str, Any], heading: str, out: str) -> None:
     """The study's mean ± std; then the runs that failed (a warning; all of them: an error)."""
     from pathlib import Path
 
-    from geaet_dgl.studies import format_mean_std
-    from geaet_dgl.studies.failures import report_failures
-    from geaet_dgl.studies.seeds import AGGREGATE_MD
+    from geaet_dgl.training.aggregate import format_mean_std
+    from geaet_dgl.training.failures import report_failures
+    from geaet_dgl.training.seeds import AGGREGATE_MD
 
     metric = agg["metric_name"]
     if agg["n"]:

@@ -122,7 +122,7 @@ def train(ctx: click.Context, **options: Any) -> None:
 def _check(opts: TrainOptions) -> None:
     """Refuse option combinations no mode takes."""
     from geaet_dgl.distgraph import launch as dist_launch
-    from geaet_dgl.studies.seeds import check_seeds_options, check_splits_options
+    from geaet_dgl.training.seeds import check_seeds_options, check_splits_options
     from geaet_dgl.training import launcher
 
     from geaet_dgl.config import OptionConflict
@@ -229,7 +229,7 @@ def _evaluate_pretrained(ctx: click.Context, opts: TrainOptions) -> bool:
 def _train_splits(ctx: click.Context, opts: TrainOptions) -> bool:
     """``--splits all|K...`` (a named node set): one run per public split, and their mean ± std."""
     from geaet_dgl import training
-    from geaet_dgl.studies.seeds import label_dir, run_split_indices, run_splits
+    from geaet_dgl.training.seeds import label_dir, run_split_indices, run_splits
 
     if not opts.split_list:
         return False
@@ -247,7 +247,7 @@ def _train_splits(ctx: click.Context, opts: TrainOptions) -> bool:
 def _train_seeds(ctx: click.Context, opts: TrainOptions) -> bool:
     """``--seeds K [K ...]``: one run per seed in OUT/seed<k>, and their mean ± std."""
     from geaet_dgl import training
-    from geaet_dgl.studies import run_seeds
+    from geaet_dgl.training.seeds import run_seeds
 
     if not opts.seeds:
         return False

@@ -1,24 +1,13 @@
-"""Interoperability with the PyG reference (icm1018/GEAET, on GraphGPS / graphgym): everything that talks to it.
+"""The PyG reference (icm1018/GEAET, on GraphGPS / graphgym) as a user's run needs it: its files read, never its code.
 
-- :mod:`.reference_checkpoint`: turn the reference's ``ckpt/<epoch>.ckpt`` into our run directory and back
-  (parameter names in :mod:`.reference_names`).
-- :mod:`.compare`: ``geaet-dgl compare``, accuracy side by side: :mod:`.pyg_export` writes our graphs as the
-  raw files PyG's ``GNNBenchmarkDataset`` reads, :mod:`.reference_dump` (run with the reference's Python)
-  and :mod:`.graph_check` check both sides hold the same graphs, :mod:`.reference_run` runs the reference's
-  own ``main.py`` and reads its stats, :mod:`.compare_report` aggregates over seeds and plots.
-- :mod:`.compare_nodes`: ``compare --config`` for GraphGPS's node files (Actor, WebKB, WikipediaNetwork):
-  :mod:`.pyg_node_export` writes our node set as the geom-gcn raw files PyG's loaders read,
-  :mod:`.reference_dump` (``--node-set``) (the reference's Python) and :mod:`.node_check` check the graph and split.
-- :mod:`.pyg_export`: our DGL graphs as PyG data: the raw files above, and the ``Data`` / ``Batch``
-  objects (:func:`~.pyg_export.to_pyg_batch`) that the in-process comparisons feed the reference.
-- :mod:`.reference_model`: the reference's network built in this process from the user's checkout
-  (parity checks and ``benchmark --against-pyg``, in :mod:`geaet_dgl.benchmarking`).
+- :mod:`.reference_yaml`: the reference's YAML configuration files read into our dataclasses
+  (``train --config``); its ``REFERENCE_PRESETS`` is the one table of our presets -> the reference's
+  configuration files.
+- :mod:`.reference_checkpoint`: turn the reference's ``ckpt/<epoch>.ckpt`` into our run directory
+  (``import-reference``, ``train --config`` with ``pretrained.dir``) and back (``export_reference``);
+  the tensors in :mod:`.reference_weights`, the parameter names in :mod:`.reference_names`.
 
-Only :mod:`.reference_model` imports the reference (and PyG with it, as do the ``to_pyg_*`` functions when
-called); everything else reads its files as plain YAML and plain ``torch.save`` data, and runs its code
-only as a subprocess from the user's checkout and Python.
-
-Reading the reference's YAML configuration files into our dataclasses (``train --config``):
-:mod:`geaet_dgl.interop.reference_yaml`, whose ``REFERENCE_PRESETS`` is the one table of our presets -> the
-reference's configuration files.
+Everything here reads plain YAML and plain ``torch.save`` data. Comparing with the reference (its network
+built in this process, our graphs as PyG's files, its ``main.py`` run side by side) is the lab's:
+:mod:`geaet_lab.interop`.
 """

@@ -7,7 +7,7 @@ A run directory holds
 - ``best.pt`` / ``last.pt``: best-validation and latest checkpoints,
 - ``summary.json``: the result (best epoch, its val/test metric, speed),
 - ``curves.png``: learning curves, and ``train.log``;
-- ``failed.json``: a study's run that diverged (:mod:`geaet_dgl.studies.failures`).
+- ``failed.json``: a study's run that diverged (:mod:`geaet_dgl.training.failures`).
 """
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from geaet_dgl.allocator import configure_allocator, environment_for
-from geaet_dgl.benchmarking.jobs import ScalingJob, Timing
-from geaet_dgl.benchmarking.worker import run_isolated
+from geaet_lab.benchmarking.jobs import ScalingJob, Timing
+from geaet_lab.benchmarking.worker import run_isolated
 
 # In a fresh interpreter: allocate, touch and free a 64 MiB tensor 16 times; print the page faults of the
 # last 4 rounds (glibc's heap needs a few rounds to hold enough free blocks for the aligned requests).

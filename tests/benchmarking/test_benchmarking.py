@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from geaet_dgl.benchmarking import run_benchmark
-from geaet_dgl.benchmarking.jobs import EpochJob, ModelJob, Reference, ScalingJob, Timing
-from geaet_dgl.benchmarking.inputs import SUPPORTED_PRESETS, prebuilt_batches, synthetic_graphs
-from geaet_dgl.benchmarking.parity import compare_models
-from geaet_dgl.benchmarking.report import format_table
-from geaet_dgl.benchmarking.scaling import fit_power_law, knn_edges, random_knn_graph
+from geaet_lab.benchmarking import run_benchmark
+from geaet_lab.benchmarking.jobs import EpochJob, ModelJob, Reference, ScalingJob, Timing
+from geaet_lab.benchmarking.inputs import SUPPORTED_PRESETS, prebuilt_batches, synthetic_graphs
+from geaet_lab.benchmarking.parity import compare_models
+from geaet_lab.benchmarking.report import format_table
+from geaet_lab.benchmarking.scaling import fit_power_law, knn_edges, random_knn_graph
 from geaet_dgl.data import synthetic_mnist_like
 from geaet_dgl.models import GEAET, build_model
 from geaet_dgl.config.presets import get_preset
@@ -132,7 +132,7 @@ def test_synthetic_pattern_inputs_are_node_level_with_rwse():
     assert torch.allclose(first.ndata["rwse"], random_walk_se(first, 16))
     # the preset's model runs on it and its loss is the weighted cross-entropy of one logit per node
     model = build_model(get_preset("pattern").model)
-    from geaet_dgl.benchmarking.inputs import loss_function
+    from geaet_lab.benchmarking.inputs import loss_function
 
     loss = loss_function("pattern")(model(graph), labels)
     assert loss.ndim == 0 and torch.isfinite(loss)
@@ -154,7 +154,7 @@ def test_synthetic_molecules_fit_the_peptides_preset():
                         (graph.edata["feat"], config.edge_vocab_sizes)):
         assert feat.dtype == torch.int64 and torch.all(feat < torch.tensor(sizes)) and torch.all(feat >= 0)
     model = build_model(config)
-    from geaet_dgl.benchmarking.inputs import loss_function
+    from geaet_lab.benchmarking.inputs import loss_function
 
     assert torch.isfinite(loss_function("peptides-struct")(model(graph), targets))
 
@@ -183,7 +183,7 @@ def test_compare_with_reference_tiny():
     pytest.importorskip("torch_geometric")
     if not os.path.isdir(REF_DIR):
         pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
-    from geaet_dgl.benchmarking.against_pyg import compare_with_reference
+    from geaet_lab.benchmarking.against_pyg import compare_with_reference
 
     for preset in ("mnist", "pattern", "peptides-struct"):
         out = compare_with_reference(Reference(REF_DIR), preset, batch_sizes=(2,),
@@ -252,7 +252,7 @@ def test_parity_check_detects_a_planted_difference():
     # at 1e-3: the margin depends on the machine's arithmetic): the gradients' norms see it
     assert report.max_abs_diff < 1e-5 < report.checked_diff == report.grad_max_rel_diff
     assert report.as_dict()["checked_diff"] == report.checked_diff
-    from geaet_dgl.benchmarking.against_pyg import ParityError, check_parity_tolerance
+    from geaet_lab.benchmarking.against_pyg import ParityError, check_parity_tolerance
 
     with pytest.raises(ParityError, match="differ by .* in float64"):
         check_parity_tolerance(report)
@@ -260,7 +260,7 @@ def test_parity_check_detects_a_planted_difference():
 
 
 def test_gradient_parity_reads_each_gradient_relative_to_its_norm():
-    from geaet_dgl.benchmarking.parity import GRAD_NORM_FLOOR, grad_differences
+    from geaet_lab.benchmarking.parity import GRAD_NORM_FLOOR, grad_differences
 
     big = torch.full((4,), 1.0, dtype=torch.float64)
     small = torch.tensor([3e-6, -4e-6], dtype=torch.float64)  # a small gradient, all wrong in the other model

@@ -5,9 +5,9 @@ import dgl
 import pytest
 import torch
 
-from geaet_dgl.benchmarking import run_benchmark
-from geaet_dgl.benchmarking.breakdown import PARTS, BranchTimer, measure_breakdown
-from geaet_dgl.benchmarking.jobs import ModelJob, Reference, Timing
+from geaet_lab.benchmarking import run_benchmark
+from geaet_lab.benchmarking.breakdown import PARTS, BranchTimer, measure_breakdown
+from geaet_lab.benchmarking.jobs import ModelJob, Reference, Timing
 from geaet_dgl.config import GEANetConfig, ModelConfig
 from geaet_dgl.data import synthetic_mnist_like
 from geaet_dgl.models import build_model

@@ -8,13 +8,13 @@ import pytest
 import torch
 import yaml
 
-from geaet_dgl.benchmarking import run_benchmark
-from geaet_dgl.benchmarking.jobs import ModelJob, Reference, ScalingJob, Timing
-from geaet_dgl.benchmarking.config_subject import config_subject
-from geaet_dgl.benchmarking.inputs import UnsupportedPreset
-from geaet_dgl.benchmarking.throughput import ours_forward
+from geaet_lab.benchmarking import run_benchmark
+from geaet_lab.benchmarking.jobs import ModelJob, Reference, ScalingJob, Timing
+from geaet_lab.benchmarking.config_subject import config_subject
+from geaet_lab.benchmarking.inputs import UnsupportedPreset
+from geaet_lab.benchmarking.throughput import ours_forward
 from geaet_dgl.models import build_model
-from geaet_dgl.interop.reference_model import as_reference_geaet
+from geaet_lab.interop.reference_model import as_reference_geaet
 from geaet_dgl.config import ConfigError
 
 CONFIGS = Path(__file__).resolve().parents[2] / "benchmarks" / "configs"
@@ -57,7 +57,7 @@ def test_config_times_alone_and_needs_a_generated_dataset(tmp_path, monkeypatch)
     assert row["num_parameters"] == sum(p.numel() for p in build_model(config_subject(path).model).parameters())
     assert 9 * 2 <= row["nodes_per_batch"] <= 37 * 2 and row["train_graphs_per_s"] > 0
     assert config_subject(path).dataset == "zinc"
-    from geaet_dgl.benchmarking import config_subject as module
+    from geaet_lab.benchmarking import config_subject as module
 
     monkeypatch.setattr(module, "BENCHMARK_DATASETS", ("mnist",))
     with pytest.raises(UnsupportedPreset, match="dataset 'zinc' has no synthetic graph generator"):
@@ -126,7 +126,7 @@ def test_parity_against_the_reference(name, tmp_path):
     pytest.importorskip("torch_geometric")
     if not os.path.isdir(REF_DIR):
         pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
-    from geaet_dgl.benchmarking.against_pyg import compare_with_reference
+    from geaet_lab.benchmarking.against_pyg import compare_with_reference
 
     name, _, layer_type = name.partition(":")
     path = CONFIGS / name
@@ -154,7 +154,7 @@ def test_parity_against_the_reference(name, tmp_path):
 def test_a_node_set_under_dense_attention_is_generated_at_the_attentions_limit(tmp_path, monkeypatch):
     """GraphGPS's actor-GPS.yaml attends over the whole graph (Transformer): its synthetic Actor graph has at most
     MAX_DENSE_NODES nodes (7,600 otherwise), so the step runs instead of the attention's refusal."""
-    from geaet_dgl.benchmarking import config_subject as module
+    from geaet_lab.benchmarking import config_subject as module
 
     path = tmp_path / "actor-GPS.yaml"
     path.write_text(yaml.safe_dump(GRAPHGPS["actor-GPS.yaml"]))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from geaet_dgl.benchmarking.digit_graph import compare_on_digit_graph, read_digits, write_digit_graph
+from geaet_lab.benchmarking.digit_graph import compare_on_digit_graph, read_digits, write_digit_graph
 from geaet_dgl.data.superpixels.idx import write_idx
 
 

@@ -9,11 +9,11 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from geaet_dgl.benchmarking.api import run_benchmark
-from geaet_dgl.benchmarking.jobs import EpochJob, ModelJob, Reference, Timing
-from geaet_dgl.benchmarking.epoch_against_pyg import (OurEpochs, alternate, epoch_inputs, summarize_rounds)
-from geaet_dgl.benchmarking.inputs import UnsupportedPreset
-from geaet_dgl.benchmarking.report import epoch_comparison_table
+from geaet_lab.benchmarking.api import run_benchmark
+from geaet_lab.benchmarking.jobs import EpochJob, ModelJob, Reference, Timing
+from geaet_lab.benchmarking.epoch_against_pyg import (OurEpochs, alternate, epoch_inputs, summarize_rounds)
+from geaet_lab.benchmarking.inputs import UnsupportedPreset
+from geaet_lab.benchmarking.report import epoch_comparison_table
 from geaet_dgl.config import ConfigError
 from geaet_dgl.data import DataError
 from geaet_dgl.config.presets import get_preset
@@ -158,7 +158,7 @@ def test_pyg_data_list_batches_like_the_dgl_batch():
     _reference_available()
     from torch_geometric.data import Batch
 
-    from geaet_dgl.interop.pyg_export import to_pyg_batch, to_pyg_data_list
+    from geaet_lab.interop.pyg_export import to_pyg_batch, to_pyg_data_list
     from geaet_dgl.data import collate_for
 
     inputs = _tiny_inputs()
@@ -171,7 +171,7 @@ def test_pyg_data_list_batches_like_the_dgl_batch():
 @pytest.mark.reference
 def test_compare_epochs_tiny():
     _reference_available()
-    from geaet_dgl.benchmarking.epoch_against_pyg import compare_epochs
+    from geaet_lab.benchmarking.epoch_against_pyg import compare_epochs
 
     out = compare_epochs(Reference(REF_DIR), "mnist", batch_sizes=(4,),
                          epoch=EpochJob(num_graphs=8, limit_val=4, rounds=2), timing=Timing(threads=1))

@@ -4,11 +4,11 @@ import dgl
 import pytest
 import torch
 
-from geaet_dgl.benchmarking import run_benchmark
-from geaet_dgl.benchmarking.exported import (ExportParityError, check_export_parity, check_formats,
+from geaet_lab.benchmarking import run_benchmark
+from geaet_lab.benchmarking.exported import (ExportParityError, check_export_parity, check_formats,
                                              exported_contenders, exported_parity, interleaved_rates, load_exported)
-from geaet_dgl.benchmarking.jobs import ModelJob, Reference, Timing
-from geaet_dgl.benchmarking.report import format_report
+from geaet_lab.benchmarking.jobs import ModelJob, Reference, Timing
+from geaet_lab.benchmarking.report import format_report
 from geaet_dgl.config import ConfigError
 from tests.export.cases import FIRST_BATCH, SECOND_BATCH, prepared, random_graphs, save_case_checkpoint
 
@@ -119,10 +119,11 @@ def test_beside_the_reference_the_files_join_its_rotation(monkeypatch):
     by a copy of our model, so the test runs without the reference's packages)."""
     import copy
 
-    from geaet_dgl.benchmarking import parity as parity_module
-    from geaet_dgl.benchmarking.against_pyg import compare_with_reference
+    from geaet_lab.benchmarking import parity as parity_module
+    from geaet_lab.benchmarking.against_pyg import compare_with_reference
     from geaet_dgl.config.presets import get_preset
-    from geaet_dgl.interop import pyg_export, reference_names
+    from geaet_dgl.interop import reference_names
+    from geaet_lab.interop import pyg_export
     from geaet_dgl.models import build_model
 
     def paired(ref_dir, key, seed=0):

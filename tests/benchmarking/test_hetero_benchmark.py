@@ -1,6 +1,6 @@
 """The heterograph benchmark on tiny inputs: both local MPNNs measured, the same model otherwise."""
-from geaet_dgl.benchmarking.hetero import hetero_config, hetero_table, measure_hetero, measure_hetero_pair
-from geaet_dgl.benchmarking.jobs import HeteroJob, Timing
+from geaet_lab.benchmarking.hetero import hetero_config, hetero_table, measure_hetero, measure_hetero_pair
+from geaet_lab.benchmarking.jobs import HeteroJob, Timing
 from geaet_dgl.models import build_model
 
 

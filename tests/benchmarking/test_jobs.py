@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from geaet_dgl.benchmarking import run_benchmark
-from geaet_dgl.benchmarking.jobs import (SCALING_COMPONENTS, EpochJob, HeteroJob, ModelJob, NodeBaselinesJob,
+from geaet_lab.benchmarking import run_benchmark
+from geaet_lab.benchmarking.jobs import (SCALING_COMPONENTS, EpochJob, HeteroJob, ModelJob, NodeBaselinesJob,
                                          Reference, ScalingJob, Timing, decode, encode)
-from geaet_dgl.benchmarking.scaling import COMPONENTS
-from geaet_dgl.benchmarking.worker import run_isolated
+from geaet_lab.benchmarking.scaling import COMPONENTS
+from geaet_lab.benchmarking.worker import run_isolated
 
 
 def _round_trip(value):

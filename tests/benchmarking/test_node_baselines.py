@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from geaet_dgl.data.generated.node_graphs import planted_partition
-from geaet_dgl.benchmarking.node_baselines import TwoLayer, format_table, train_baseline
+from geaet_lab.benchmarking.node_baselines import TwoLayer, format_table, train_baseline
 
 
 def test_gcn_uses_the_graph_and_the_mlp_does_not():
@@ -30,6 +30,46 @@ def test_row_normalised_baselines_read_what_the_geaet_run_reads():
     assert asked != train_baseline(plain, "mlp", seed=0, hidden=8, epochs=15)
 
 
+def _plain_loop(graph, kind, seed, hidden, epochs, lr=0.01, weight_decay=5e-4):
+    """Kipf and Welling's recipe written out: torch's Adam with L2 decay, one full-batch step per epoch, the test
+    accuracy at the first epoch of best validation accuracy."""
+    import dgl
+    import torch.nn.functional as F
+
+    feat, label = graph.ndata["feat"].float(), graph.ndata["label"].long()
+    train, val, test = (graph.ndata[f"{name}_mask"].bool() for name in ("train", "val", "test"))
+    if kind == "gcn":
+        graph = dgl.add_self_loop(dgl.remove_self_loop(graph))
+    torch.manual_seed(seed)
+    model = TwoLayer(kind, feat.shape[1], hidden, int(label.max()) + 1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    best = {"val": -1.0}
+    for epoch in range(1, epochs + 1):
+        model.train()
+        optimizer.zero_grad()
+        F.cross_entropy(model(graph, feat)[train], label[train]).backward()
+        optimizer.step()
+        model.eval()
+        with torch.no_grad():
+            predicted = model(graph, feat).argmax(-1)
+        accuracy = [int((predicted[m] == label[m]).sum()) / int(m.sum()) for m in (val, test)]
+        if accuracy[0] > best["val"]:
+            best = {"val": accuracy[0], "test": accuracy[1], "epoch": epoch}
+    return best
+
+
+@pytest.mark.parametrize("kind", ["gcn", "mlp"])
+def test_the_baselines_train_through_the_training_loop_as_the_plain_recipe_does(kind):
+    """train_baseline runs the library's Trainer with a task of its own: the same numbers, epoch for epoch, as the
+    recipe's plain loop (torch.optim.Adam, dropout's random masks in the same order)."""
+    torch.set_num_threads(1)
+    graph = planted_partition(120, 3, p_in=0.08, p_out=0.01, signal=0.3, seed=3)
+    ours = train_baseline(graph, kind, seed=1, hidden=8, epochs=25, lr=0.05, weight_decay=0.05)
+    plain = _plain_loop(graph, kind, seed=1, hidden=8, epochs=25, lr=0.05, weight_decay=0.05)
+    assert ours["epoch"] == plain["epoch"] and ours["val"] == pytest.approx(plain["val"], abs=1e-12)
+    assert ours["test"] == pytest.approx(plain["test"], abs=1e-12)
+
+
 def test_two_layer_shapes_and_table():
     graph = planted_partition(50, 2, p_in=0.2, p_out=0.01, seed=1)
     for kind in ("gcn", "mlp"):
@@ -46,7 +86,7 @@ def test_a_named_node_set_is_compared_on_its_public_splits(tmp_path):
     import dgl
     import numpy as np
 
-    from geaet_dgl.benchmarking import NodeBaselinesJob, run_benchmark
+    from geaet_lab.benchmarking import NodeBaselinesJob, run_benchmark
     from tests.data.fixtures_node_sets import write_node_set_fixture
 
     torch.set_num_threads(1)

@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 import torch
 
-from geaet_dgl.benchmarking.node_scaling import (DEGREE, FEAT_DIM, NUM_CLASSES, _fit, _in_passes, _pass_columns,
+from geaet_lab.benchmarking.node_scaling import (DEGREE, FEAT_DIM, NUM_CLASSES, _fit, _in_passes, _pass_columns,
                                                  dense_attention_mib, node_task_graph, run_node_scaling, sparse_matvec,
                                                  sparse_pass)
-from geaet_dgl.benchmarking.jobs import NodeScalingJob, Reference
+from geaet_lab.benchmarking.jobs import NodeScalingJob, Reference
 
 
 def test_node_task_graph_is_a_knn_graph_with_a_learnable_task():
@@ -49,7 +49,7 @@ def test_dense_attention_is_not_started_where_its_scores_exceed_the_limit():
 
 
 def test_a_size_predicted_past_the_limit_is_not_started(monkeypatch):
-    from geaet_dgl.benchmarking import node_scaling, worker
+    from geaet_lab.benchmarking import node_scaling, worker
 
     started = []
 
@@ -146,7 +146,7 @@ def test_cli_node_scaling_on_planted_partitions_times_the_lappe(tmp_path):
 
 
 def test_planted_task_graph_has_the_asked_degree_and_blocks():
-    from geaet_dgl.benchmarking.node_scaling import planted_task_graph
+    from geaet_lab.benchmarking.node_scaling import planted_task_graph
 
     g = planted_task_graph(20_000)
     assert abs(g.num_edges() / g.num_nodes() - DEGREE) < 0.5
@@ -156,7 +156,7 @@ def test_planted_task_graph_has_the_asked_degree_and_blocks():
 
 
 def test_short_measurements_are_repeated_and_long_ones_are_not():
-    from geaet_dgl.benchmarking.node_scaling import repeat_while_short
+    from geaet_lab.benchmarking.node_scaling import repeat_while_short
 
     calls = []
     times = repeat_while_short(lambda: calls.append(1), 1, short_cpu_s=10.0, most=5)

@@ -6,10 +6,10 @@ import pytest
 import torch
 import yaml
 
-from geaet_dgl.benchmarking.config_subject import BENCHMARK_DATASETS, config_subject
-from geaet_dgl.benchmarking.inputs import (SUPPORTED_PRESETS, is_transductive, loss_function, prebuilt_batches,
+from geaet_lab.benchmarking.config_subject import BENCHMARK_DATASETS, config_subject
+from geaet_lab.benchmarking.inputs import (SUPPORTED_PRESETS, is_transductive, loss_function, prebuilt_batches,
                                            synthetic_graphs)
-from geaet_dgl.benchmarking.throughput import ours_forward
+from geaet_lab.benchmarking.throughput import ours_forward
 from geaet_dgl.data import load_dataset
 from geaet_dgl.interop.reference_yaml import DATASETS
 from geaet_dgl.models import build_model
@@ -145,7 +145,7 @@ def test_every_preset_trains_a_step_on_its_generated_batch(name):
 def test_node_set_graph_has_the_real_loaders_schema(name, tmp_path):
     """One graph with the masks, feature dtype, labels and (E, 1) edge column of the loader's NodeGraph (run on
     its fixture files); the widths, classes and size of the published set."""
-    from geaet_dgl.benchmarking.shapes import DATASET_SHAPES
+    from geaet_lab.benchmarking.shapes import DATASET_SHAPES
 
     if name.startswith("ogbn"):
         write_ogbn_fixture(name, tmp_path)

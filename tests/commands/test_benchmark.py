@@ -4,8 +4,8 @@ import pytest
 from click.testing import CliRunner
 
 from geaet_dgl import cli
-from geaet_dgl.benchmarking.jobs import EpochJob, ModelJob, NodeScalingJob, Reference, ScalingJob, Timing
-from geaet_dgl.commands import benchmark as command
+from geaet_lab.benchmarking.jobs import EpochJob, ModelJob, NodeScalingJob, Reference, ScalingJob, Timing
+from geaet_lab.commands import benchmark as command
 
 
 @pytest.fixture

@@ -34,10 +34,10 @@ def test_list_options_take_the_values_that_follow():
 USER_ERRORS = {  # class -> the built-in type it always was
     ("geaet_dgl.errors", "ConfigError"): ValueError, ("geaet_dgl.errors", "OptionConflict"): ValueError,
     ("geaet_dgl.data", "DataError"): ValueError, ("geaet_dgl.training", "CheckpointError"): ValueError,
-    ("geaet_dgl.training", "RunDirError"): ValueError, ("geaet_dgl.benchmarking.inputs", "UnsupportedPreset"): ValueError,
-    ("geaet_dgl.benchmarking.against_pyg", "ParityError"): RuntimeError,
-    ("geaet_dgl.interop.reference_model", "ReferenceUnavailable"): RuntimeError,
-    ("geaet_dgl.interop.reference_run", "CompareError"): RuntimeError,
+    ("geaet_dgl.training", "RunDirError"): ValueError, ("geaet_lab.benchmarking.inputs", "UnsupportedPreset"): ValueError,
+    ("geaet_lab.benchmarking.against_pyg", "ParityError"): RuntimeError,
+    ("geaet_lab.interop.reference_model", "ReferenceUnavailable"): RuntimeError,
+    ("geaet_lab.interop.reference_run", "CompareError"): RuntimeError,
     ("geaet_dgl.distgraph.processes", "DistributedJobError"): ValueError,
 }
 

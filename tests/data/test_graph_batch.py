@@ -3,7 +3,7 @@ import dgl
 import pytest
 import torch
 
-from geaet_dgl.benchmarking.inputs import synthetic_graphs
+from geaet_lab.benchmarking.inputs import synthetic_graphs
 from geaet_dgl.data import GraphDataset, collate_for
 from geaet_dgl.data import dataset as dataset_module
 from geaet_dgl.data.graph_batch import batch_graphs

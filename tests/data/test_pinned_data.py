@@ -93,7 +93,7 @@ def test_a_named_dataset_whose_files_changed_is_refused(tmp_path):
 
 @pytest.mark.slow
 def test_a_study_on_a_file_that_changed_is_refused(tmp_path):
-    from geaet_dgl.studies import run_seeds
+    from geaet_dgl.training.seeds import run_seeds
     from geaet_dgl.training import RunDirError
 
     path = tmp_path / "graphs.bin"

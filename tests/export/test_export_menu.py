@@ -27,7 +27,7 @@ def test_the_full_width_mnist_preset_through_onnxruntime(tmp_path):
     ort = pytest.importorskip("onnxruntime")
     import torch
 
-    from geaet_dgl.benchmarking.inputs import prebuilt_batches
+    from geaet_lab.benchmarking.inputs import prebuilt_batches
     from geaet_dgl.config.presets import get_preset
     from geaet_dgl.export import INPUT_NAMES, ExportedGEAET
     from geaet_dgl.export.writer import inputs_of_batch, model_input_widths, onnx_bytes

@@ -12,7 +12,7 @@ from torch import nn
 
 import geaet_dgl.models
 import geaet_dgl.nn
-from geaet_dgl.benchmarking.inputs import synthetic_graphs
+from geaet_lab.benchmarking.inputs import synthetic_graphs
 from geaet_dgl.data import collate_for
 from geaet_dgl.inference import FoldedGEAET, fold_for_inference
 from geaet_dgl.models import build_model

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from geaet_dgl import cli
-from geaet_dgl.interop import compare
-from geaet_dgl.interop.reference_run import CompareError
+from geaet_lab.interop import compare
+from geaet_lab.interop.reference_run import CompareError
 from geaet_dgl.config.presets import get_preset
 
 from .fake_reference import make_fake_reference

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from geaet_dgl.interop import compare_report
+from geaet_lab.interop import compare_report
 
 
 def rows(seed, epochs=3, shift=0.0):

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from geaet_dgl.benchmarking.inputs import prebuilt_batches
-from geaet_dgl.interop.pyg_export import to_pyg_batch
+from geaet_lab.benchmarking.inputs import prebuilt_batches
+from geaet_lab.interop.pyg_export import to_pyg_batch
 from geaet_dgl.data.encodings.pe_cache import attach_pe, compute_split_pe
 from geaet_dgl.data.encodings.se_cache import StructuralSpec, attach_structural
 from geaet_dgl.interop.reference_names import reference_to_ours

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from geaet_dgl.data import synthetic_splits
-from geaet_dgl.interop import graph_check, pyg_export
+from geaet_lab.interop import graph_check, pyg_export
 
 K = 4
 

@@ -4,7 +4,7 @@ build: what ``benchmark --against-pyg REF --config FILE`` checks before it times
 Both models get the same weights and the same batch (16 synthetic graphs shaped like the file's dataset, at most
 200 nodes each; a node set's one graph at 1,000 nodes), the reference's carrying what its own loader computes,
 but ours for the float32 statistics the two sides compute by different routes (RWSE, HKdiagSE; see
-geaet_dgl/interop/reference_loader.py): outputs agree to 1e-10 and gradient entries to 1e-9 (1.6e-10 at most,
+geaet_lab/interop/reference_loader.py): outputs agree to 1e-10 and gradient entries to 1e-9 (1.6e-10 at most,
 SignNet's DeepSets on ZINC; figures per file in docs/reference-interop.md). A gradient's difference relative to
 its norm is rounding too, but relative to the floor of 1e-6 of the largest gradient norm where the
 exact gradient is 0 (a bias that a BatchNorm follows), so it is held to 1e-7. The same comparison on the
@@ -38,9 +38,9 @@ NOT_YET = {
 def test_parity_on_sixteen_graphs_in_float64(name, tmp_path):
     if not os.path.isdir(os.path.join(REF_DIR, "GEAET")):
         pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
-    from geaet_dgl.benchmarking.against_pyg import config_parity
-    from geaet_dgl.benchmarking.config_subject import config_subject
-    from geaet_dgl.benchmarking.inputs import is_transductive
+    from geaet_lab.benchmarking.against_pyg import config_parity
+    from geaet_lab.benchmarking.config_subject import config_subject
+    from geaet_lab.benchmarking.inputs import is_transductive
 
     path = tmp_path / name
     path.write_text(yaml.safe_dump(CONFIGS[name]))

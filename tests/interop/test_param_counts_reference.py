@@ -42,7 +42,7 @@ def test_every_file_is_counted_or_excused():
 def test_parameter_count_equals_reference(name, tmp_path):
     if not os.path.isdir(os.path.join(REF_DIR, "GEAET")):
         pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
-    from geaet_dgl.interop.reference_model import load_reference_from_config
+    from geaet_lab.interop.reference_model import load_reference_from_config
 
     ref = config_from_values(flatten(CONFIGS[name]), where=name)
     ours = sum(p.numel() for p in build_model(ref.preset.model).parameters())

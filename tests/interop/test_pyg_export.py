@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from geaet_dgl.data import DataError, synthetic_splits
-from geaet_dgl.interop import pyg_export
+from geaet_lab.interop import pyg_export
 
 
 @pytest.fixture(scope="module")

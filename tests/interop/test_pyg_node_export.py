@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from geaet_dgl import cli
 from geaet_dgl.data.nodes.node_sets import dgl_masks, node_set_graph, read_node_set
-from geaet_dgl.interop import compare_nodes, node_check, pyg_node_export
-from geaet_dgl.interop.reference_run import CompareError
+from geaet_lab.interop import compare_nodes, node_check, pyg_node_export
+from geaet_lab.interop.reference_run import CompareError
 from tests.data.fixtures_node_sets import write_geom_gcn_fixture
 
 

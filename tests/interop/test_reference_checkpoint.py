@@ -165,9 +165,9 @@ def test_real_reference_checkpoint_imports_with_equal_outputs(tmp_path):
         pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
     import copy
 
-    from geaet_dgl.benchmarking.inputs import prebuilt_batches
-    from geaet_dgl.interop.pyg_export import to_pyg_batch
-    from geaet_dgl.interop.reference_model import load_reference_model
+    from geaet_lab.benchmarking.inputs import prebuilt_batches
+    from geaet_lab.interop.pyg_export import to_pyg_batch
+    from geaet_lab.interop.reference_model import load_reference_model
 
     reference = load_reference_model(REF_DIR, "mnist", seed=3).eval()
     from torch_geometric.graphgym import checkpoint as graphgym_checkpoint
@@ -255,8 +255,8 @@ def test_pretrained_folder_saved_by_the_reference_imports_with_equal_outputs(tmp
         pytest.skip(f"no reference checkout at {REF_DIR} (set GEAET_REF_DIR)")
     import copy
 
-    from geaet_dgl.benchmarking.config_subject import config_subject
-    from geaet_dgl.benchmarking.parity import in_precision
+    from geaet_lab.benchmarking.config_subject import config_subject
+    from geaet_lab.benchmarking.parity import in_precision
 
     path, _ = _pretrained_folder(tmp_path, epochs=())
     folder = tmp_path / "pretrained" / "zinc-GPS+RWSE-ckptbest"

@@ -16,8 +16,8 @@ import yaml
 from click.testing import CliRunner
 
 from geaet_dgl import cli
-from geaet_dgl.interop import reference_model
-from geaet_dgl.interop.reference_model import ReferenceFailure, reference_failure
+from geaet_lab.interop import reference_model
+from geaet_lab.interop.reference_model import ReferenceFailure, reference_failure
 
 GRAPHGPS = yaml.safe_load((Path(__file__).resolve().parent / "graphgps_configs.yaml").read_text())
 REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/GEAET")

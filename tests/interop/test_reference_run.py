@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-from geaet_dgl.interop import compare, reference_run
-from geaet_dgl.interop.reference_run import Budget, CompareError
+from geaet_lab.interop import compare, reference_run
+from geaet_lab.interop.reference_run import Budget, CompareError
 
 from .fake_reference import make_fake_reference
 

@@ -12,8 +12,8 @@ import dgl
 import torch
 import yaml
 
-from geaet_dgl.benchmarking.config_subject import config_subject
-from geaet_dgl.benchmarking.parity import in_precision
+from geaet_lab.benchmarking.config_subject import config_subject
+from geaet_lab.benchmarking.parity import in_precision
 from geaet_dgl.models import build_model
 from geaet_dgl.nn.batch_layout import BatchLayout
 

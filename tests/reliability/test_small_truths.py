@@ -8,7 +8,7 @@ import torch
 from click.testing import CliRunner
 
 from geaet_dgl import cli
-from geaet_dgl.interop.graph_check import compare_split
+from geaet_lab.interop.graph_check import compare_split
 from geaet_dgl.interop.reference_checkpoint import export_reference, import_reference
 from geaet_dgl.training import load_checkpoint
 from geaet_dgl.training.run_dir import prepare_new_run_dir

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from geaet_dgl import cli
-from geaet_dgl.studies import aggregate_summaries, format_mean_std, mean_std
+from geaet_dgl.training.aggregate import aggregate_summaries, format_mean_std, mean_std
 
 from .tiny import interrupt_seed_study, tiny_args
 
@@ -66,7 +66,7 @@ def test_train_seeds_aggregates_the_per_seed_runs_and_skips_finished_ones(tmp_pa
 
 @pytest.mark.slow
 def test_run_seeds_resumes_an_interrupted_seed(tmp_path, monkeypatch):
-    from geaet_dgl.studies import run_seeds
+    from geaet_dgl.training.seeds import run_seeds
     from geaet_dgl.training import make_run_config
 
     run = make_run_config("synthetic", None, {"model.hidden_dim": 8, "model.num_layers": 1,

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from geaet_dgl.studies import run_seeds
+from geaet_dgl.training.seeds import run_seeds
 from geaet_dgl.training import make_run_config
 
 from tests.studies.tiny import interrupt_seed_study

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from geaet_dgl.training import make_run_config
-from geaet_dgl.studies import run_seeds
+from geaet_dgl.training.seeds import run_seeds
 from geaet_dgl.training import TrainingInterrupted
 from geaet_dgl.training.trainer import Trainer
 from tests.data.fixtures_node_sets import write_node_set_fixture

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from geaet_dgl import cli
 from geaet_dgl.training import make_run_config
-from geaet_dgl.studies import run_seeds
+from geaet_dgl.training.seeds import run_seeds
 from tests.data.fixtures_node_sets import write_node_set_fixture
 from tests.training.tiny import one_thread
 

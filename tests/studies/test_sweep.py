@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from geaet_dgl import cli
 from geaet_dgl.config import ConfigError
 from geaet_dgl.models import build_model
-from geaet_dgl.studies import expand_sweep, parse_sweep_settings
+from geaet_lab.studies import expand_sweep, parse_sweep_settings
 from geaet_dgl.training import make_run_config
 
 from .tiny import tiny_args

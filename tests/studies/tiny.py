@@ -16,7 +16,7 @@ def interrupt_seed_study(monkeypatch, run, seeds, out) -> None:
     first epoch, as Ctrl-C would stop it; the trainer is restored afterwards."""
     import pytest
 
-    from geaet_dgl.studies import run_seeds
+    from geaet_dgl.training.seeds import run_seeds
     from geaet_dgl.training import TrainingInterrupted
     from geaet_dgl.training.trainer import Trainer
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from geaet_dgl.config import ConfigError, OptionConflict, RunConfig, settings_with_options
-from geaet_dgl.studies.seeds import check_seeds_options
+from geaet_dgl.training.seeds import check_seeds_options
 from geaet_dgl.training import make_run_config
 from geaet_dgl.training.environment import check_environment
 from geaet_dgl.training.launcher import RESUME_MAY_CHANGE, check_nproc, check_resume_changes

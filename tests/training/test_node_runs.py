@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from geaet_dgl import cli
 
 from geaet_dgl.data.generated.node_graphs import knn_graph, planted_partition, two_circles, with_masks
-from geaet_dgl.studies.node_samplers import compare_samplers
+from geaet_lab.studies.node_samplers import compare_samplers
 from geaet_dgl.training import load_checkpoint, resume, train
 from geaet_dgl.training import make_run_config
 from geaet_dgl.scoring.predict import read_predictions

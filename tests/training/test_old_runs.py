@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from geaet_dgl.studies import run_seeds
+from geaet_dgl.training.seeds import run_seeds
 from geaet_dgl.training import TrainingInterrupted, load_checkpoint, resume
 from geaet_dgl.training import make_run_config
 from geaet_dgl.training.trainer import Trainer

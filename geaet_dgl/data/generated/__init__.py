@@ -22,6 +22,10 @@ heterograph sets are always generated.
 :mod:`.hetero`
     Heterographs: author-paper graphs whose paper classes need the ``writes``
     edges, and random schemas for timing the heterograph model.
+:mod:`.families`
+    Random graphs of a few shape families (molecules, region superpixels, ASTs, call graphs,
+    one-graph node sets), with each real dataset's columns, for the benchmark's synthetic datasets
+    (which family and sizes per dataset: :mod:`geaet_lab.benchmarking.shapes`).
 """
 
 from .sbm import load_sbm
