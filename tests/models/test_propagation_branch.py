@@ -91,3 +91,4 @@ def test_the_propagation_recipe_is_the_homophilous_one_with_appnps_branch():
         ("none", False, False, "none")
     assert get_preset("cora").model.input_branch == "appnp" and get_preset("chameleon").model.input_branch == "gcn"
     assert get_preset("cora").data == {"feature_norm": "row"}
+    assert get_preset("cora").train.patience == 100 and get_preset("chameleon").train.patience == 0
