@@ -33,6 +33,15 @@ import torch
 from ..dataset import GraphDataset
 
 
+def node_range(nodes: Tuple[int, int], max_nodes: Optional[int], smallest: int) -> Tuple[int, int]:
+    """``nodes`` = (lo, hi) graph sizes, ``hi`` capped at ``max_nodes`` but not below ``smallest``: (lo, hi)."""
+    lo, hi = nodes
+    if max_nodes is not None:
+        hi = max(smallest, min(hi, max_nodes))
+        lo = min(lo, hi)
+    return lo, hi
+
+
 def _both_ways(pairs: np.ndarray, num_nodes: int) -> dgl.DGLGraph:
     """(2, B) undirected pairs -> a graph with both directions of each (B first, then their reverses)."""
     src = torch.from_numpy(np.concatenate([pairs[0], pairs[1]]))
@@ -119,10 +128,7 @@ def region_superpixels(rng: np.random.Generator, num_graphs: int, num_classes: i
                        nodes: Tuple[int, int] = (350, 500), max_nodes: Optional[int] = None) -> GraphDataset:
     """Region-boundary-like superpixel graphs: each node linked to its ``neighbours`` nearest, both ways;
     (N, 14) / (E, 2) standardised float features, per-node int64 labels."""
-    lo, hi = nodes
-    if max_nodes is not None:
-        hi = max(neighbours + 2, min(hi, max_nodes))
-        lo = min(lo, hi)
+    lo, hi = node_range(nodes, max_nodes, smallest=neighbours + 2)
     graphs, labels = [], []
     for _ in range(num_graphs):
         n = int(rng.integers(lo, hi + 1))
@@ -148,10 +154,7 @@ def random_float_edge_graphs(rng: np.random.Generator, num_graphs: int, nodes: T
     else (N, node_feats) standard normal; ``edata['feat']`` (E, edge_feats) float32 in [0, 1) (ppa's
     association scores); (G,) int64 labels in ``0 .. num_classes - 1``.
     """
-    lo, hi = nodes
-    if max_nodes is not None:
-        hi = max(3, min(hi, max_nodes))
-        lo = min(lo, hi)
+    lo, hi = node_range(nodes, max_nodes, smallest=3)
     graphs = []
     for _ in range(num_graphs):
         n = int(rng.integers(lo, hi + 1))
@@ -179,10 +182,7 @@ def ast_graphs(rng: np.random.Generator, num_graphs: int, nodes: Tuple[int, int]
     float32 label rows (``seq_len`` training ids in ``0 .. vocab - 1``, then the name's ids, NaN-padded)."""
     from ..ogbg.code2 import clip_and_augment
 
-    lo, hi = nodes
-    if max_nodes is not None:
-        hi = max(2, min(hi, max_nodes))
-        lo = min(lo, hi)
+    lo, hi = node_range(nodes, max_nodes, smallest=2)
     graphs = []
     for _ in range(num_graphs):
         n = int(rng.integers(lo, hi + 1))
@@ -215,10 +215,7 @@ def call_graphs(rng: np.random.Generator, num_graphs: int, nodes: Tuple[int, int
     a self-loop on some nodes, (N, 5) float32 LocalDegreeProfile, (E, 1) zero edge features, (G,) int64 labels."""
     from ..malnet.tiny import drop_isolated_nodes, local_degree_profile
 
-    lo, hi = nodes
-    if max_nodes is not None:
-        hi = max(3, min(hi, max_nodes))
-        lo = min(lo, hi)
+    lo, hi = node_range(nodes, max_nodes, smallest=3)
     graphs = []
     for _ in range(num_graphs):
         n = int(rng.integers(lo, hi + 1))
