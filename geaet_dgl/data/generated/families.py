@@ -233,15 +233,19 @@ def call_graphs(rng: np.random.Generator, num_graphs: int, nodes: Tuple[int, int
     return GraphDataset(graphs, torch.from_numpy(rng.integers(0, num_classes, num_graphs)))
 
 
+#: Ones drawn per row of :func:`one_node_graph`'s bag-of-words features (repeats fall together).
+WORDS_PER_ROW = 20
+
+
 def one_node_graph(rng: np.random.Generator, num_nodes: int, num_edges: int, feats: int, classes: int,
                    split: Tuple[float, float, float], homophily: float = 0.8, features: str = "dense",
-                   words: int = 20, row_norm: bool = False) -> GraphDataset:
+                   row_norm: bool = False) -> GraphDataset:
     """One graph with (N,) bool ``train_mask`` / ``val_mask`` / ``test_mask``, as the node-set loaders give it.
 
     Nodes are split into ``classes`` blocks (their labels, (N,) int64); about ``num_edges`` directed edges
     (pairs drawn, both directions kept, loops and repeats dropped), a fraction ``homophily`` of them inside a
-    block. ``features``: ``'dense'`` standard normal (N, feats) float32, or ``'words'``: ``words`` ones per
-    row at random columns (bag-of-words), rows divided by their sums with ``row_norm`` (``data.feature_norm=row``).
+    block. ``features``: ``'dense'`` standard normal (N, feats) float32, or ``'words'``: :data:`WORDS_PER_ROW`
+    ones per row at random columns (bag-of-words), rows divided by their sums with ``row_norm`` (``data.feature_norm=row``).
     ``split``: the fractions of nodes in the three masks (disjoint; the rest unlabelled).
     ``edata['feat']`` (E, 1) zeros: the node sets have no edge features.
     """
@@ -260,7 +264,7 @@ def one_node_graph(rng: np.random.Generator, num_nodes: int, num_edges: int, fea
     g = _both_ways(pairs, num_nodes)
     if features == "words":
         feat = torch.zeros(num_nodes, feats)
-        cols = torch.from_numpy(rng.integers(0, feats, (num_nodes, min(words, feats))))
+        cols = torch.from_numpy(rng.integers(0, feats, (num_nodes, min(WORDS_PER_ROW, feats))))
         feat.scatter_(1, cols, 1.0)
         if row_norm:
             feat /= feat.sum(1, keepdim=True).clamp_min(1.0)
