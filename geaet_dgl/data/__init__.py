@@ -70,8 +70,9 @@ Entry points
     ``registry.dataset_table(data_dir)`` lists them (``geaet-dgl datasets``).
     Every loader reads files already in ``data_dir`` (or generates them); none
     downloads, except DGL's own loaders for a named node set that is missing.
-    The positional encodings asked for are applied by one path,
-    :func:`~.encodings.apply.encode_graphs`, with its cache beside the data.
+    Loaders return their graphs without encodings; ``load_dataset`` then applies
+    the positional ones asked for by one path, :func:`~.encodings.apply.encode_splits`,
+    with its cache beside the data (where the loader's ``encoding_plan`` says).
 ``make_loader(dataset, batch_size, shuffle, seed=0, num_workers=0)`` / ``collate(samples)``
     Seeded ``DataLoader`` yielding ``(dgl.batch(graphs), labels)``; for
     node-level datasets (``GraphDataset(level='node')``) the labels are the

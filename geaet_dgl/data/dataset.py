@@ -1,7 +1,7 @@
 """Graph datasets, split bundles, batching and seeded loaders."""
 
-from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from dataclasses import dataclass, field
+from typing import Any, List, Optional, Sequence, Tuple
 
 import dgl
 import torch
@@ -108,6 +108,9 @@ class DatasetSplits:
     input_transform : dict, optional
         What the loader did to the stored features (see
         :mod:`.input_transform`); recorded by a run, re-applied by ``predict``.
+    encoding_plan : EncodingPlan, optional
+        Set by the loader: where the one path after it (:func:`~.encodings.apply.encode_splits`) caches
+        each split's positional encodings; ``None``: nothing to attach.
     """
 
     train: GraphDataset
@@ -117,6 +120,7 @@ class DatasetSplits:
     name: str
     source: str = ""
     input_transform: Optional[dict] = None
+    encoding_plan: Optional[Any] = field(default=None, repr=False, compare=False)
 
     def first_graph(self) -> dgl.DGLGraph:
         """The first graph of the first split that has one: what every graph's feature widths are read from."""

@@ -4,10 +4,11 @@ Every loader is ``load_X(options)`` or, for a family of datasets,
 ``load_X(name, options)``; :func:`~geaet_dgl.data.registry.load_dataset` calls
 them all the same way. A loader reads the fields it needs and ignores the rest,
 so one object serves every dataset (DGL's datasets share one signature the same
-way). The positional encodings asked for are applied by one path
-(:func:`~.encodings.apply.encode_graphs`), the structural ones by
-:func:`~geaet_dgl.data.registry.load_dataset` after the loader
-(:func:`~.encodings.se_cache.attach_structural`).
+way). The loaders return their graphs without encodings: the positional ones asked for are
+applied after the loader by one path (:func:`~.encodings.apply.encode_splits`, where the loader's
+``encoding_plan`` caches them), then the structural ones
+(:func:`~.encodings.se_cache.attach_structural`), both by
+:func:`~geaet_dgl.data.registry.load_with`.
 
 Example
 -------
@@ -138,7 +139,7 @@ class LoadOptions:
         return FileSplit(**{item.name: getattr(self, item.name) for item in fields(FileSplit)})
 
     def encodings(self, default_k: Optional[int] = 0, default_norm: str = "sym") -> EncodingRequest:
-        """What :func:`~.encodings.apply.encode_graphs` computes: ``pe_k`` (else ``default_k``; ``None`` counts
+        """What :func:`~.encodings.apply.encode_splits` computes: ``pe_k`` (else ``default_k``; ``None`` counts
         as 0), ``laplacian_norm`` (else ``default_norm``), ``rwse_k``, ``progress``."""
         k = self.pe_k if self.pe_k is not None else default_k
         norm = self.laplacian_norm if self.laplacian_norm is not None else default_norm

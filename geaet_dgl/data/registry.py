@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Union
 
 from .dataset import DatasetSplits
+from .encodings.apply import EncodingPlan, encode_splits
 from .encodings.se_cache import StructuralSpec, attach_structural
 from .errors import DataError
 from .generated.sbm import load_sbm, sbm_present
@@ -47,15 +48,15 @@ def load_synthetic(options: LoadOptions) -> DatasetSplits:
     """Random MNIST-shaped splits (:func:`.generated.synthetic.synthetic_splits`), for tests.
 
     ``limit_train``/``limit_val``/``limit_test`` set the split sizes (defaults
-    256/64/64); ``pe_k`` (default 8), ``rwse_k``, ``laplacian_norm`` and ``seed``
-    (default 0) are read; ``data_dir`` is not used.
+    256/64/64) and ``seed`` (default 0) is read; ``data_dir`` is not used. The graphs come without encodings:
+    the plan asks the one path for ``pe_k`` (default 8), ``rwse_k`` and ``laplacian_norm`` (default ``'sym'``),
+    computed without a cache or progress bar.
     """
     sizes = {split: SYNTHETIC_DEFAULT_SIZES[split] if n is None else n for split, n in options.limit_of.items()}
-    extra = {} if options.laplacian_norm is None else {"laplacian_norm": options.laplacian_norm}
-    if options.rwse_k is not None:
-        extra["rwse_k"] = options.rwse_k
-    return synthetic_splits(num_train=sizes["train"], num_val=sizes["val"], num_test=sizes["test"],
-                            seed=options.or_default("seed", 0), pe_k=options.or_default("pe_k", 8), **extra)
+    splits = synthetic_splits(num_train=sizes["train"], num_val=sizes["val"], num_test=sizes["test"],
+                              seed=options.or_default("seed", 0), pe_k=None)
+    splits.encoding_plan = EncodingPlan(dict.fromkeys(("train", "val", "test")), default_k=8, progress=False)
+    return splits
 
 
 def _graph_file(options: LoadOptions) -> DatasetSplits:
@@ -230,11 +231,14 @@ def dataset_table(data_dir: Optional[PathLike]) -> List[dict]:
 
 
 def load_with(name: str, options: LoadOptions) -> DatasetSplits:
-    """Load dataset ``name`` (case-insensitive) as ``options`` say, with the structural encodings they ask for.
+    """Load dataset ``name`` (case-insensitive) as ``options`` say, with the encodings they ask for.
 
-    Every loader is called the same way (``LOADERS[name](options)``); the
-    structural encodings (``options.structural``) are added to every split's
-    graphs afterwards, cached under ``data_dir/geaet_cache``.
+    Every loader is called the same way (``LOADERS[name](options)``) and returns
+    its splits without encodings; the one path after it, as DGL applies its
+    transforms, then adds the positional encodings (LapPE, RWSE) where the
+    loader's ``encoding_plan`` caches them (:func:`~.encodings.apply.encode_splits`)
+    and the structural ones (``options.structural``) to every split's graphs,
+    cached under ``data_dir/geaet_cache``.
     """
     key = str(name).lower()
     if key not in LOADERS:
@@ -242,7 +246,7 @@ def load_with(name: str, options: LoadOptions) -> DatasetSplits:
     if options.data_dir is None and key not in _NO_DATA_DIR:
         raise DataError(_MNIST_NEEDS_DIR if key == "mnist" else
                         f"dataset {key!r} needs data_dir (where DGL's files are); pass data_dir / --data-dir")
-    splits = LOADERS[key](options)
+    splits = encode_splits(LOADERS[key](options), options)
     cache = os.path.join(options.data_dir, "geaet_cache") if options.data_dir else None
     attach_structural_splits(splits, options.structural, cache, options.progress)
     return splits

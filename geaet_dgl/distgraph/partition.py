@@ -29,6 +29,7 @@ import dgl
 import numpy as np
 import torch
 
+from ..data.encodings.apply import encode_splits
 from ..data.errors import DataError
 from ..data.own_files.graph_files import GraphFileInfo, read_graph_file
 from ..data.identity import file_identity
@@ -82,7 +83,8 @@ def load_single_graph(path: str, lap_k: int = 0, rwse_k: int = 0) -> NodeGraph:
     if not is_node_graph_file(path):
         raise DataError(f"{path}: the graph has no node masks; a node task on one graph needs boolean "
                         "ndata['train_mask'], ndata['val_mask'] and ndata['test_mask']")
-    return load_node_graph(LoadOptions(data_file=path, pe_k=lap_k, rwse_k=rwse_k or None, progress=False))
+    options = LoadOptions(data_file=path, pe_k=lap_k, rwse_k=rwse_k or None, progress=False)
+    return encode_splits(load_node_graph(options), options)  # the loader, then the one encoding path
 
 
 def check_partitionable(path: str, data: NodeGraph, parts: int) -> None:

@@ -6,12 +6,14 @@ import pytest
 import torch
 from dgl.data.superpixel import SuperPixelDataset
 
-from geaet_dgl.data import DataError, LoadOptions, load_mnist
+from geaet_dgl.data import DataError, LoadOptions
 from geaet_dgl.data import fresh_process
 from geaet_dgl.data.superpixels import mnist_images as image_sources
 from geaet_dgl.data.superpixels.dgl_files import superpixel_layout
 from geaet_dgl.data.superpixels.loader import load_superpixel_splits, superpixel_files_ready
 from geaet_dgl.data.superpixels.mnist import mnist_image_route
+from geaet_dgl.data.encodings.apply import encode_splits
+from geaet_dgl.data.registry import load_with
 
 NUM_VAL = 3
 OPTIONS = dict(pe_k=4, num_val=NUM_VAL, progress=False)
@@ -60,18 +62,18 @@ def test_first_run_builds_apart_and_trains_on_what_a_second_run_loads(published_
     layout = superpixel_layout(published_dir)
     assert not superpixel_files_ready(layout, READY)
 
-    first = load_mnist(LoadOptions(data_dir=published_dir, **OPTIONS))
+    first = load_with("mnist", LoadOptions(data_dir=published_dir, **OPTIONS))
     builders = processing_pids()
     assert len(builders) == 2 and os.getpid() not in builders  # both splits processed, in a child
     assert superpixel_files_ready(layout, READY)
 
-    second = load_mnist(LoadOptions(data_dir=published_dir, **OPTIONS))
+    second = load_with("mnist", LoadOptions(data_dir=published_dir, **OPTIONS))
     assert len(processing_pids()) == 2  # nothing built again
     _assert_same_splits(first, second)
 
     # the graphs equal those of a build in this process (what a first run trained on before)
-    old_way = load_superpixel_splits(superpixel_layout(in_process_dir), mnist_image_route(None), "mnist", 10, READY,
-                                     apart=False)
+    old_way = encode_splits(load_superpixel_splits(superpixel_layout(in_process_dir), mnist_image_route(None), "mnist",
+                                                   10, READY, apart=False), READY)
     assert processing_pids()[2:] == [os.getpid(), os.getpid()]
     old_way.source = first.source  # names its own folder
     _assert_same_splits(first, old_way)
@@ -79,7 +81,7 @@ def test_first_run_builds_apart_and_trains_on_what_a_second_run_loads(published_
 
 def test_readiness_follows_the_limits_and_pe_settings(published_dir, no_hub):
     layout = superpixel_layout(published_dir)
-    load_mnist(LoadOptions(data_dir=published_dir, limit_train=2, limit_test=1, **OPTIONS))
+    load_with("mnist", LoadOptions(data_dir=published_dir, limit_train=2, limit_test=1, **OPTIONS))
     assert superpixel_files_ready(layout, READY.with_(limit_train=2, limit_test=1))
     assert superpixel_files_ready(layout, READY.with_(limit_train=1, limit_val=2, limit_test=1))
     assert not superpixel_files_ready(layout, READY)  # more graphs: their PE is not cached yet
@@ -93,7 +95,7 @@ def test_a_failure_in_the_child_is_raised_here(published_dir, no_hub, monkeypatc
 
     monkeypatch.setattr(SuperPixelDataset, "process", fail)
     with pytest.raises(DataError, match=r"build failed in process (\d+)") as raised:
-        load_mnist(LoadOptions(data_dir=published_dir, **OPTIONS))
+        load_with("mnist", LoadOptions(data_dir=published_dir, **OPTIONS))
     where = int(raised.value.args[0].rsplit(" ", 1)[1])
     assert where != os.getpid()  # raised in the child, carried over, raised again here
 

@@ -93,6 +93,59 @@ def test_encode_graphs_without_a_cache_computes_the_laplacian_eigenpairs():
         assert "rwse" not in g.ndata
 
 
+def _graph_file(tmp_path):
+    graphs = [dgl.to_bidirected(dgl.graph((torch.arange(n - 1), torch.arange(1, n)))) for n in range(3, 23)]
+    for g in graphs:
+        g.ndata["feat"] = torch.ones(g.num_nodes(), 2)
+    path = tmp_path / "g.bin"
+    dgl.save_graphs(str(path), graphs, {"label": torch.arange(20) % 2})
+    return path
+
+
+def test_a_loader_returns_no_encodings_and_the_one_path_after_it_attaches_them(tmp_path):
+    path = _graph_file(tmp_path)
+    options = LoadOptions(data_file=path, pe_k=2, rwse_k=3, progress=False)
+    bare = registry.LOADERS["file"](options)
+    assert all("lap_pe" not in g.ndata and "rwse" not in g.ndata for g in bare.train.graphs + bare.test.graphs)
+    assert list(bare.encoding_plan.caches) == ["train", "val", "test"]
+    assert not (tmp_path / "geaet_cache").exists() or not list((tmp_path / "geaet_cache").iterdir())
+
+    splits = load_with("file", options)
+    written = sorted(p.name for p in (tmp_path / "geaet_cache").iterdir())
+    assert len(written) == 3  # one cache file a split, under the plan's tags
+    for part in ("train", "val", "test"):
+        graphs = getattr(splits, part).graphs
+        expected = pe_cache.compute_split_pe(graphs, 2, "sym", 3, progress=False)  # independent of the cache
+        assert torch.equal(torch.cat([g.ndata["lap_eigval"][:1] for g in graphs]), expected.lap_eigval)
+        assert torch.equal(torch.cat([g.ndata["rwse"] for g in graphs]), expected.rwse)
+    again = load_with("file", options)  # read back from the same files
+    assert sorted(p.name for p in (tmp_path / "geaet_cache").iterdir()) == written
+    assert torch.equal(again.test.graphs[0].ndata["lap_pe"], splits.test.graphs[0].ndata["lap_pe"])
+
+
+def test_synthetic_graphs_get_the_encodings_their_generator_computes():
+    from geaet_dgl.data.generated.synthetic import synthetic_splits
+
+    splits = load_dataset("synthetic", limit_train=3, limit_val=2, limit_test=2, pe_k=3, rwse_k=4, seed=5,
+                          laplacian_norm="none", progress=False)
+    inline = synthetic_splits(3, 2, 2, seed=5, pe_k=3, rwse_k=4, laplacian_norm="none")  # PE computed per graph
+    for part in ("train", "val", "test"):
+        for ours, theirs in zip(getattr(splits, part).graphs, getattr(inline, part).graphs):
+            for key in ("lap_pe", "lap_eigval", "rwse", "feat"):
+                assert torch.equal(ours.ndata[key], theirs.ndata[key]), (part, key)
+
+
+def test_voc_plans_attach_nothing_unless_asked():
+    plan = apply.EncodingPlan({"train": None}, only_if_asked=True)
+    graphs = _cycle_and_path()
+    holder = type("Splits", (), {"train": type("Part", (), {"graphs": graphs})(), "encoding_plan": plan})()
+    apply.encode_splits(holder, LoadOptions(progress=False))
+    assert all("lap_pe" not in g.ndata for g in graphs)
+    apply.encode_splits(holder, LoadOptions(rwse_k=2, progress=False))  # RWSE alone is asked for
+    assert all(g.ndata["rwse"].shape == (g.num_nodes(), 2) and g.ndata["lap_pe"].shape == (g.num_nodes(), 0)
+               for g in graphs)
+
+
 def test_a_file_stamp_is_its_size_and_mtime(tmp_path):
     path = tmp_path / "g.bin"
     path.write_bytes(b"12345")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from geaet_dgl.data import LoadOptions, load_mnist
+from geaet_dgl.data import LoadOptions
 from geaet_dgl.data.superpixels import mnist as mnist_module
 from geaet_dgl.data.superpixels import mnist_images as image_sources
 from geaet_dgl.data.superpixels.dgl_files import superpixel_layout
@@ -15,6 +15,12 @@ from geaet_dgl.data.superpixels.slic import build_superpixels, write_superpixel_
 from tests.data.conftest import make_digit_images
 
 from .helpers import nothing_written, one_line_error, partial_files, run_cli
+from geaet_dgl.data.registry import load_with
+
+
+def load_mnist(options):
+    """``load_mnist`` and the one encoding path after it, as ``load_dataset`` runs them."""
+    return load_with("mnist", options)
 
 NUM_VAL = 3
 

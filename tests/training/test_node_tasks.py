@@ -3,20 +3,20 @@ import pytest
 import torch
 
 from geaet_dgl.data import DataError, GraphDataset, LoadOptions, collate_for, collate_nodes
-from geaet_dgl.data.generated.sbm import load_sbm
 from geaet_dgl.models import build_model
 from geaet_dgl.training import make_run_config
 from geaet_dgl.training.evaluation import evaluate
 from geaet_dgl.training.losses import get_loss
 from geaet_dgl.training.metrics import MetricAccumulator, balanced_accuracy, predicted_labels
 from geaet_dgl.data.model_fit import check_data_fits
+from geaet_dgl.data.registry import load_with
 
 TINY = {"model.hidden_dim": 16, "model.num_layers": 1, "model.geanet.unit_size": 4, "train.batch_size": 3}
 
 
 @pytest.fixture(scope="module")
 def pattern(tmp_path_factory):
-    return load_sbm("pattern", LoadOptions(data_dir=tmp_path_factory.mktemp("pattern"), pe_k=2, rwse_k=16,
+    return load_with("pattern", LoadOptions(data_dir=tmp_path_factory.mktemp("pattern"), pe_k=2, rwse_k=16,
                                            limit_train=7, limit_val=4, limit_test=4, generate=True, progress=False))
 
 

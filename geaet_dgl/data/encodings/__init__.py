@@ -10,16 +10,18 @@
     LapPE / RWSE of a split computed once, cached on disk next to the data
     (verified by checksum), attached as ``ndata['lap_pe']``, ``['lap_eigval']``, ``['rwse']``.
 :mod:`.apply`
-    The one path a loader's graphs get their LapPE / RWSE by (:func:`~.apply.encode_graphs`):
-    what is asked for (:class:`~.apply.EncodingRequest`), where it is cached (:class:`~.apply.EncodingCache`).
+    The one path a loader's graphs get their LapPE / RWSE by, after the loader (:func:`~.apply.encode_splits`):
+    what is asked for (:class:`~.apply.EncodingRequest`), where the loader caches each split
+    (:class:`~.apply.EncodingPlan` of :class:`~.apply.EncodingCache`).
 :mod:`.structural_encoding`
     GraphGPS's other encodings of one graph: HKdiagSE, ElstaticSE, Graphormer's
     shortest-path types and degrees.
 :mod:`.se_cache`
     Those per split, cached the same way and attached (``ndata['hkdiag_se']``, ...).
 
-Every loader attaches the encodings its :class:`~geaet_dgl.data.options.LoadOptions` ask for
-through :func:`~.apply.encode_graphs` (:mod:`.pe_cache` underneath: the same cache files and
-keys as before); :func:`~geaet_dgl.data.registry.load_with` then adds the structural ones
-(``options.structural``) through :mod:`.se_cache` (``attach_structural``).
+Loaders return their graphs without encodings and with an :class:`~.apply.EncodingPlan`;
+:func:`~geaet_dgl.data.registry.load_with` then attaches the ones its
+:class:`~geaet_dgl.data.options.LoadOptions` ask for through :func:`~.apply.encode_splits`
+(:mod:`.pe_cache` underneath: the same cache files and keys as before) and adds the structural
+ones (``options.structural``) through :mod:`.se_cache` (``attach_structural``).
 """

@@ -53,7 +53,7 @@ from dgl.data import CLUSTERDataset, PATTERNDataset
 
 from ...atomic import atomic_write
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.apply import beside, encode_graphs
+from ..encodings.apply import EncodingPlan, beside
 from ..errors import DataError
 from ..options import LoadOptions
 
@@ -271,7 +271,7 @@ def load_sbm(name: str, options: LoadOptions) -> DatasetSplits:
     source = (f"generated SBM graphs (geaet_dgl) in {files['train'].parent}" if info_path.is_file()
               else f"DGL files in {files['train'].parent}")
     offline = _offline(cls)
-    splits = {}
+    splits, caches = {}, {}
     for split, mode in DGL_MODES.items():
         try:
             data = offline(mode=mode, raw_dir=str(Path(data_dir).expanduser().resolve()))
@@ -283,7 +283,8 @@ def load_sbm(name: str, options: LoadOptions) -> DatasetSplits:
         count = len(data) if limits[split] is None else min(limits[split], len(data))
         graphs = [data[i] for i in range(count)]
         labels = one_hot_inputs(graphs, width, name, split)
-        encode_graphs(graphs, options.encodings(default_k=8, default_norm=DEFAULT_LAPLACIAN_NORM), beside(files[split], f"{mode}"))
+        caches[split] = beside(files[split], f"{mode}")
         splits[split] = GraphDataset(graphs, labels, level="node")
     return DatasetSplits(train=splits["train"], val=splits["val"], test=splits["test"], num_classes=num_classes,
-                         name=name, source=source)
+                         name=name, source=source,
+                         encoding_plan=EncodingPlan(caches, default_k=8, default_norm=DEFAULT_LAPLACIAN_NORM))

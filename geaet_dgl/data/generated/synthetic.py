@@ -70,7 +70,7 @@ def knn_superpixel_graph(intensity: np.ndarray, coord: np.ndarray) -> dgl.DGLGra
 def synthetic_mnist_like(
     num_graphs: int,
     num_nodes: int = 70,
-    k: int = 8,
+    k: Optional[int] = 8,
     seed: int = 0,
     num_classes: int = 10,
     min_nodes: Optional[int] = None,
@@ -84,8 +84,9 @@ def synthetic_mnist_like(
     num_graphs : int
     num_nodes : int
         Nodes per graph (the maximum when ``min_nodes`` is given).
-    k : int
-        Laplacian PE size (``ndata['lap_pe']``, ``ndata['lap_eigval']``).
+    k : int, optional
+        Laplacian PE size (``ndata['lap_pe']``, ``ndata['lap_eigval']``); ``None``: no PE and no RWSE
+        (``load_dataset('synthetic')`` attaches them by the one path after the loader).
     seed : int
         Everything is drawn from ``np.random.default_rng(seed)``.
     num_classes : int
@@ -120,10 +121,11 @@ def synthetic_mnist_like(
         intensity = np.clip(rng.normal(centre, INTENSITY_NOISE, size=(n, 1)), 0.0, 1.0).astype(np.float32)
         g = knn_superpixel_graph(intensity, coord)
         src, dst = (t.numpy() for t in g.edges())
-        vecs, vals = laplacian_pe_from_edges(src, dst, n, k, laplacian_norm)
-        g.ndata["lap_pe"] = torch.from_numpy(vecs)
-        g.ndata["lap_eigval"] = torch.from_numpy(np.broadcast_to(vals, (n, k)).copy())
-        if rwse_k is not None:
+        if k is not None:
+            vecs, vals = laplacian_pe_from_edges(src, dst, n, k, laplacian_norm)
+            g.ndata["lap_pe"] = torch.from_numpy(vecs)
+            g.ndata["lap_eigval"] = torch.from_numpy(np.broadcast_to(vals, (n, k)).copy())
+        if k is not None and rwse_k is not None:
             g.ndata["rwse"] = torch.from_numpy(random_walk_se_from_edges(src, dst, n, rwse_k))
         graphs.append(g)
         labels.append(label)
@@ -135,7 +137,7 @@ def synthetic_splits(
     num_val: int = 64,
     num_test: int = 64,
     seed: int = 0,
-    pe_k: int = 8,
+    pe_k: Optional[int] = 8,
     **kwargs,
 ) -> DatasetSplits:
     """Train/val/test :func:`synthetic_mnist_like` sets drawn from independent seeds.
@@ -145,8 +147,8 @@ def synthetic_splits(
     num_train, num_val, num_test : int
     seed : int
         Split ``s`` uses a child of ``np.random.SeedSequence(seed)``.
-    pe_k : int
-        Laplacian PE size.
+    pe_k : int, optional
+        Laplacian PE size; ``None``: none (see :func:`synthetic_mnist_like`).
     **kwargs
         Passed to :func:`synthetic_mnist_like` (``num_nodes``, ``min_nodes``,
         ``num_classes``, ``laplacian_norm``, ``rwse_k``).

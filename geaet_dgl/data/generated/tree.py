@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import dgl
 import numpy as np
 import torch
 
 from ..dataset import DatasetSplits, GraphDataset
+from ..encodings.apply import EncodingPlan
 from ..encodings.positional_encoding import laplacian_pe_from_edges, random_walk_se_from_edges
 from ..errors import DataError
 from ..options import LoadOptions
@@ -102,14 +103,21 @@ class TreeExamples:
         self.keys = torch.arange(1, self.num_classes + 1).repeat(self.perms.shape[0])
         perm_of = torch.arange(self.keys.numel()) // self.num_classes
         self.labels = self.perms[perm_of, self.keys - 1] - 1
-        self.static = {}
+        self.src, self.dst = torch.from_numpy(src), torch.from_numpy(dst)
+        self.static = self.structure_encodings(pe_k, rwse_k)
+
+    def structure_encodings(self, pe_k: Optional[int] = None, rwse_k: Optional[int] = None) -> Dict[str, torch.Tensor]:
+        """The encodings of the one structure every graph shares: ``lap_pe``/``lap_eigval`` (N, pe_k) of the
+        ``'sym'`` Laplacian unless ``pe_k`` is ``None``, ``rwse`` (N, rwse_k) unless ``rwse_k`` is ``None``."""
+        src, dst = self.src.numpy(), self.dst.numpy()
+        static = {}
         if pe_k is not None:
             vec, val = laplacian_pe_from_edges(src, dst, self.num_nodes, pe_k, "sym")
-            self.static["lap_pe"] = torch.from_numpy(vec)
-            self.static["lap_eigval"] = torch.from_numpy(val).reshape(1, -1).repeat(self.num_nodes, 1)
+            static["lap_pe"] = torch.from_numpy(vec)
+            static["lap_eigval"] = torch.from_numpy(val).reshape(1, -1).repeat(self.num_nodes, 1)
         if rwse_k is not None:
-            self.static["rwse"] = torch.from_numpy(random_walk_se_from_edges(src, dst, self.num_nodes, rwse_k))
-        self.src, self.dst = torch.from_numpy(src), torch.from_numpy(dst)
+            static["rwse"] = torch.from_numpy(random_walk_se_from_edges(src, dst, self.num_nodes, rwse_k))
+        return static
 
     def __len__(self) -> int:
         return int(self.labels.numel())
@@ -156,7 +164,7 @@ def load_tree(options: LoadOptions, num_permutations: int = DEFAULT_PERMUTATIONS
     (default 0), the ``limit_*`` fields; ``data_dir`` unused."""
     depth, seed = options.depth or 3, options.or_default("seed", 0)
     limit_train, limit_val, limit_test = options.limits
-    examples = TreeExamples(int(depth), num_permutations, seed, options.pe_k, options.rwse_k)
+    examples = TreeExamples(int(depth), num_permutations, seed)  # the encodings come after the loader
     train_idx, test_idx = stratified_split(examples.labels, train_fraction, seed)
     total = len(examples)
     train_idx = train_idx[:limit_train] if limit_train else train_idx
@@ -172,7 +180,9 @@ def load_tree(options: LoadOptions, num_permutations: int = DEFAULT_PERMUTATIONS
             graphs.append(built[i])
         return GraphDataset(graphs, examples.labels[torch.as_tensor(idx, dtype=torch.long)])
 
+    plan = EncodingPlan(dict.fromkeys(("train", "val", "test")),
+                        structure=lambda asked: examples.structure_encodings(asked.pe_k, asked.rwse_k))
     return DatasetSplits(train=part(train_idx), val=part(val_idx), test=part(test_idx),
                          num_classes=examples.num_classes, name="tree",
                          source=f"TreeNeighbourMatch r={depth}, generated ({total} examples; "
-                                "val is the test set, as in Alon & Yahav)")
+                                "val is the test set, as in Alon & Yahav)", encoding_plan=plan)

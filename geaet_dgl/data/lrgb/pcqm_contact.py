@@ -43,7 +43,7 @@ from ogb.utils.features import atom_to_feature_vector, bond_to_feature_vector
 
 from ...atomic import atomic_write
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.apply import EncodingCache, encode_graphs
+from ..encodings.apply import EncodingCache, EncodingPlan
 from ..errors import DataError
 from ..options import LoadOptions
 
@@ -258,12 +258,12 @@ def load_pcqm_contact(options: LoadOptions) -> DatasetSplits:
     split = _read_split(files["split"], num_graphs)
     limits = options.limit_of
     stamp = f"{_stamp(files['raw'])}:{_stamp(files['split'])}"
-    request = options.encodings(default_k=8, default_norm=DEFAULT_LAPLACIAN_NORM)
-    datasets = {}
+    datasets, caches = {}, {}
     for name in SPLIT_NAMES:
         index = split[name][:limits[name]] if limits[name] is not None else split[name]
         dataset = _build(tensors, index)
-        encode_graphs(dataset.graphs, request, EncodingCache(files["processed"].parent / "geaet_cache", name, stamp))
+        caches[name] = EncodingCache(files["processed"].parent / "geaet_cache", name, stamp)
         datasets[name] = dataset
     return DatasetSplits(train=datasets["train"], val=datasets["val"], test=datasets["test"], num_classes=1,
-                         name="pcqm-contact", source=f"LRGB PCQM-Contact files in {files['raw'].parent.parent}")
+                         name="pcqm-contact", source=f"LRGB PCQM-Contact files in {files['raw'].parent.parent}",
+                         encoding_plan=EncodingPlan(caches, default_k=8, default_norm=DEFAULT_LAPLACIAN_NORM))

@@ -49,7 +49,7 @@ from ogb.utils.features import get_atom_feature_dims, get_bond_feature_dims
 
 from ...atomic import atomic_write
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.apply import EncodingCache, encode_graphs
+from ..encodings.apply import EncodingCache, EncodingPlan
 from ..errors import DataError
 from ..library_output import dgl_progress_bars
 from ..options import LoadOptions
@@ -312,12 +312,12 @@ def load_peptides(name: str, options: LoadOptions) -> DatasetSplits:
     split = _read_split(kind, data, files)
     limits = options.limit_of
     stamp = f"{digests[files.csv]}:{digests[files.split]}"
-    request = options.encodings(default_k=10, default_norm=DEFAULT_LAPLACIAN_NORM)
-    datasets = {}
+    datasets, caches = {}, {}
     for part in SPLITS:
         idx = split[part] if limits[part] is None else split[part][:limits[part]]
         graphs = [data.graphs[i] for i in idx.tolist()]
-        encode_graphs(graphs, request, EncodingCache(files.folder / "geaet_cache", part, stamp))
+        caches[part] = EncodingCache(files.folder / "geaet_cache", part, stamp)
         datasets[part] = GraphDataset(graphs, data.labels[idx].float())
     return DatasetSplits(train=datasets["train"], val=datasets["val"], test=datasets["test"],
-                         num_classes=kind.num_targets, name=key, source=f"DGL {kind.title} files in {files.folder}")
+                         num_classes=kind.num_targets, name=key, source=f"DGL {kind.title} files in {files.folder}",
+                         encoding_plan=EncodingPlan(caches, default_k=10, default_norm=DEFAULT_LAPLACIAN_NORM))

@@ -44,7 +44,7 @@ import torch
 from dgl.data import COCOSuperpixelsDataset, VOCSuperpixelsDataset
 
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.apply import EncodingCache, encode_graphs, file_stamp
+from ..encodings.apply import EncodingCache, EncodingPlan, file_stamp
 from ..errors import DataError
 from ..input_transform import apply_input_transform, standardize_transform
 from ..library_output import dgl_progress_bars
@@ -245,9 +245,8 @@ def load_lrgb_superpixels(name: str, options: LoadOptions) -> DatasetSplits:
     if missing:
         raise DataError(_missing_message(task, folder, missing))
     limits = options.limit_of
-    request = options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM)
     offline = _offline(task.name)
-    splits = {}
+    splits, caches = {}, {}
     for split in SPLITS:
         try:
             with dgl_progress_bars(dgl_lrgb, progress):
@@ -260,12 +259,13 @@ def load_lrgb_superpixels(name: str, options: LoadOptions) -> DatasetSplits:
         count = len(data) if limits[split] is None else min(limits[split], len(data))
         graphs = [data[i] for i in range(count)]
         labels = _take_inputs(graphs, task, split, standardize, stats)
-        if request:  # RWSE alone too (before, rwse_k without pe_k was dropped)
-            source = files[split] if files[split].is_file() else _processed(files[split])
-            encode_graphs(graphs, request, EncodingCache(folder / "geaet_cache", split, file_stamp(source)))
+        source = files[split] if files[split].is_file() else _processed(files[split])
+        caches[split] = EncodingCache(folder / "geaet_cache", split, file_stamp(source))
         splits[split] = GraphDataset(graphs, labels, level="node")
     return DatasetSplits(train=splits["train"], val=splits["val"], test=splits["test"],
                          num_classes=task.num_classes, name=task.name,
                          input_transform=input_transform(stats) if standardize else None,
                          source=f"DGL {task.title} pickles (SLIC compactness {SLIC_COMPACTNESS}, "
-                                f"{CONSTRUCT_FORMAT}) in {folder}")
+                                f"{CONSTRUCT_FORMAT}) in {folder}",
+                         # nothing attached unless asked; RWSE alone too (before, rwse_k without pe_k was dropped)
+                         encoding_plan=EncodingPlan(caches, default_norm=DEFAULT_LAPLACIAN_NORM, only_if_asked=True))

@@ -51,7 +51,7 @@ import torch
 from tqdm import tqdm
 
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.apply import EncodingCache, encode_graphs
+from ..encodings.apply import EncodingCache, EncodingPlan
 from ..errors import DataError
 from ..options import LoadOptions
 
@@ -247,13 +247,13 @@ def load_malnet_tiny(options: LoadOptions) -> DatasetSplits:
     """
     graphs, labels, split, stamp = read_malnet_tiny(options.data_dir, options.progress)
     limits = options.limit_of
-    request = options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM)
     root = malnet_files(options.data_dir)["processed"].parent.parent
-    parts = {}
+    parts, caches = {}, {}
     for part, _ in SPLITS:
         idx = split[part] if limits[part] is None else split[part][:limits[part]]
         chosen = [graphs[i] for i in idx.tolist()]
-        encode_graphs(chosen, request, EncodingCache(root / "geaet_cache", part, stamp))
+        caches[part] = EncodingCache(root / "geaet_cache", part, stamp)
         parts[part] = GraphDataset(chosen, labels[idx])
     return DatasetSplits(train=parts["train"], val=parts["val"], test=parts["test"], num_classes=len(TYPES),
-                         name="malnet-tiny", source=f"MalNet-Tiny edge lists in {root / 'raw'} (PyG's layout)")
+                         name="malnet-tiny", source=f"MalNet-Tiny edge lists in {root / 'raw'} (PyG's layout)",
+                         encoding_plan=EncodingPlan(caches, default_norm=DEFAULT_LAPLACIAN_NORM))

@@ -21,7 +21,7 @@ import torch
 from dgl.data import ZINCDataset
 
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.apply import beside, encode_graphs
+from ..encodings.apply import EncodingPlan, beside
 from ..errors import DataError
 from ..options import LoadOptions
 
@@ -76,7 +76,7 @@ def load_zinc(options: LoadOptions) -> DatasetSplits:
                         f"{files['train'].parent}")
     limits = options.limit_of
     root = str(Path(data_dir).expanduser().resolve())
-    splits = {}
+    splits, caches = {}, {}
     for split, mode in DGL_MODES.items():
         try:
             data = OfflineZINCDataset(mode=mode, raw_dir=root)
@@ -97,7 +97,8 @@ def load_zinc(options: LoadOptions) -> DatasetSplits:
                 raise DataError(f"ZINC {split}: bond type outside 0..{NUM_BOND_TYPES - 1} in {files[split]}")
         labels = torch.stack([torch.as_tensor(y).reshape(()) for _, y in pairs]).float() if pairs \
             else torch.zeros(0)
-        encode_graphs(graphs, options.encodings(default_k=8, default_norm=DEFAULT_LAPLACIAN_NORM), beside(files[split], mode))
+        caches[split] = beside(files[split], mode)
         splits[split] = GraphDataset(graphs, labels)
     return DatasetSplits(train=splits["train"], val=splits["val"], test=splits["test"], num_classes=1,
-                         name="zinc", source=f"DGL ZINC-12k files in {files['train'].parent}")
+                         name="zinc", source=f"DGL ZINC-12k files in {files['train'].parent}",
+                         encoding_plan=EncodingPlan(caches, default_k=8, default_norm=DEFAULT_LAPLACIAN_NORM))

@@ -50,7 +50,7 @@ import numpy as np
 import torch
 
 from ...config.validation import NODE_TASKS  # the menu of data.task on one graph with node masks
-from ..encodings.apply import EncodingCache, encode_graphs, file_stamp
+from ..encodings.apply import EncodingCache, EncodingPlan, file_stamp
 from ..encodings.pe_cache import writable_cache_dir
 from ..errors import DataError
 from ..identity import check_unchanged, file_identity, identity_changes
@@ -125,6 +125,9 @@ class NodeGraph:
         #: Where samplers may cache work on this graph (METIS partitions), and a stamp of the file's version.
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
         self.stamp = stamp
+        #: Where the one path after the loader (:func:`~..encodings.apply.encode_splits`) caches the graph's
+        #: positional encodings (``{'graph': EncodingCache}``); ``None``: nothing to attach.
+        self.encoding_plan = None
 
     def mask(self, split: str) -> torch.Tensor:
         """``(N,)`` bool mask of ``split`` ('train', 'val' or 'test')."""
@@ -356,7 +359,8 @@ def load_node_graph(options: LoadOptions) -> NodeGraph:
     options : LoadOptions
         ``data_file``: written by ``dgl.save_graphs(PATH, [g])`` (see the module docstring).
         ``task`` (``'node-classification'`` / ``'node-regression'``): default from the labels' type.
-        ``pe_k`` (default 0), ``rwse_k``, ``laplacian_norm`` (default ``'sym'``): encodings to attach
+        ``pe_k`` (default 0), ``rwse_k``, ``laplacian_norm`` (default ``'sym'``): encodings the one path after
+        the loader attaches
         (``ndata['lap_pe']``/``['lap_eigval']``, ``['rwse']``), cached in ``geaet_cache/`` beside the
         file, keyed by its size and mtime. ``limit_train``, ``limit_val``, ``limit_test``: keep the first
         N nodes of a mask (the graph itself stays whole). ``identity``: a run's record of the file
@@ -388,6 +392,8 @@ def load_node_graph(options: LoadOptions) -> NodeGraph:
     if target:
         return NodeGraph(graph, task, outputs, name=path.name, cache_dir=cache_dir, stamp=stamp, target_ntype=target,
                          source=f"heterograph file {path} ({task} of {target!r} nodes, node masks)")
-    encode_graphs([graph], request, EncodingCache(cache_dir, f"{cache_tag(path)}-graph", stamp))
-    return NodeGraph(graph, task, outputs, name=path.name, source=f"graph file {path} ({task}, node masks)",
+    data = NodeGraph(graph, task, outputs, name=path.name, source=f"graph file {path} ({task}, node masks)",
                      cache_dir=cache_dir, stamp=stamp)
+    data.encoding_plan = EncodingPlan({"graph": EncodingCache(cache_dir, f"{cache_tag(path)}-graph", stamp)},
+                                      default_norm=DEFAULT_LAPLACIAN_NORM)
+    return data

@@ -464,7 +464,7 @@ def load_node_set(name: str, options: LoadOptions):
         stays whole).
     """
     from .node_graph import NodeGraph, check_masks, limit_masks, node_labels
-    from ..encodings.apply import EncodingCache, encode_graphs
+    from ..encodings.apply import EncodingCache, EncodingPlan
     from ..encodings.pe_cache import writable_cache_dir
 
     data_dir, split_index, split_seed = options.data_dir, options.split_index, options.split_seed
@@ -476,8 +476,9 @@ def load_node_set(name: str, options: LoadOptions):
     task, outputs = node_labels(graph, where, "node-classification")
     limit_masks(graph, options.limit_of)
     cache = writable_cache_dir(Path(data_dir).expanduser() / "geaet_cache" / spec.name, f"node-set-{spec.name}")
-    encode_graphs([graph], options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM), EncodingCache(cache, spec.name, stamp))
     data = NodeGraph(graph, task, max(classes, outputs), name=spec.name, cache_dir=cache, stamp=stamp,
                      source=f"DGL's {spec.dgl_class} from {folder}, {split}")
     data.split_index = split_index
+    data.encoding_plan = EncodingPlan({"graph": EncodingCache(cache, spec.name, stamp)},
+                                      default_norm=DEFAULT_LAPLACIAN_NORM)
     return data

@@ -187,19 +187,21 @@ def load_ogbn(name: str, options: LoadOptions):
     name : {'ogbn-arxiv', 'ogbn-products'}
     options : LoadOptions
         ``data_dir``: OGB's root. ``pe_k`` (default 0), ``rwse_k``, ``laplacian_norm`` (default ``'sym'``):
-        encodings to attach (sparse above 2,048 nodes: :mod:`..encodings.sparse_encodings`), cached in
+        encodings the one path after the loader attaches (sparse above 2,048 nodes:
+        :mod:`..encodings.sparse_encodings`), cached in
         ``<root>/geaet_cache``, keyed by the processed file's size and mtime. ``limit_train``,
         ``limit_val``, ``limit_test``: keep the first N nodes of a split's mask (the graph stays whole).
     """
     from .node_graph import NodeGraph, limit_masks
-    from ..encodings.apply import EncodingCache, encode_graphs, file_stamp
+    from ..encodings.apply import EncodingCache, EncodingPlan, file_stamp
 
     graph, num_classes = read_ogbn(name, options.data_dir)
     limit_masks(graph, options.limit_of)
     root = ogbn_root(name, options.data_dir)
     stamp = file_stamp(root / PROCESSED)
     cache = root / "geaet_cache"
-    encode_graphs([graph], options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM), EncodingCache(cache, name, stamp))
-    return NodeGraph(graph, "node-classification", num_classes, name=name,
+    data = NodeGraph(graph, "node-classification", num_classes, name=name,
                      source=f"OGB {name} read by ogb.nodeproppred.DglNodePropPredDataset from {root}",
                      cache_dir=cache, stamp=stamp)
+    data.encoding_plan = EncodingPlan({"graph": EncodingCache(cache, name, stamp)}, default_norm=DEFAULT_LAPLACIAN_NORM)
+    return data

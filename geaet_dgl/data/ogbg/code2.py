@@ -40,7 +40,7 @@ import torch
 from ..dataset import DatasetSplits
 from ..errors import DataError
 from ..options import LoadOptions
-from .graphprop import OGBG, ogbg_root, read_ogbg, read_split, split_parts, where_files_go
+from .graphprop import OGBG, ogbg_root, parts_plan, read_ogbg, read_split, split_parts, where_files_go
 
 PathLike = Union[str, os.PathLike]
 
@@ -141,6 +141,7 @@ def load_code2(options: LoadOptions) -> DatasetSplits:
                         options)
     splits = DatasetSplits(train=parts["train"], val=parts["val"], test=parts["test"], num_classes=NUM_VOCAB + 2,
                            name=spec.name, source=f"OGB {spec.name} read by ogb.graphproppred.DglGraphPropPredDataset "
-                                                  f"from {root}, prepared as GraphGPS does")
+                                                  f"from {root}, prepared as GraphGPS does",
+                           encoding_plan=parts_plan(root))
     splits.vocabulary = full_vocab
     return splits

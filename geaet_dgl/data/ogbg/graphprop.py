@@ -49,7 +49,7 @@ import dgl
 import torch
 
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.apply import EncodingCache, encode_graphs, file_stamp
+from ..encodings.apply import EncodingCache, EncodingPlan, file_stamp
 from ..errors import DataError
 from ..library_output import quiet_ogb
 from ..options import LoadOptions
@@ -243,20 +243,24 @@ def load_ogbg(name: str, options: LoadOptions) -> DatasetSplits:
     parts = split_parts(dataset.graphs, split, labels, root, prepare, options)
     return DatasetSplits(train=parts["train"], val=parts["val"], test=parts["test"], num_classes=spec.num_classes,
                          name=spec.name, source=f"OGB {spec.name} read by ogb.graphproppred.DglGraphPropPredDataset "
-                                                f"from {root}")
+                                                f"from {root}", encoding_plan=parts_plan(root))
+
+
+def parts_plan(root) -> EncodingPlan:
+    """Where the one path after the loader caches the parts' encodings (default: none, ``'none'`` Laplacian):
+    ``root/geaet_cache``, stamped with the processed file (so a new one recomputes them)."""
+    stamp = file_stamp(root / PROCESSED)
+    return EncodingPlan({part: EncodingCache(root / "geaet_cache", part, stamp) for part, _ in SPLIT_NAMES},
+                        default_norm=DEFAULT_LAPLACIAN_NORM)
 
 
 def split_parts(graphs, split, labels, root, prepare, options: LoadOptions):
     """``{part: GraphDataset}`` of the train / val / test indices in ``split`` (each cut to its
-    ``options`` limit, None: all): the graphs passed through ``prepare(list) -> list``, with the
-    encodings ``options`` ask for (default: none, ``'none'`` Laplacian) cached under ``root/geaet_cache``
-    (stamped with the processed file, so a new one recomputes them)."""
-    stamp = file_stamp(root / PROCESSED)
-    request = options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM)
+    ``options`` limit, None: all): the graphs passed through ``prepare(list) -> list``, without encodings
+    (:func:`parts_plan` says where they are cached)."""
     parts = {}
     for (part, _), limit in zip(SPLIT_NAMES, options.limits):
         idx = split[part] if limit is None else split[part][:limit]
         chosen = prepare([graphs[i] for i in idx.tolist()])
-        encode_graphs(chosen, request, EncodingCache(root / "geaet_cache", part, stamp))
         parts[part] = GraphDataset(chosen, labels[idx])
     return parts

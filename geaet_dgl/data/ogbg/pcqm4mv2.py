@@ -43,7 +43,7 @@ import numpy as np
 import torch
 
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.apply import EncodingCache, encode_graphs, file_stamp
+from ..encodings.apply import EncodingCache, EncodingPlan, file_stamp
 from ..errors import DataError
 from ..library_output import quiet_ogb
 from ..options import LoadOptions
@@ -172,14 +172,13 @@ def load_pcqm4mv2(name: str, options: LoadOptions) -> DatasetSplits:
     files = pcqm4mv2_files(data_dir)
     stamp = file_stamp(files["processed"])
     limits = options.limit_of
-    request = options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM)
-    parts = {}
+    parts, caches = {}, {}
     for part in ("train", "val", "test"):
         idx = split[part] if limits[part] is None else split[part][:limits[part]]
         graphs = [dataset.graphs[i] for i in idx.tolist()]
-        encode_graphs(graphs, request, EncodingCache(files["processed"].parent.parent / "geaet_cache",
-                                                     f"{VARIANTS[key]}_{part}", stamp))
+        caches[part] = EncodingCache(files["processed"].parent.parent / "geaet_cache", f"{VARIANTS[key]}_{part}", stamp)
         parts[part] = GraphDataset(graphs, labels[idx])
     return DatasetSplits(train=parts["train"], val=parts["val"], test=parts["test"], num_classes=1, name=key,
                          source=f"OGB-LSC PCQM4Mv2 ({VARIANTS[key]} variant) read by ogb.lsc.DglPCQM4Mv2Dataset "
-                                f"from {files['release'].parent}")
+                                f"from {files['release'].parent}",
+                         encoding_plan=EncodingPlan(caches, default_norm=DEFAULT_LAPLACIAN_NORM))

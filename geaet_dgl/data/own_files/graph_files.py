@@ -56,7 +56,7 @@ import torch
 
 from ...config.validation import GRAPH_FILE  # data.dataset of a run on a graph file
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.apply import EncodingCache, encode_graphs, file_stamp
+from ..encodings.apply import EncodingCache, EncodingPlan, file_stamp
 from ..encodings.pe_cache import writable_cache_dir
 from ..errors import DataError, first_line
 from ..fresh_process import fork_available, run_apart
@@ -193,7 +193,8 @@ def load_graph_file(options: LoadOptions) -> DatasetSplits:
         ``data_file``: written by ``dgl.save_graphs`` (see the module docstring). ``task``: one of
         :data:`TASKS`; default inferred from the labels. ``file_split``: how to split the file (default:
         at random, 0.8/0.1/0.1, seed 0), or the split a run recorded (see :class:`FileSplit`).
-        ``pe_k`` (default 0), ``rwse_k``, ``laplacian_norm`` (default ``'sym'``): encodings to attach
+        ``pe_k`` (default 0), ``rwse_k``, ``laplacian_norm`` (default ``'sym'``): encodings the one path after
+        the loader attaches
         (``ndata['lap_pe']``/``['lap_eigval']``, ``['rwse']``), cached in ``geaet_cache/`` beside the
         file (a folder that cannot be written: ``$GEAET_DGL_CACHE`` or ``~/.cache/geaet-dgl``), keyed by
         the file's size and mtime and by each split's indices. ``limit_train``, ``limit_val``,
@@ -214,22 +215,21 @@ def load_graph_file(options: LoadOptions) -> DatasetSplits:
     file_split = options.file_split
     chosen = run_split(len(graphs), path, file_split)  # a run from before the split was recorded keeps its cut
     limits = options.limit_of
-    request = options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM)
     node_offsets = None
     if task == "node-classification":
         node_offsets = np.concatenate([[0], np.cumsum([g.num_nodes() for g in graphs])])
     stamp = file_stamp(path)
     stem = re.sub(r"[^A-Za-z0-9.-]+", "-", path.stem)
     cache_dir = path.parent / "geaet_cache"
-    if request:  # beside the file, or (a read-only folder) in the user's cache
+    if options.encodings(default_norm=DEFAULT_LAPLACIAN_NORM):  # beside the file, or (read-only) the user's cache
         where = hashlib.sha1(os.fspath(path.resolve()).encode()).hexdigest()[:10]
         cache_dir = writable_cache_dir(cache_dir, f"{stem}-{where}")
-    datasets = {}
+    datasets, caches = {}, {}
     for name in SPLITS:
         indices = chosen[name][:limits[name]] if limits[name] is not None else chosen[name]
         split_graphs = [graphs[i] for i in indices]
         digest = hashlib.sha1(json.dumps(chosen[name]).encode()).hexdigest()[:12]
-        encode_graphs(split_graphs, request, EncodingCache(cache_dir, f"{stem}-{name}-{digest}", stamp))
+        caches[name] = EncodingCache(cache_dir, f"{stem}-{name}-{digest}", stamp)
         if node_offsets is None:
             datasets[name] = GraphDataset(split_graphs, targets[indices])
         else:
@@ -238,7 +238,8 @@ def load_graph_file(options: LoadOptions) -> DatasetSplits:
     how = f"split file {file_split.split_file}" if file_split.split_file is not None else \
         f"random split {list(split_fractions(file_split.split))} seed {file_split.split_seed}"
     splits = DatasetSplits(train=datasets["train"], val=datasets["val"], test=datasets["test"],
-                           num_classes=outputs, name=path.name, source=f"graph file {path} ({task}, {how})")
+                           num_classes=outputs, name=path.name, source=f"graph file {path} ({task}, {how})",
+                           encoding_plan=EncodingPlan(caches, default_norm=DEFAULT_LAPLACIAN_NORM))
     return validate_splits(splits)
 
 

@@ -30,7 +30,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..dataset import DatasetSplits, GraphDataset
-from ..encodings.apply import EncodingCache, encode_graphs
+from ..encodings.apply import EncodingCache, EncodingPlan, encode_splits
 from ..encodings.pe_cache import has_cached_pe, remove_pe_caches
 from ..encodings.positional_encoding import LAPLACIAN_NORMS
 from ..errors import DataError
@@ -265,8 +265,11 @@ def load_superpixel_splits(layout: SuperpixelLayout, route: ImageRoute, name: st
     -------
     DatasetSplits
         ``train``/``val``/``test`` of ``(graph, label int64)``; graphs carry
-        DGL's ``ndata['feat']`` (N, C + 2), ``edata['feat']`` (E, 1) and
-        ``ndata['lap_pe']`` / ``ndata['lap_eigval']`` (N, k) (float32).
+        DGL's ``ndata['feat']`` (N, C + 2) and ``edata['feat']`` (E, 1); the
+        ``encoding_plan`` says where the one path after the loader
+        (:func:`~..encodings.apply.encode_splits`) caches ``ndata['lap_pe']`` /
+        ``ndata['lap_eigval']`` (N, k) (float32) of ``pe_k`` / ``laplacian_norm``
+        (and ``rwse``).
     """
     num_val, pe_k, laplacian_norm, progress = options.num_val, options.pe_k, options.laplacian_norm, options.progress
     for option, value in zip(("limit_train", "limit_val", "limit_test", "num_val"), options.limits + (num_val,)):
@@ -278,7 +281,7 @@ def load_superpixel_splits(layout: SuperpixelLayout, route: ImageRoute, name: st
 
     spec = layout.spec
     if apart and not superpixel_files_ready(layout, options):
-        run_apart(functools.partial(load_superpixel_splits, layout, route, name, num_classes, options, apart=False),
+        run_apart(functools.partial(_build_here, layout, route, name, num_classes, options),
                   what=f"{spec.label} superpixels")
     info = _ensure_pickles(layout, route, needed_counts(num_val, options.limit_train, options.limit_test))
     if info is not None:
@@ -297,13 +300,12 @@ def load_superpixel_splits(layout: SuperpixelLayout, route: ImageRoute, name: st
 
     loaded = {"train": (train_graphs, train_labels), "test": (test_graphs, test_labels)}
     totals = {split: len(graphs) for split, (graphs, _) in loaded.items()}
-    datasets = {}
-    request = options.encodings()
+    datasets, caches = {}, {}
     for part, (pickle_split, start, end) in _parts(options, totals).items():
         graphs, labels = loaded[pickle_split]
         chosen = graphs[start:end]
         tag = f"{_cache_tag(layout, pickle_split)}{start}"
-        encode_graphs(chosen, request, EncodingCache(layout.processed_dir, tag, layout.source_stamp(pickle_split)))
+        caches[part] = EncodingCache(layout.processed_dir, tag, layout.source_stamp(pickle_split))
         datasets[part] = GraphDataset(chosen, labels[start:end])
     log.info("%s superpixels: %s (%s)", spec.label, {k: len(v) for k, v in datasets.items()}, source)
     return DatasetSplits(
@@ -313,4 +315,13 @@ def load_superpixel_splits(layout: SuperpixelLayout, route: ImageRoute, name: st
         num_classes=num_classes,
         name=name,
         source=source,
+        encoding_plan=EncodingPlan(caches, default_k=options.pe_k, default_norm=options.laplacian_norm),
     )
+
+
+def _build_here(layout: SuperpixelLayout, route: ImageRoute, name: str, num_classes: int,
+                options: LoadOptions) -> None:
+    """What the child process of :func:`load_superpixel_splits` does: load the splits, building what is missing,
+    and encode them by the one path (:func:`~..encodings.apply.encode_splits`), so the PE caches are written
+    there too."""
+    encode_splits(load_superpixel_splits(layout, route, name, num_classes, options, apart=False), options)

@@ -21,6 +21,7 @@ from geaet_dgl.config.presets import get_preset
 from geaet_dgl.training.losses import weighted_cross_entropy
 from geaet_dgl.training.metrics import MetricAccumulator, f1_macro
 from geaet_dgl.data.model_fit import check_data_fits
+from geaet_dgl.data.registry import load_with
 
 #: COCO 2017 category ids run 1..90 with these ten never used; 0 is background: 81 labels.
 COCO_UNUSED_IDS = (12, 26, 29, 30, 45, 66, 68, 69, 71, 83)
@@ -150,7 +151,7 @@ def test_limits_keep_the_first_graphs_with_their_own_labels(tmp_path):
 
 def test_laplacian_pe_only_when_asked(tmp_path):
     write_superpixel_fixture("voc", tmp_path)
-    splits = load_lrgb_superpixels("voc", LoadOptions(data_dir=tmp_path, pe_k=3, rwse_k=4, progress=False))
+    splits = load_with("voc", LoadOptions(data_dir=tmp_path, pe_k=3, rwse_k=4, progress=False))
     g = splits.val.graphs[1]
     assert g.ndata["lap_pe"].shape == (g.num_nodes(), 3) and g.ndata["rwse"].shape == (g.num_nodes(), 4)
     assert splits.pe_dim == 3
@@ -161,7 +162,7 @@ def test_random_walk_encoding_without_laplacian(tmp_path):
     from geaet_dgl.data.encodings.positional_encoding import random_walk_se
 
     write_superpixel_fixture("voc", tmp_path)
-    splits = load_lrgb_superpixels("voc", LoadOptions(data_dir=tmp_path, pe_k=0, rwse_k=4, progress=False))
+    splits = load_with("voc", LoadOptions(data_dir=tmp_path, pe_k=0, rwse_k=4, progress=False))
     g = splits.val.graphs[1]
     assert torch.allclose(g.ndata["rwse"], random_walk_se(g, 4)) and g.ndata["lap_pe"].shape == (g.num_nodes(), 0)
 

@@ -9,9 +9,10 @@ from rdkit import Chem
 
 from geaet_dgl.data import DataError, GraphDataset, LoadOptions, collate_for, collate_links, load_dataset
 from geaet_dgl.data.lrgb import pcqm_contact
-from geaet_dgl.data.lrgb.pcqm_contact import load_pcqm_contact, pcqm_contact_files, shuffle_split
+from geaet_dgl.data.lrgb.pcqm_contact import pcqm_contact_files, shuffle_split
 from geaet_dgl.data.registry import dataset_table
 from geaet_dgl.data.validation import validate_dataset
+from geaet_dgl.data.registry import load_with
 from tests.data.fixtures_pcqm_contact import MOLECULES, SPLIT, contact_cxsmiles, write_pcqm_contact_fixture, write_tsv
 
 CHIRALITY = ["CHI_UNSPECIFIED", "CHI_TETRAHEDRAL_CW", "CHI_TETRAHEDRAL_CCW", "CHI_OTHER"]
@@ -19,7 +20,7 @@ BOND_TYPES = {Chem.BondType.SINGLE: 0, Chem.BondType.DOUBLE: 1, Chem.BondType.TR
 
 
 def _load(data_dir, **kwargs):
-    return load_pcqm_contact(LoadOptions(data_dir=data_dir, pe_k=3, progress=False, **kwargs))
+    return load_with("pcqm-contact", LoadOptions(data_dir=data_dir, pe_k=3, progress=False, **kwargs))
 
 
 def _kept():

@@ -12,12 +12,13 @@ import torch
 from rdkit import Chem
 
 from geaet_dgl.data import DataError, LoadOptions, load_dataset
-from geaet_dgl.data.lrgb.peptides import (ATOM_VOCAB_SIZES, BOND_VOCAB_SIZES, PEPTIDES_SIZES, load_peptides,
+from geaet_dgl.data.lrgb.peptides import (ATOM_VOCAB_SIZES, BOND_VOCAB_SIZES, PEPTIDES_SIZES,
                                      peptides_files, peptides_present, published_md5)
 from geaet_dgl.data.registry import DATASETS, dataset_table
 from geaet_dgl.config.presets import get_preset
 from geaet_dgl.training.losses import bce, l1
 from geaet_dgl.training.metrics import METRICS, MetricAccumulator, average_precision
+from geaet_dgl.data.registry import load_with
 from tests.data.fixtures_peptides import SMILES, SPLIT, accept_as_published, write_peptides_fixture
 
 NAMES = ("peptides-func", "peptides-struct")
@@ -25,7 +26,7 @@ BOND_TYPES = {Chem.BondType.SINGLE: 0, Chem.BondType.DOUBLE: 1, Chem.BondType.TR
 
 
 def _load(name, data_dir, **kwargs):
-    return load_peptides(name, LoadOptions(data_dir=data_dir, check_md5=False, progress=False, **kwargs))
+    return load_with(name, LoadOptions(data_dir=data_dir, check_md5=False, progress=False, **kwargs))
 
 
 def _one_line(exc_info) -> str:
@@ -121,14 +122,14 @@ def test_presets_tasks():
 @pytest.mark.parametrize("name", NAMES)
 def test_missing_files_are_a_one_line_error(tmp_path, name):
     with pytest.raises(DataError) as err:
-        load_peptides(name, LoadOptions(data_dir=tmp_path))
+        load_with(name, LoadOptions(data_dir=tmp_path))
     text = _one_line(err)
     files = peptides_files(name, tmp_path)
     assert files.csv.name in text and files.split.name in text and str(files.folder) in text
     write_peptides_fixture(name, tmp_path)
     files.split.unlink()
     with pytest.raises(DataError) as err:
-        load_peptides(name, LoadOptions(data_dir=tmp_path))
+        load_with(name, LoadOptions(data_dir=tmp_path))
     assert str(files.split) in _one_line(err) and str(files.csv) + "," not in str(err.value)
 
 
@@ -136,7 +137,7 @@ def test_missing_files_are_a_one_line_error(tmp_path, name):
 def test_checksum_mismatch_is_a_one_line_error(tmp_path, name):
     written = write_peptides_fixture(name, tmp_path)
     with pytest.raises(DataError) as err:
-        load_peptides(name, LoadOptions(data_dir=tmp_path, progress=False))
+        load_with(name, LoadOptions(data_dir=tmp_path, progress=False))
     text = _one_line(err)
     assert "MD5" in text and published_md5(name)[0] in text and written["files"].csv_url in text
 
@@ -144,11 +145,11 @@ def test_checksum_mismatch_is_a_one_line_error(tmp_path, name):
 def test_published_files_pass_the_checksum(tmp_path, monkeypatch):
     write_peptides_fixture("peptides-func", tmp_path)
     accept_as_published(monkeypatch, "peptides-func", tmp_path)
-    assert load_peptides("peptides-func", LoadOptions(data_dir=tmp_path, progress=False)).sizes()["train"] == 6
+    assert load_with("peptides-func", LoadOptions(data_dir=tmp_path, progress=False)).sizes()["train"] == 6
     with open(peptides_files("peptides-func", tmp_path).split, "ab") as handle:
         handle.write(b"\0")  # one stray byte: no longer the published file
     with pytest.raises(DataError, match="MD5"):
-        load_peptides("peptides-func", LoadOptions(data_dir=tmp_path, progress=False))
+        load_with("peptides-func", LoadOptions(data_dir=tmp_path, progress=False))
 
 
 @pytest.mark.parametrize("content, match", [

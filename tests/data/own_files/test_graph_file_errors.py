@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from geaet_dgl import cli
 from geaet_dgl.data import DataError, LoadOptions
 from geaet_dgl.data.own_files.graph_files import inspect_graph_file, load_graph_file
+from geaet_dgl.data.registry import load_with
 from tests.own_graph_files import make_graphs, tiny_args, graph_targets
 
 
@@ -70,7 +71,7 @@ def test_a_folder_where_the_cache_cannot_be_written_falls_back_to_the_user_cache
     (folder / "geaet_cache").write_text("not a folder")  # the cache beside the file cannot be made (root ignores
     #                                                       chmod, so a read-only folder is shown this way)
     monkeypatch.setenv("GEAET_DGL_CACHE", str(tmp_path / "user-cache"))
-    splits = load_graph_file(LoadOptions(data_file=folder / "g.bin", pe_k=2, progress=False))
+    splits = load_with("file", LoadOptions(data_file=folder / "g.bin", pe_k=2, progress=False))
     assert "lap_pe" in splits.train.graphs[0].ndata
     assert list((tmp_path / "user-cache").rglob("*.pt"))
 
@@ -82,4 +83,4 @@ def test_a_graph_too_large_for_dense_encodings_is_a_one_line_error(tmp_path, mon
     _save(tmp_path / "g.bin", graphs, (graph_targets(graphs) > 0).long())
     monkeypatch.setattr(pe_cache, "free_memory_bytes", lambda: 1000)  # as if 1 kB were left
     with pytest.raises(DataError, match=r"graph \d+ has \d+ nodes.*model.pe=none"):
-        load_graph_file(LoadOptions(data_file=tmp_path / "g.bin", pe_k=2, progress=False))
+        load_with("file", LoadOptions(data_file=tmp_path / "g.bin", pe_k=2, progress=False))

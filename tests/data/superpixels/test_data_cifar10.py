@@ -8,17 +8,27 @@ import torch
 from geaet_dgl.data import DataError, LoadOptions, load_dataset
 from geaet_dgl.data.encodings import pe_cache
 from geaet_dgl.data.superpixels import cifar10 as cifar10_module
-from geaet_dgl.data.superpixels.cifar10 import CIFAR10_NUM_VAL, load_cifar10
+from geaet_dgl.data.superpixels.cifar10 import CIFAR10_NUM_VAL
 from geaet_dgl.data.superpixels.dgl_files import (
     CIFAR10_SPEC,
     OfflineCIFAR10SuperPixelDataset,
     superpixel_layout,
     superpixels_present,
 )
-from geaet_dgl.data.superpixels.mnist import load_mnist
 from geaet_dgl.data.registry import DATASETS
 from geaet_dgl.data.generated.synthetic import knn_superpixel_graph
 from tests.data.fixtures_cifar10 import one_line, write_published_pickles
+from geaet_dgl.data.registry import load_with
+
+
+def load_mnist(options):
+    """``load_mnist`` and the one encoding path after it, as ``load_dataset`` runs them."""
+    return load_with("mnist", options)
+
+
+def load_cifar10(options):
+    """``load_cifar10`` and the one encoding path after it, as ``load_dataset`` runs them."""
+    return load_with("cifar10", options)
 
 NUM_VAL = 3
 

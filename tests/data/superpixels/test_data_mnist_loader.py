@@ -7,12 +7,18 @@ import numpy as np
 import pytest
 import torch
 
-from geaet_dgl.data import DataError, LoadOptions, load_dataset, load_mnist
+from geaet_dgl.data import DataError, LoadOptions, load_dataset
 from geaet_dgl.data.superpixels import mnist as mnist_module
 from geaet_dgl.data.superpixels import mnist_images as image_sources
 from geaet_dgl.data.superpixels.dgl_files import OfflineMNISTSuperPixelDataset, superpixel_layout
 from geaet_dgl.data.superpixels.slic import read_superpixel_pickle
 from geaet_dgl.data.generated.synthetic import knn_superpixel_graph
+from geaet_dgl.data.registry import load_with
+
+
+def load_mnist(options):
+    """``load_mnist`` and the one encoding path after it, as ``load_dataset`` runs them."""
+    return load_with("mnist", options)
 
 NUM_VAL = 3
 
