@@ -26,11 +26,12 @@ import torch
 
 from geaet_dgl.errors import GeaetError
 from geaet_dgl.inference import fold_for_inference
-from .inputs import check_reference_preset, loss_function, prebuilt_batches
+from .inputs import prebuilt_batches
 from .exported import (EXPORT_PARITY_TOLERANCE, check_export_parity, check_formats, exported_contenders,
                        exported_parity, exported_row, interleaved_rates, load_exported, parity_line as exported_line)
 from .parity import PARITY_DTYPE, in_precision
 from .jobs import Reference, Timing
+from .subject import Subject, as_subject
 from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
 from .timing import environment, set_threads
 
@@ -68,8 +69,9 @@ def _interleaved(ours: Callable, ref: Callable, ours_batches, ref_batches, sizes
     return {"ours": rates["ours"], "ref": rates["ref"], "paired_ratio": rates["paired_ratio"]["ref"]}
 
 
-def compare_with_reference(reference: Reference, preset: str = "mnist", batch_sizes: Sequence[int] = (16, 64, 128),
-                           timing: Optional[Timing] = None, fold: bool = True,
+def compare_with_reference(reference: Reference, subject: "Subject | str" = "mnist",
+                           batch_sizes: Sequence[int] = (16, 64, 128), timing: Optional[Timing] = None,
+                           fold: bool = True,
                            progress: Optional[Callable[[str], None]] = None,
                            parity_tolerance: float = PARITY_TOLERANCE, exported: Sequence[str] = ()
                            ) -> Dict[str, object]:
@@ -77,7 +79,8 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
 
     ``reference``: the checkout (``ref_dir``), ``force`` (time even when parity fails) and
     ``config_file``: a reference (GEAET or GraphGPS) YAML; the model it describes is compared instead of
-    ``preset``'s (:mod:`.config_subject`), on synthetic graphs shaped like its dataset. ``timing``
+    the preset's (:mod:`.config_subject`), on synthetic graphs shaped like its dataset. ``subject``: a
+    :class:`.subject.Subject` (the file's when ``reference.config_file`` is set), or a preset name. ``timing``
     (default 2 threads): threads, repeats, warm-up steps, batches per size and seed.
 
     Returns ``{'config', 'parity' (ParityReport.as_dict()), 'parity_max_abs_diff',
@@ -105,18 +108,17 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
     from ..interop.pyg_export import to_pyg_batch
     from .parity import compare_models, paired_models
 
+    subject = as_subject(subject, config)
     if config is not None:
-        from .config_subject import config_subject
-
-        subject = config_subject(config)
+        read = subject.file_subject()
         key, train_settings, loss_fn = subject.name, subject.train, subject.loss()
-        batches_of, pyg_batch = subject.batches, subject.pyg_batch
+        batches_of, pyg_batch = read.batches, read.pyg_batch
 
         def pair():  # PNA's degree histogram from the parity batch's graphs, standing for the training split
-            return subject.paired_models(ref_dir, graph, seed)
+            return read.paired_models(ref_dir, graph, seed)
     else:
-        key = check_reference_preset(preset)
-        train_settings, loss_fn = key, loss_function(key)
+        key = subject.reference_preset()
+        train_settings, loss_fn = subject.train, subject.loss()
 
         def batches_of(batch_size, count, seed):
             return prebuilt_batches(key, batch_size, count, torch.device("cpu"), seed=seed)
@@ -131,7 +133,7 @@ def compare_with_reference(reference: Reference, preset: str = "mnist", batch_si
     graph, labels = batches_of(min(batch_sizes), 1, seed)[0]
     own_statistics = None
     if config is not None:
-        parity, own_statistics = config_parity(subject, ref_dir, graph, labels, seed)
+        parity, own_statistics = config_parity(read, ref_dir, graph, labels, seed)
     else:
         parity = compare_models(*pair(), graph, labels, pyg_batch(graph, labels), loss_fn)
     if progress:

@@ -17,10 +17,10 @@ from geaet_dgl.allocator import configure_allocator, environment_for, requested_
 from geaet_dgl.config import ConfigError
 
 from .epoch import run_epoch
-from .inputs import check_supported
 from .jobs import EpochJob, HeteroJob, ModelJob, NodeBaselinesJob, NodeScalingJob, Reference, ScalingJob, Timing
 from .report import format_report, plot_report, write_json
 from .scaling import run_scaling
+from .subject import Subject
 from .throughput import run_throughput
 from .timing import check_device, environment, set_threads
 
@@ -95,16 +95,17 @@ def check_epoch_graphs(epoch: EpochJob, against_reference: bool) -> None:
                           "comparison; use them with --epoch --against-pyg REF_DIR")
 
 
-def _checked_preset(job: ModelJob) -> str:
-    """The name the report carries for ``job``'s model, after checking that its parts go together."""
+def _checked_subject(job: ModelJob) -> Subject:
+    """``job``'s model, resolved once (its preset checked, or its YAML read), after checking that its parts go
+    together."""
     reference, epoch = job.reference, job.epoch
     config_file = job.model_file
     if config_file is not None:
         if epoch is not None or job.scaling is not None or not (job.throughput or job.breakdown):
             raise ConfigError(CONFIG_FILE_ALONE)
-        preset = os.path.basename(config_file)
+        subject = None  # the YAML is read once the job's parts are checked
     else:
-        preset = check_supported(job.preset) if job.batch_sizes or epoch else job.preset
+        subject = Subject.from_preset(job.preset) if job.batch_sizes or epoch else Subject.named(job.preset)
     if job.epochs_against_reference and not job.batch_sizes:
         raise ValueError("the epoch comparison with the reference needs at least one batch size")
     if epoch is not None:
@@ -115,7 +116,7 @@ def _checked_preset(job: ModelJob) -> str:
                          "use device='cpu'")
     if job.exported:
         _check_exported(job)
-    return preset
+    return subject if subject is not None else Subject.from_config_file(config_file)
 
 
 #: what ``--exported`` is for, when asked of something else
@@ -135,8 +136,8 @@ def _check_exported(job: ModelJob) -> None:
 
 def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str], echo: Echo) -> Dict[str, object]:
     """A :class:`ModelJob`: its parts in turn, into one report."""
-    preset = _checked_preset(job)
-    job = _one_graph_batches(job, preset, echo)
+    subject = _checked_subject(job)
+    job = _one_graph_batches(job, subject, echo)
     timing = job.timing.resolved()
     set_threads(timing.threads)
     requested = requested_mode(timing.allocator)
@@ -145,7 +146,7 @@ def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str]
     # the reference runs, and everything when isolate=False) stays in the mode it started with.
     config = dict(environment(timing.device, timing.threads),
                   allocator=requested if timing.isolate else in_process, allocator_this_process=in_process,
-                  preset=preset, batch_sizes=[int(b) for b in job.batch_sizes], repeats=timing.repeats,
+                  preset=subject.name, batch_sizes=[int(b) for b in job.batch_sizes], repeats=timing.repeats,
                   warmup=timing.warmup, num_batches=timing.num_batches, seed=timing.seed, isolated=timing.isolate,
                   inference="folded" if job.fold else "unfolded")
     if job.config_file is not None:
@@ -153,27 +154,26 @@ def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str]
     report: Dict[str, object] = {"config": config, "results": []}
     with _child_environment(environment_for(requested)):  # measuring processes start in the chosen mode
         if job.epochs_against_reference:
-            _epochs_against_reference(job, preset, timing, report, echo)
+            _epochs_against_reference(job, subject, timing, report, echo)
         elif job.batch_sizes and job.throughput:
             if job.reference is not None:
-                _throughput_against_reference(job, preset, timing, report, echo)
+                _throughput_against_reference(job, subject, timing, report, echo)
             else:
-                report["results"] = run_throughput(preset, job.batch_sizes, timing, fold=job.fold,
-                                                   config_file=job.config_file)
+                report["results"] = run_throughput(subject, job.batch_sizes, timing, fold=job.fold)
                 config["throughput_source"] = "one fresh process per batch size" if timing.isolate else "this process"
                 if job.exported:
                     from .exported import compare_exported
 
-                    report["exported"] = compare_exported(preset, job.batch_sizes, timing, job.exported,
+                    report["exported"] = compare_exported(subject, job.batch_sizes, timing, job.exported,
                                                           fold=job.fold, force=job.force, progress=echo)
         if job.breakdown and job.batch_sizes:
             from .breakdown import measure_breakdown
 
             steps = _breakdown_timing(timing)
-            report["breakdown"] = [measure_breakdown(preset, int(b), steps, job.reference, config_file=job.config_file)
+            report["breakdown"] = [measure_breakdown(subject, int(b), steps, job.reference)
                                    for b in job.batch_sizes]
         if job.epoch is not None and not job.epochs_against_reference:
-            report["epoch"] = run_epoch(preset, job.epoch, timing)
+            report["epoch"] = run_epoch(subject, job.epoch, timing)
         if job.scaling is not None:
             report["scaling"] = run_scaling(job.scaling, timing, progress=echo)
     _emit(report, format_report(report), json_path, echo)
@@ -184,17 +184,11 @@ def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str]
     return report
 
 
-def _one_graph_batches(job: ModelJob, preset: str, echo: Echo) -> ModelJob:
+def _one_graph_batches(job: ModelJob, subject: Subject, echo: Echo) -> ModelJob:
     """A one-graph node set's step is its whole graph: one batch size (1) instead of several alike."""
     from .inputs import is_transductive
 
-    config_file = job.model_file
-    if config_file is not None:
-        from .config_subject import config_subject
-
-        dataset = config_subject(config_file).dataset
-    else:
-        dataset = preset
+    dataset = subject.dataset
     if not is_transductive(dataset) or tuple(job.batch_sizes) in ((), (1,)):
         return job
     if echo is not None:
@@ -208,28 +202,28 @@ def _breakdown_timing(timing: Timing) -> Timing:
     return dataclasses.replace(timing, repeats=max(timing.repeats, 3), warmup=max(timing.warmup, 1))
 
 
-def _epochs_against_reference(job: ModelJob, preset: str, timing: Timing, report: Dict[str, object],
+def _epochs_against_reference(job: ModelJob, subject: Subject, timing: Timing, report: Dict[str, object],
                               echo: Echo) -> None:
     from .epoch_against_pyg import compare_epochs
 
-    comparison = compare_epochs(job.reference, preset, job.batch_sizes, job.epoch, timing, progress=echo)
+    comparison = compare_epochs(job.reference, subject, job.batch_sizes, job.epoch, timing, progress=echo)
     report["epoch_against_pyg"] = comparison
     report["parity_max_abs_diff"] = comparison["parity_max_abs_diff"]
     report["config"].update(reference_dir=str(job.reference.ref_dir), epoch_repeats=job.epoch.rounds)
 
 
-def _throughput_against_reference(job: ModelJob, preset: str, timing: Timing, report: Dict[str, object],
+def _throughput_against_reference(job: ModelJob, subject: Subject, timing: Timing, report: Dict[str, object],
                                   echo: Echo) -> None:
     """The step table of ours and the reference interleaved; peak memory from our model alone."""
     from .against_pyg import compare_with_reference
 
-    config_file = job.reference.config_file
-    comparison = compare_with_reference(job.reference, preset, job.batch_sizes, timing, fold=job.fold,
+    config_file = subject.config_file  # the reference's --config
+    comparison = compare_with_reference(job.reference, subject, job.batch_sizes, timing, fold=job.fold,
                                         progress=echo, exported=job.exported)
     if "exported" in comparison:
         report["exported"] = comparison["exported"]
     memory_timing = dataclasses.replace(timing, repeats=1, warmup=1)
-    memory = [] if config_file else run_throughput(preset, job.batch_sizes, memory_timing, fold=job.fold)
+    memory = [] if config_file else run_throughput(subject, job.batch_sizes, memory_timing, fold=job.fold)
     for row, mem in zip(comparison["results"], memory):
         row.update({k: mem[k] for k in _MEMORY_KEYS if k in mem})
     report["results"] = comparison["results"]

@@ -20,9 +20,8 @@ from typing import Callable, Dict, List, Optional
 import torch
 
 from geaet_dgl.models import build_model
-from geaet_dgl.config.presets import get_preset
-from .inputs import check_supported, loss_function, prebuilt_batches
 from .jobs import Reference, Timing
+from .subject import Subject, as_subject
 from .throughput import make_clipper, make_optimizer, ours_forward
 from .timing import check_device, set_threads, synchronize
 
@@ -97,13 +96,14 @@ def timed_train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, l
     return parts
 
 
-def measure_breakdown(preset: str = "mnist", batch_size: int = 16, timing: Optional[Timing] = None,
+def measure_breakdown(subject: "Subject | str" = "mnist", batch_size: int = 16, timing: Optional[Timing] = None,
                       reference: Optional[Reference] = None, config_file: Optional[str] = None) -> Dict[str, object]:
     """Median milliseconds per training step, by part, for our model (and the reference's with ``reference``).
 
-    ``timing`` (default 10 timed steps after 3 untimed ones, 2 threads) gives the device, threads,
-    steps, batches and seed. ``reference.config_file`` (or ``config_file`` without a reference): a reference
-    (GEAET or GraphGPS) YAML whose model is split instead of ``preset``'s (:mod:`.config_subject`).
+    ``subject``: a :class:`.subject.Subject`, or a preset name (then ``reference.config_file``, or
+    ``config_file`` without a reference: a reference (GEAET or GraphGPS) YAML whose model is split instead of
+    the preset's, :mod:`.config_subject`). ``timing`` (default 10 timed steps after 3 untimed ones, 2 threads)
+    gives the device, threads, steps, batches and seed.
 
     Returns ``{'batch_size', 'repeats', 'ours': {part: ms}, ['ref': {part: ms}]}``
     with the parts of :data:`PARTS`; ``forward`` includes the loss, ``step`` is
@@ -112,19 +112,12 @@ def measure_breakdown(preset: str = "mnist", batch_size: int = 16, timing: Optio
     timing = timing or Timing(repeats=10, warmup=3, threads=2)
     repeats, warmup, num_batches, seed = timing.repeats, timing.warmup, timing.num_batches, timing.seed
     ref_dir = reference.ref_dir if reference else None
-    config = reference.config_file if reference else config_file
     dev = check_device(timing.device)
     set_threads(timing.threads)
-    if config is not None:
-        from .config_subject import config_subject
-
-        subject = config_subject(config)
-        key, loss_fn = subject.train, subject.loss()
-        batches = [(g.to(dev), y.to(dev)) for g, y in subject.batches(int(batch_size), num_batches, seed)]
-    else:
-        key = check_supported(preset)
-        loss_fn = loss_function(key)
-        batches = prebuilt_batches(key, int(batch_size), num_batches, dev, seed=seed)
+    subject = as_subject(subject, reference.config_file if reference else config_file)
+    from_file = subject.config_file is not None
+    settings, loss_fn = subject.train, subject.loss()
+    batches = subject.batches(int(batch_size), num_batches, dev, seed)
     sides: List[tuple] = []
     if ref_dir is not None:
         if dev.type != "cpu":
@@ -133,19 +126,20 @@ def measure_breakdown(preset: str = "mnist", batch_size: int = 16, timing: Optio
         from .parity import paired_models
         from ..interop.pyg_export import to_pyg_batch
 
-        if config is not None:  # the first batch's graphs stand for the training split (PNA's degrees)
-            reference, ours = subject.paired_models(ref_dir, batches[0][0], seed)
-            pyg_batch = subject.pyg_batch  # the file's encodings and edge types, as the throughput table's
+        if from_file:  # the first batch's graphs stand for the training split (PNA's degrees)
+            read = subject.file_subject()
+            reference, ours = read.paired_models(ref_dir, batches[0][0], seed)
+            pyg_batch = read.pyg_batch  # the file's encodings and edge types, as the throughput table's
         else:
-            reference, ours = paired_models(ref_dir, key, seed=seed)
+            reference, ours = paired_models(ref_dir, subject.preset, seed=seed)
             pyg_batch = to_pyg_batch
         ref_batches = [(pyg_batch(g, y), y) for g, y in batches]
-        sides.append(("ref", reference, make_optimizer(reference, key, reference=True), reference_forward,
-                      make_clipper(key, reference=True), ref_batches))
+        sides.append(("ref", reference, make_optimizer(reference, settings, reference=True), reference_forward,
+                      make_clipper(settings, reference=True), ref_batches))
     else:
         torch.manual_seed(seed)
-        ours = build_model(subject.model if config is not None else get_preset(key).model).to(dev)
-    sides.insert(0, ("ours", ours, make_optimizer(ours, key), ours_forward, make_clipper(key), batches))
+        ours = build_model(subject.model).to(dev)
+    sides.insert(0, ("ours", ours, make_optimizer(ours, settings), ours_forward, make_clipper(settings), batches))
 
     timers = {name: BranchTimer(model, dev) for name, model, *_ in sides}
     samples: Dict[str, List[Dict[str, float]]] = {name: [] for name, *_ in sides}

@@ -18,8 +18,8 @@ import torch
 
 from geaet_dgl.data.dataset import collate, make_loader
 from geaet_dgl.models import build_model
-from geaet_dgl.config.presets import get_preset
-from .inputs import check_supported, loss_function, synthetic_graphs
+from .inputs import synthetic_graphs
+from .subject import Subject, as_subject
 from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
 from .timing import check_device, peak_rss_mib, set_threads, synchronize
 
@@ -54,16 +54,16 @@ def measure_epoch(preset: str = "mnist", num_graphs: int = 512, batch_size: int 
     batch), ``collate_share_of_train`` (total collate time / training epoch time)
     and ``peak_rss_mib``.
     """
-    key = check_supported(preset)
+    subject = Subject.from_preset(preset)  # a measuring process's entry: the name is resolved here, once
     if num_graphs < 1:
         raise ValueError(f"num_graphs must be >= 1, got {num_graphs}")
     set_threads(threads)
     dev = check_device(device)
-    dataset = synthetic_graphs(key, num_graphs, seed=seed)
+    dataset = synthetic_graphs(subject.preset, num_graphs, seed=seed)
     torch.manual_seed(seed)
-    model = build_model(get_preset(key).model).to(dev)
-    optimizer = make_optimizer(model, key)
-    train_step = train_step_fn(model, optimizer, loss_function(key), clip=make_clipper(key))
+    model = build_model(subject.model).to(dev)
+    optimizer = make_optimizer(model, subject.train)
+    train_step = train_step_fn(model, optimizer, subject.loss(), clip=make_clipper(subject.train))
 
     model.train()
     warm = make_loader(dataset, batch_size, shuffle=False, seed=seed, num_workers=0)
@@ -102,14 +102,14 @@ def measure_epoch(preset: str = "mnist", num_graphs: int = 512, batch_size: int 
     }
 
 
-def run_epoch(preset: str, epoch: "EpochJob", timing: "Timing") -> Dict[str, object]:
+def run_epoch(subject: "Subject | str", epoch: "EpochJob", timing: "Timing") -> Dict[str, object]:
     """:func:`measure_epoch` of ``epoch``'s graphs, batch size (default the preset's) and loader workers, in a
-    fresh process when ``timing.isolate``."""
+    fresh process when ``timing.isolate`` (the preset's name crosses; the measurement resolves it there)."""
     from .worker import run_isolated
 
-    key = check_supported(preset)
+    subject = as_subject(subject)
     check_device(timing.device)
-    kwargs = dict(preset=key, num_graphs=int(epoch.num_graphs),
-                  batch_size=int(epoch.batch_size or get_preset(key).train.batch_size), workers=int(epoch.workers),
+    kwargs = dict(preset=subject.preset, num_graphs=int(epoch.num_graphs),
+                  batch_size=int(epoch.batch_size or subject.train.batch_size), workers=int(epoch.workers),
                   device=timing.device, threads=timing.threads, seed=timing.seed)
     return run_isolated("epoch", kwargs) if timing.isolate else measure_epoch(**kwargs)

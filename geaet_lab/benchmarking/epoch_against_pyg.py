@@ -34,7 +34,8 @@ import torch
 
 from geaet_dgl.data import GraphDataset, collate_for
 from geaet_dgl.config.presets import get_preset
-from .inputs import UnsupportedPreset, check_reference_preset, check_supported, synthetic_graphs
+from .inputs import UnsupportedPreset, check_supported, synthetic_graphs
+from .subject import Subject, as_subject
 from .jobs import EpochJob, Reference, Timing
 from .throughput import make_clipper, make_optimizer, train_step_fn
 from .timing import environment, set_threads, time_call
@@ -339,14 +340,15 @@ def summarize_rounds(times: Dict[str, Dict[str, Dict[str, List[float]]]], ours: 
     return row
 
 
-def compare_epochs(reference: Reference, preset: str = "mnist", batch_sizes: Sequence[int] = (16, 128),
+def compare_epochs(reference: Reference, subject: "Subject | str" = "mnist", batch_sizes: Sequence[int] = (16, 128),
                    epoch: Optional[EpochJob] = None, timing: Optional[Timing] = None,
                    progress: Optional[Callable[[str], None]] = None) -> Dict[str, object]:
     """Parity check, then whole epochs of ours and the reference alternated, at every batch size.
 
     ``epoch`` (default :class:`~.jobs.EpochJob`'s): the graphs (``dataset``, ``data_dir``, ``num_graphs``,
     ``limit_train``, ``limit_val``), the loader ``workers`` and the ``rounds``; ``timing`` (default 2
-    threads): threads and seed; ``reference``: the checkout and ``force`` (time even when parity fails).
+    threads): threads and seed; ``reference``: the checkout and ``force`` (time even when parity fails);
+    ``subject``: a :class:`.subject.Subject` of a preset, or a preset name.
 
     Returns ``{'config', 'parity', 'parity_max_abs_diff', 'results': [row per batch size]}``; each
     row holds ``batch_size`` and :func:`summarize_rounds`'s keys, plus the last round's metrics of
@@ -362,10 +364,11 @@ def compare_epochs(reference: Reference, preset: str = "mnist", batch_sizes: Seq
     timing = timing or Timing(threads=2)
     ref_dir, force, threads, seed = reference.ref_dir, reference.force, timing.threads, timing.seed
     dataset, repeats, workers = epoch.dataset, epoch.rounds, epoch.workers
-    key = check_reference_preset(preset)
-    if getattr(get_preset(key).model, "head", "") in ("node", "link"):
-        raise UnsupportedPreset(f"preset {preset!r} is not graph-level; the epoch comparison runs graph-level "
-                                "presets (mnist, cifar10)")
+    subject = as_subject(subject)
+    key = subject.reference_preset()
+    if getattr(subject.model, "head", "") in ("node", "link"):
+        raise UnsupportedPreset(f"preset {subject.given or key!r} is not graph-level; the epoch comparison runs "
+                                "graph-level presets (mnist, cifar10)")
     set_threads(threads)
     inputs = epoch_inputs(key, dataset, epoch.data_dir, epoch.num_graphs, epoch.limit_train, epoch.limit_val, seed)
     if progress:

@@ -203,31 +203,31 @@ def exported_row(batch_size: int, rates: Dict[str, object], parity: Dict[str, fl
     return row
 
 
-def compare_exported(preset: str, batch_sizes: Sequence[int], timing, formats: Sequence[str], fold: bool = True,
+def compare_exported(subject, batch_sizes: Sequence[int], timing, formats: Sequence[str], fold: bool = True,
                      force: bool = False, progress: Optional[Callable[[str], None]] = None) -> Dict[str, object]:
     """Ours and the exported files interleaved in this process at every batch size (no reference): the preset's
     model with the job's seed (the weights the step table times), its files, parity, then the rotation.
 
-    Returns ``{'formats', 'tolerance', 'results': [exported_row, ...]}``.
+    ``subject``: a :class:`.subject.Subject`, or a preset name. Returns
+    ``{'formats', 'tolerance', 'results': [exported_row, ...]}``.
     """
-    from geaet_dgl.config.presets import get_preset
     from geaet_dgl.inference import fold_for_inference
     from geaet_dgl.models import build_model
-    from .inputs import check_supported, prebuilt_batches
+    from .subject import as_subject
     from .throughput import infer_step_fn
     from .timing import check_device, set_threads
 
-    key = check_supported(preset)
+    subject = as_subject(subject)
     formats = check_formats(formats, timing.device)
     set_threads(timing.threads)
     device = check_device(timing.device)
     torch.manual_seed(timing.seed)
-    model = build_model(get_preset(key).model).to(device).eval()
+    model = build_model(subject.model).to(device).eval()
     ours = fold_for_inference(model) if fold else model
     runners = load_exported(model, formats, timing.threads, device)
     rows = []
     for batch_size in batch_sizes:
-        batches = prebuilt_batches(key, int(batch_size), timing.num_batches, device, seed=timing.seed)
+        batches = subject.batches(int(batch_size), timing.num_batches, device, seed=timing.seed)
         graphs = [graph for graph, _ in batches]
         contenders, prepared = exported_contenders(runners, graphs)
         parity = exported_parity(model, runners, graphs, prepared)

@@ -18,7 +18,7 @@ from geaet_dgl.inference import fold_for_inference
 from geaet_dgl.models import build_model
 from geaet_dgl.config import TrainConfig
 from geaet_dgl.config.presets import get_preset
-from .inputs import check_supported, loss_function, prebuilt_batches
+from .subject import Subject, as_subject, resolve_subject
 from .timing import (check_device, current_rss_mib, peak_gpu_mib, peak_rss_mib, rates, set_threads, summarize,
                      time_call)
 
@@ -121,7 +121,8 @@ def time_steps(step: Callable[[Batch], None], batches: Sequence[Batch], sizes: S
 def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str = "cpu", threads: int = 2,
                        repeats: int = 5, warmup: int = 2, num_batches: int = 2, seed: int = 0, fold: bool = True,
                        config_file: Optional[str] = None) -> Dict[str, object]:
-    """Throughput and memory of one batch size, measured in the calling process.
+    """Throughput and memory of one batch size, measured in the calling process (a measuring process's entry:
+    the subject travels as ``preset`` or ``config_file`` and is resolved here, :func:`.subject.resolve_subject`).
 
     ``config_file``: a reference (GEAET or GraphGPS) YAML whose model is timed instead of ``preset``'s, on
     synthetic graphs shaped like its dataset carrying the encodings it reads (:mod:`.config_subject`).
@@ -135,18 +136,17 @@ def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str 
     ``base_rss_mib`` (after setup, before any step), ``peak_gpu_mib`` on CUDA,
     ``nodes_per_batch`` / ``edges_per_batch`` and ``num_parameters``.
     """
+    return _measure_subject(resolve_subject(preset, config_file), batch_size, device, threads, repeats, warmup,
+                            num_batches, seed, fold)
+
+
+def _measure_subject(subject: Subject, batch_size: int, device: str, threads: int, repeats: int, warmup: int,
+                     num_batches: int, seed: int, fold: bool) -> Dict[str, object]:
+    """:func:`measure_throughput` of a resolved subject."""
     set_threads(threads)
     dev = check_device(device)
-    if config_file is not None:
-        from .config_subject import config_subject
-
-        subject = config_subject(config_file)
-        model_config, settings, loss_fn = subject.model, subject.train, subject.loss()
-        batches = [(g.to(dev), y.to(dev)) for g, y in subject.batches(batch_size, num_batches, seed)]
-    else:
-        key = check_supported(preset)
-        model_config, settings, loss_fn = get_preset(key).model, key, loss_function(key)
-        batches = prebuilt_batches(key, batch_size, num_batches, dev, seed=seed)
+    model_config, settings, loss_fn = subject.model, subject.train, subject.loss()
+    batches = subject.batches(batch_size, num_batches, dev, seed)
     sizes = [g.batch_size for g, _ in batches]
     torch.manual_seed(seed)
     model = build_model(model_config).to(dev)
@@ -185,20 +185,20 @@ def measure_throughput(preset: str = "mnist", batch_size: int = 16, device: str 
     return result
 
 
-def run_throughput(preset: str, batch_sizes: Sequence[int], timing: "Timing", fold: bool = True,
+def run_throughput(subject: "Subject | str", batch_sizes: Sequence[int], timing: "Timing", fold: bool = True,
                    config_file: Optional[str] = None) -> List[Dict[str, object]]:
     """:func:`measure_throughput` for every batch size, each in a fresh process when ``timing.isolate``
-    (``timing.threads`` resolved: see :meth:`~.jobs.Timing.resolved`); ``config_file``: the YAML whose model
-    is timed instead of ``preset``'s."""
+    (``timing.threads`` resolved: see :meth:`~.jobs.Timing.resolved`). ``subject``: a :class:`.subject.Subject`,
+    or a preset name (``config_file``: the YAML whose model is timed instead of its)."""
     from .worker import run_isolated
 
-    if config_file is None:
-        check_supported(preset)
+    subject = as_subject(subject, config_file)
     check_device(timing.device)
     results = []
     for batch_size in batch_sizes:
-        kwargs = dict(preset=preset, batch_size=int(batch_size), device=timing.device, threads=timing.threads,
+        kwargs = dict(batch_size=int(batch_size), device=timing.device, threads=timing.threads,
                       repeats=timing.repeats, warmup=timing.warmup, num_batches=timing.num_batches,
-                      seed=timing.seed, fold=fold, config_file=None if config_file is None else str(config_file))
-        results.append(run_isolated("throughput", kwargs) if timing.isolate else measure_throughput(**kwargs))
+                      seed=timing.seed, fold=fold)
+        results.append(run_isolated("throughput", dict(subject.worker_kwargs(), **kwargs)) if timing.isolate
+                       else _measure_subject(subject, **kwargs))
     return results
