@@ -6,6 +6,7 @@ The library (``geaet_dgl``) imports nothing of the lab (``geaet_lab``); the lab 
 names only and has no cycle of its own.
 """
 
+import pytest
 import ast
 import functools
 from pathlib import Path
@@ -98,6 +99,7 @@ def test_the_cycle_finder_sees_a_cycle_through_three_modules():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
+@pytest.mark.slow
 def test_the_graph_sees_lazy_and_relative_imports():
     graph = import_graph()
     assert "geaet_dgl.training.distributed" in graph["geaet_dgl.training.trainer"]
@@ -109,6 +111,7 @@ def test_no_module_imports_itself_through_others():
     assert cycles(import_graph()) == []
 
 
+@pytest.mark.slow
 def test_training_runs_launcher_then_trainer_then_process_group_helpers():
     graph = import_graph()
     assert not graph["geaet_dgl.training.distributed"] & {"geaet_dgl.training.trainer", "geaet_dgl.training.launcher"}
@@ -157,6 +160,7 @@ def test_the_package_graph_sees_imports_inside_functions_and_package_imports():
     assert {"training", "inference"} <= graph["scoring"]
 
 
+@pytest.mark.slow
 def test_no_package_imports_a_package_that_imports_it_back():
     assert cycles(package_graph()) == []
 
@@ -220,6 +224,7 @@ def test_the_private_name_finder_sees_what_a_module_defines():
     assert not _is_private("__init__") and _is_private("_classes")
 
 
+@pytest.mark.slow
 def test_no_module_uses_another_modules_private_names():
     assert private_uses() == []
 
@@ -242,6 +247,7 @@ def optimizer_steppers() -> List[str]:
     return sorted(set(found))
 
 
+@pytest.mark.slow
 def test_only_the_training_loop_steps_an_optimizer():
     assert optimizer_steppers() == ["geaet_dgl.training.trainer"]
 
@@ -291,6 +297,7 @@ def test_the_lab_finder_sees_lazy_imports_and_module_names_in_strings():
     assert lab_references("from geaet_dgl import cli\nx = 'the lab'\n") == []
 
 
+@pytest.mark.slow
 def test_the_library_imports_nothing_of_the_lab():
     assert library_references_to_the_lab() == []
 
@@ -362,5 +369,6 @@ def missing_modules(root: Path) -> List[str]:
     return sorted(found)
 
 
+@pytest.mark.slow
 def test_every_import_of_the_library_and_the_lab_names_a_module_that_exists():
     assert missing_modules(ROOT) == [] and missing_modules(LAB) == []

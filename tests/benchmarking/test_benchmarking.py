@@ -220,6 +220,7 @@ def _nodes_reversed_in_each_graph(graph):
     return dgl.batch(parts)
 
 
+@pytest.mark.slow
 def test_parity_check_passes_on_identical_models_in_float64_and_leaves_the_inputs_alone():
     reference, ours, graph, labels = _parity_pair()
     report = compare_models(reference, ours, graph, labels, graph)
@@ -229,6 +230,7 @@ def test_parity_check_passes_on_identical_models_in_float64_and_leaves_the_input
     assert graph.ndata["feat"].dtype == torch.float32  # ... the caller's graph is not
 
 
+@pytest.mark.slow
 def test_summation_order_moves_float32_gradients_but_not_the_float64_check():
     """The reference's view of the batch with every graph's nodes reversed: the same function summed in
     another order, as another CPU's kernels would. In float32 that alone moves the gradients by 1e-6, and a

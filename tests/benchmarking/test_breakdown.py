@@ -49,6 +49,7 @@ def test_parts_add_up_to_the_step():
     assert branches < ours["forward"]
 
 
+@pytest.mark.slow
 def test_run_benchmark_reports_the_breakdown():
     lines = []
     job = ModelJob(batch_sizes=(2,), breakdown=True,

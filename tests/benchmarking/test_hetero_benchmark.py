@@ -1,9 +1,11 @@
 """The heterograph benchmark on tiny inputs: both local MPNNs measured, the same model otherwise."""
+import pytest
 from geaet_lab.benchmarking.hetero import hetero_config, hetero_table, measure_hetero, measure_hetero_pair
 from geaet_lab.benchmarking.jobs import HeteroJob, Timing
 from geaet_dgl.models import build_model
 
 
+@pytest.mark.slow
 def test_both_local_weights_are_measured_and_tabled():
     job = HeteroJob(batch_size=2, nodes_per_type=4, edges_per_relation=5, timing=Timing(threads=1, repeats=2, warmup=0))
     row = measure_hetero_pair(3, 2, job)

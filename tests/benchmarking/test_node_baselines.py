@@ -6,6 +6,7 @@ from geaet_dgl.data.generated.node_graphs import planted_partition
 from geaet_lab.benchmarking.node_baselines import TwoLayer, format_table, train_baseline
 
 
+@pytest.mark.slow
 def test_gcn_uses_the_graph_and_the_mlp_does_not():
     torch.set_num_threads(1)
     graph = planted_partition(300, 3, p_in=0.08, p_out=0.004, signal=0.3, seed=0)
@@ -15,6 +16,7 @@ def test_gcn_uses_the_graph_and_the_mlp_does_not():
     assert 1 <= gcn["epoch"] <= 60 and 0.0 <= mlp["val"] <= 1.0
 
 
+@pytest.mark.slow
 def test_row_normalised_baselines_read_what_the_geaet_run_reads():
     """`row_normalize=True` divides by each row's absolute sum (data/input_transform.py), also for signed features:
     the same as training on features normalised beforehand by the run's transform, and not a plain sum's."""
@@ -58,6 +60,7 @@ def _plain_loop(graph, kind, seed, hidden, epochs, lr=0.01, weight_decay=5e-4):
     return best
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["gcn", "mlp"])
 def test_the_baselines_train_through_the_training_loop_as_the_plain_recipe_does(kind):
     """train_baseline runs the library's Trainer with a task of its own: the same numbers, epoch for epoch, as the

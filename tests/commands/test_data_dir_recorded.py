@@ -1,6 +1,7 @@
 """A run records its --data-dir absolute: `eval` and `--resume` from another working directory read the data the
 run was trained on (before, the relative path was resolved against the new directory and an empty folder made
 there); studies recorded with a relative --data-dir still rerun from their own directory."""
+import pytest
 import json
 
 from click.testing import CliRunner
@@ -16,6 +17,7 @@ def _invoke(*args):
     return CliRunner().invoke(cli.main, [str(a) for a in args])
 
 
+@pytest.mark.slow
 def test_eval_and_resume_from_another_directory_read_the_runs_data(tmp_path, monkeypatch):
     write_node_set_fixture("cora", tmp_path / "sets")
     monkeypatch.chdir(tmp_path)

@@ -1,4 +1,5 @@
 """``geaet-dgl export``: writes a file that loads and predicts; refuses uncovered models in one line, writing nothing."""
+import pytest
 import torch
 from click.testing import CliRunner
 
@@ -36,6 +37,7 @@ def test_a_missing_checkpoint_is_one_error_line(tmp_path):
     assert result.exit_code == 2 and result.stderr.startswith("error: ") and len(result.stderr.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_an_imported_reference_checkpoint_exports(tmp_path):
     """A reference (PyG) checkpoint brought in with import-reference exports like any run: the MNIST preset at its
     own size, written to the reference's format and imported back, then exported, equals the original model."""

@@ -1,4 +1,5 @@
 """The CLI around the reference: train --config, import-reference, export-reference."""
+import pytest
 from click.testing import CliRunner
 
 from geaet_dgl import cli
@@ -21,6 +22,7 @@ def test_train_config_refuses_an_unsupported_key_in_one_line(tmp_path):
     assert both.exit_code == 2 and "drop --preset" in both.output
 
 
+@pytest.mark.slow
 def test_export_then_import_through_the_cli(tmp_path):
     ours, model = _our_run(tmp_path, "pattern")
     exported = CliRunner().invoke(cli.main, ["export-reference", "--checkpoint", str(ours),

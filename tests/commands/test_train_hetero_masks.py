@@ -85,6 +85,7 @@ def test_predict_nodes_test_writes_one_row_per_test_paper(run, tmp_path):
     assert [int(row["node"]) for row in rows] == test_nodes
 
 
+@pytest.mark.slow
 def test_loss_and_metrics_read_only_the_masked_target_nodes(tmp_path):
     """Changing the labels of unmasked papers changes nothing the data gives the trainer."""
     graph = _graph(20)
@@ -130,6 +131,7 @@ def test_bad_masks_on_the_target_type_are_one_line_errors(tmp_path):
     assert "has no data['label']" in _bad(tmp_path, lambda g: None, target="author")
 
 
+@pytest.mark.slow
 def test_masks_on_several_heterographs_are_refused(tmp_path):
     path = tmp_path / "two.bin"
     dgl.save_graphs(str(path), [_graph(5), _graph(5, seed=1)])

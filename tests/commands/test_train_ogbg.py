@@ -88,6 +88,7 @@ def test_malnet_tiny_fixture_one_epoch_and_eval(tmp_path):
     assert again["metric"] == pytest.approx(summary["test_metric"])
 
 
+@pytest.mark.slow
 def test_code2_fixture_one_epoch_and_eval(tmp_path, monkeypatch):
     from geaet_dgl.data.ogbg import code2
     from tests.data.fixtures_ogbg import write_code2_fixture

@@ -1,4 +1,5 @@
 """ogbn-arxiv end to end on fixture files in OGB's raw layout: train with cluster batches, eval."""
+import pytest
 import json
 
 from click.testing import CliRunner
@@ -7,6 +8,7 @@ from geaet_dgl import cli
 from tests.data.fixtures_ogbn import write_ogbn_fixture
 
 
+@pytest.mark.slow
 def test_train_and_eval_ogbn_arxiv_with_cluster_batches(tmp_path):
     write_ogbn_fixture("ogbn-arxiv", tmp_path)
     run = tmp_path / "run"

@@ -102,6 +102,7 @@ def _graph_file(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_a_loader_returns_no_encodings_and_the_one_path_after_it_attaches_them(tmp_path):
     path = _graph_file(tmp_path)
     options = LoadOptions(data_file=path, pe_k=2, rwse_k=3, progress=False)

@@ -78,6 +78,7 @@ def test_resume_refuses_a_file_that_changed(tmp_path, monkeypatch):
     assert summary["epochs"] == 2 and summary["num_graphs"] == {"train": 32, "val": 4, "test": 4}
 
 
+@pytest.mark.slow
 def test_a_named_dataset_whose_files_changed_is_refused(tmp_path):
     write_zinc_fixture(tmp_path / "data")
     run = make_run_config("zinc", overrides={"model.hidden_dim": 8, "model.num_layers": 1, "model.pe_k": 4,

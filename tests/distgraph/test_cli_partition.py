@@ -1,4 +1,5 @@
 """The command line of the single-graph engine: `partition`, and `train --partitions` refusing bad input in one line."""
+import pytest
 import os
 
 import dgl
@@ -13,6 +14,7 @@ def _run(*args):
     return CliRunner().invoke(cli.main, list(args))
 
 
+@pytest.mark.slow
 def test_partition_prints_sizes_and_edge_cut(graph_file, tmp_path):
     result = _run("partition", graph_file, "--parts", "2", "--out", str(tmp_path / "parts"))
     assert result.exit_code == 0, result.stderr
@@ -22,6 +24,7 @@ def test_partition_prints_sizes_and_edge_cut(graph_file, tmp_path):
     assert os.path.isfile(tmp_path / "parts" / "part1" / "graph.dgl")
 
 
+@pytest.mark.slow
 def test_a_file_of_many_graphs_is_refused_in_one_line(tmp_path):
     path = str(tmp_path / "many.bin")
     dgl.save_graphs(path, [planted_graph(60, seed=1), planted_graph(60, seed=2)])
@@ -31,6 +34,7 @@ def test_a_file_of_many_graphs_is_refused_in_one_line(tmp_path):
     assert not os.path.exists(tmp_path / "parts")
 
 
+@pytest.mark.slow
 def test_train_partitions_refuses_bad_input_before_starting_anything(graph_file, tmp_path):
     parts = tmp_path / "parts"
     assert _run("partition", graph_file, "--parts", "2", "--out", str(parts)).exit_code == 0

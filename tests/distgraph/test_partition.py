@@ -63,6 +63,7 @@ def test_encodings_are_computed_on_the_whole_graph(tmp_path):
         torch.testing.assert_close(node_feats["_N/lap_pe"], whole[orig_nids[new_ids]])
 
 
+@pytest.mark.slow
 def test_refuses_a_file_of_many_graphs(tmp_path):
     path = str(tmp_path / "many.bin")
     dgl.save_graphs(path, [planted_graph(50, seed=1), planted_graph(60, seed=2)])

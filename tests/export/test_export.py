@@ -25,6 +25,7 @@ def test_the_exported_module_and_its_torchscript_file_equal_the_model(exported_c
     assert_torchscript_parity(exported_case)
 
 
+@pytest.mark.slow
 def test_the_onnx_file_equals_the_model_on_two_batch_shapes(exported_case, tmp_path):
     assert_onnx_parity(exported_case, tmp_path)
 

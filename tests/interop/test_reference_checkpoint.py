@@ -69,6 +69,7 @@ EXPECTED_REFERENCE_NAMES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["mnist", "cifar10", "pattern", "peptides-struct", "voc", "coco"])
 def test_export_then_import_gives_the_same_network(tmp_path, name):
     ours, model = _our_run(tmp_path, name)

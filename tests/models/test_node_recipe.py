@@ -257,6 +257,7 @@ def test_hop_branch_keeps_ego_and_neighbours_apart(hops):
         _config(input_gcn_weight=0.7, input_branch="hops", input_branch_hops=0)
 
 
+@pytest.mark.slow
 def test_hop_branch_learns_from_neighbours_of_other_classes():
     """On a graph whose edges all join different classes (p_in = 0) and whose own features are weak, the hop
     branch reads the label from the neighbours' features: >= 10 points above the MLP branch, same training."""

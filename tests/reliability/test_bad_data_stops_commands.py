@@ -40,6 +40,7 @@ def test_bad_data_stops_train_before_anything_is_written(case, tmp_path, monkeyp
     assert nothing_written(out) and not partial_files(tmp_path)  # the directory can be reused at once
 
 
+@pytest.mark.slow
 def test_bad_data_stops_eval(tmp_path, monkeypatch):
     out = tmp_path / "run"
     assert run_cli(cli_args(1, out)).exit_code == 0

@@ -42,6 +42,7 @@ def _check_untouched(run_dir, before):
     assert not partial_files(run_dir)
 
 
+@pytest.mark.slow
 def test_truncated_checkpoint(run_dir):
     for name in ("best.pt", "last.pt"):
         path = run_dir / name

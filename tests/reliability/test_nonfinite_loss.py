@@ -70,6 +70,7 @@ def test_resume_after_a_non_finite_stop_continues_from_the_good_checkpoint(tmp_p
     assert load_checkpoint(out / "last.pt")["global_step"] == 10
 
 
+@pytest.mark.slow
 def test_disk_full_while_saving_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
     """Not a loss problem but the same promise: a failed save stops the run with one line, last.pt intact."""
     import errno

@@ -1,4 +1,5 @@
 """`partition --parts 400` on a graph of 120 nodes names the fix (it named none)."""
+import pytest
 import dgl
 
 from geaet_dgl.data.generated.node_graphs import planted_partition
@@ -6,6 +7,7 @@ from geaet_dgl.data.generated.node_graphs import planted_partition
 from .helpers import one_line_error, run_cli
 
 
+@pytest.mark.slow
 def test_more_parts_than_nodes_names_how_many_to_pass(tmp_path):
     path = tmp_path / "g.bin"
     graph = planted_partition(120, 3, p_in=0.08, p_out=0.01, signal=0.7, seed=0)

@@ -69,6 +69,7 @@ def permuted(g: dgl.DGLGraph, perm: torch.Tensor) -> dgl.DGLGraph:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scope", ["graph", "batch"])
 @SETTINGS
 @given(batch=batches)

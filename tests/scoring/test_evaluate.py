@@ -22,6 +22,7 @@ def two_epoch_run(tmp_path_factory):
     return run_dir
 
 
+@pytest.mark.slow
 def test_eval_reproduces_every_recorded_epoch_so_the_trainer_never_scores_stale_folded_weights(two_epoch_run):
     history = load_checkpoint(two_epoch_run / "last.pt")["history"]
     assert history[0]["val_loss"] != history[1]["val_loss"]  # the weights moved between the two evaluations

@@ -31,6 +31,7 @@ def test_the_run_records_the_standardisation(voc_run):
     assert len(transform["node_mean"]) == 14 and len(transform["edge_std"]) == 2
 
 
+@pytest.mark.slow
 def test_predict_on_raw_superpixel_graphs_equals_the_model_on_the_loaders_graphs(voc_run, tmp_path):
     raw = load_lrgb_superpixels("voc", LoadOptions(data_dir=voc_run / "data", standardize=False, progress=False)).test
     seen = load_lrgb_superpixels("voc", LoadOptions(data_dir=voc_run / "data",

@@ -28,6 +28,7 @@ def _diverge_when(monkeypatch, condition):
     return original
 
 
+@pytest.mark.slow
 def test_sweep_with_a_diverging_point_trains_the_others_and_marks_it(tmp_path):
     out = tmp_path / "sweep"
     args = ["sweep", "--dataset", "synthetic", "--set", "train.lr=1e30,0.01", "--seeds", "0", "--epochs", "1",
@@ -58,6 +59,7 @@ def test_sweep_with_a_diverging_point_trains_the_others_and_marks_it(tmp_path):
         "loss became nan")  # it diverges again: still a failed row
 
 
+@pytest.mark.slow
 def test_seed_study_with_one_diverging_seed_aggregates_the_others(tmp_path, monkeypatch):
     out = tmp_path / "study"
     args = ["train", "--dataset", "synthetic", "--seeds", "0", "1", "2", "--epochs", "1", "--out", out, *tiny_args()]
@@ -85,6 +87,7 @@ def test_seed_study_with_one_diverging_seed_aggregates_the_others(tmp_path, monk
     assert agg["n"] == 3 and agg["failed"] == [] and not (out / "seed1" / "failed.json").exists()
 
 
+@pytest.mark.slow
 def test_split_study_with_a_diverging_split(tmp_path, monkeypatch):
     write_node_set_fixture("texas", tmp_path)
     out = tmp_path / "study"

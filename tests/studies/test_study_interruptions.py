@@ -25,6 +25,7 @@ def _invoke(*args):
     return CliRunner().invoke(cli.main, [str(a) for a in args])
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_a_sweep_advises_rerunning_the_sweep(tmp_path, monkeypatch):
     original = Trainer._run_epoch
 

@@ -46,6 +46,7 @@ def test_rerun_of_a_finished_seed_study_skips_its_runs(citeseer_dir, tmp_path):
     assert json.loads((out / "aggregate.json").read_text()) == table
 
 
+@pytest.mark.slow
 def test_interrupted_seed_study_resumes_to_the_uninterrupted_table(citeseer_dir, tmp_path, monkeypatch):
     run = make_run_config("citeseer", None, TINY_OVERRIDES, {"data_dir": str(citeseer_dir)}, threads=1)
     with one_thread():
@@ -58,6 +59,7 @@ def test_interrupted_seed_study_resumes_to_the_uninterrupted_table(citeseer_dir,
         assert resumed[key]["values"] == whole[key]["values"]
 
 
+@pytest.mark.slow
 def test_rerun_of_a_split_study_with_row_norm_skips_its_runs(tmp_path):
     write_node_set_fixture("texas", tmp_path)
     out = tmp_path / "study"
@@ -71,6 +73,7 @@ def test_rerun_of_a_split_study_with_row_norm_skips_its_runs(tmp_path):
     assert again.output.count("finished run") == 2
 
 
+@pytest.mark.slow
 def test_rerun_of_a_sweep_with_row_norm_skips_its_runs(citeseer_dir, tmp_path):
     out = tmp_path / "sweep"
     args = ["sweep", "--dataset", "citeseer", "--data-dir", str(citeseer_dir), "--set", "train.lr=0.01,0.02",

@@ -10,6 +10,7 @@ from .test_trainer import EPOCHS, _assert_same_result, _tiny_run, uninterrupted 
 from .tiny import one_thread
 
 
+@pytest.mark.slow
 def test_a_short_run_writes_its_first_and_last_epochs_only(tmp_path, monkeypatch):
     monkeypatch.setattr(trainer_module, "CHECKPOINT_SECONDS", 1e9)
     written = []

@@ -47,6 +47,7 @@ def runs(tmp_path_factory):
     return root, summary
 
 
+@pytest.mark.slow
 def test_the_run_stops_after_patience_epochs_without_improvement(runs):
     root, summary = runs
     full = _metrics(root / "full")

@@ -33,16 +33,19 @@ def _node_file(tmp_path, integer: bool):
      "model.input_branch=hops and model.input_branch_hops=3 and model.input_branch_mix=logits have no effect: "
      "model.input_gcn_weight=0.0 builds no raw-feature branch"),
 ])
+@pytest.mark.slow
 def test_branch_settings_without_effect_are_refused(tmp_path, overrides, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         make_run_config(_node_file(tmp_path, integer=False), "geaet-node", overrides)
 
 
+@pytest.mark.slow
 def test_a_weight_of_zero_turns_the_presets_branch_off_without_complaint(tmp_path):
     run = make_run_config(_node_file(tmp_path, integer=False), "texas", {"model.input_gcn_weight": 0.0})
     assert build_model(run.model).input_gcn is None  # the ablation of the preset's hop branch
 
 
+@pytest.mark.slow
 def test_the_settings_that_take_effect_build_their_branch(tmp_path):
     run = make_run_config(_node_file(tmp_path, integer=False), "geaet-node",
                           {"model.input_branch": "hops", "model.input_branch_hops": 2,
@@ -51,6 +54,7 @@ def test_the_settings_that_take_effect_build_their_branch(tmp_path):
     assert type(branch).__name__ == "HopBranch" and branch.hops == 2
 
 
+@pytest.mark.slow
 def test_integer_node_features_turn_the_presets_branch_off_and_say_so(tmp_path, caplog):
     path = _node_file(tmp_path, integer=True)
     with caplog.at_level(logging.INFO, logger="geaet_dgl"):
@@ -67,6 +71,7 @@ def test_integer_node_features_turn_the_presets_branch_off_and_say_so(tmp_path, 
     assert not [r for r in caplog.records if "input_gcn_weight=0" in r.getMessage()]
 
 
+@pytest.mark.slow
 def test_saved_runs_with_a_branch_setting_left_over_still_load(tmp_path):
     run = make_run_config(_node_file(tmp_path, integer=False), "geaet-node")
     saved = run.to_dict()

@@ -41,6 +41,7 @@ def _stop_after(monkeypatch, epoch: int):
     return original
 
 
+@pytest.mark.slow
 def test_an_old_run_resumes_twice_and_its_config_is_migrated(tmp_path, monkeypatch):
     run_dir = _old_run(tmp_path / "run")
     original = _stop_after(monkeypatch, 2)

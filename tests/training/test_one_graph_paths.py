@@ -44,6 +44,7 @@ def _cluster_epoch(path, num_parts, queue):
     queue.put((sampler.steps_per_epoch(4), [g.num_nodes() for g in batches], sampler.max_batch_nodes(4)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("num_parts", [0, 1], ids=["default-parts", "num_parts=1"])
 def test_cluster_sampler_with_one_part_trains_on_the_whole_graph(small_file, num_parts):
     """Was SIGFPE (METIS divides by zero for one part) and killed the process: run it in a forked child."""
@@ -57,6 +58,7 @@ def test_cluster_sampler_with_one_part_trains_on_the_whole_graph(small_file, num
     assert steps == 1 and sizes == [300] and largest == 300
 
 
+@pytest.mark.slow
 def test_cluster_batch_of_one_part_carries_the_graph(small_file):
     data = load_node_graph(LoadOptions(data_file=small_file, progress=False))
     batch = next(iter(make_node_sampler(data, "cluster", num_parts=1).epoch_batches(4, 0, 0)))
@@ -78,6 +80,7 @@ def many_file(tmp_path_factory):
 @pytest.mark.parametrize("dataset, option, named", [
     ("many", ["--sampler", "cluster"], "--sampler"), ("many", ["--set", "data.num_parts=3"], "data.num_parts"),
     ("synthetic", ["--sampler", "random"], "--sampler"), ("synthetic", ["--set", "data.num_parts=2"], "data.num_parts")])
+@pytest.mark.slow
 def test_sampler_options_where_no_graph_is_cut_are_refused(many_file, tmp_path, dataset, option, named):
     """Were dropped without a word on a file of many graphs and on a named dataset."""
     source = str(many_file) if dataset == "many" else dataset

@@ -114,6 +114,7 @@ def test_train_on_a_file_without_preset_keeps_the_chosen_run_and_says_why(node_f
     assert again.exit_code != 0 and "already exists" in again.output and "recipe" not in again.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [["--preset", "geaet-node"], ["--sampler", "cluster", "--set", "data.num_parts=4"]])
 def test_a_named_preset_or_a_sampler_trains_without_a_choice(node_file, tmp_path, extra):
     out = tmp_path / "run"

@@ -22,6 +22,7 @@ def _scalars(run_dir):
     return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
 
 
+@pytest.mark.slow
 def test_interrupted_and_resumed_run_continues_the_same_curves(tmp_path, monkeypatch):
     run = make_run_config("synthetic", overrides={**TINY_MODEL, **TINY_TRAIN, "train.epochs": 3}, data=TINY_DATA)
     run.tensorboard = True

@@ -108,6 +108,7 @@ def test_sigterm_saves_mid_run_and_resume_is_identical(uninterrupted, tmp_path):
     _assert_same_result(reference_dir, run_dir)
 
 
+@pytest.mark.slow
 def test_run_files(uninterrupted):
     run_dir, summary = uninterrupted
     for name in ("best.pt", "last.pt", "metrics.jsonl", "summary.json", "curves.png", "train.log",
@@ -125,6 +126,7 @@ def test_run_files(uninterrupted):
     assert json.loads((run_dir / "config.json").read_text())["model"]["hidden_dim"] == 8
 
 
+@pytest.mark.slow
 def test_tiny_model_learns_a_toy_task(tmp_path):
     # Two classes told apart by the node intensity: the loss must fall clearly.
     run = make_run_config("synthetic", overrides={

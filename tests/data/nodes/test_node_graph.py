@@ -24,6 +24,7 @@ def _save(tmp_path, graphs, name="g.bin"):
     return path
 
 
+@pytest.mark.slow
 def test_reads_masks_labels_and_task(tmp_path):
     g = _graph()
     g.ndata["label"][g.ndata["train_mask"].nonzero()[0]] = 4  # largest class 4 -> 5 classes
@@ -51,6 +52,7 @@ def test_float_labels_are_regression_and_unlabelled_nodes_are_free(tmp_path):
     assert load_node_graph(LoadOptions(data_file=_save(tmp_path, [classes], "c.bin"))).num_classes == 3
 
 
+@pytest.mark.slow
 def test_limits_keep_the_first_nodes_of_each_mask(tmp_path):
     data = load_node_graph(LoadOptions(data_file=_save(tmp_path, [_graph()]), limit_train=2, limit_test=1))
     assert data.sizes() == {"train": 2, "val": 4, "test": 1}

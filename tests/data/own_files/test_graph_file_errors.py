@@ -44,6 +44,7 @@ def test_an_extra_field_on_some_graphs_is_refused_before_the_run_directory_exist
     assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
 
 
+@pytest.mark.slow
 def test_a_field_of_another_shape_on_one_graph_is_refused(tmp_path):
     graphs = make_graphs(24)
     for g in graphs:
@@ -54,6 +55,7 @@ def test_a_field_of_another_shape_on_one_graph_is_refused(tmp_path):
         inspect_graph_file(tmp_path / "g.bin")
 
 
+@pytest.mark.slow
 def test_boolean_labels_are_two_classes(tmp_path):
     graphs = make_graphs(24)
     _save(tmp_path / "g.bin", graphs, graph_targets(graphs) > 0)  # torch.bool
@@ -63,6 +65,7 @@ def test_boolean_labels_are_two_classes(tmp_path):
     assert splits.train.labels.dtype == torch.int64 and set(splits.train.labels.tolist()) <= {0, 1}
 
 
+@pytest.mark.slow
 def test_a_folder_where_the_cache_cannot_be_written_falls_back_to_the_user_cache(tmp_path, monkeypatch):
     folder = tmp_path / "shared"
     folder.mkdir()
@@ -76,6 +79,7 @@ def test_a_folder_where_the_cache_cannot_be_written_falls_back_to_the_user_cache
     assert list((tmp_path / "user-cache").rglob("*.pt"))
 
 
+@pytest.mark.slow
 def test_a_graph_too_large_for_dense_encodings_is_a_one_line_error(tmp_path, monkeypatch):
     from geaet_dgl.data.encodings import pe_cache
 

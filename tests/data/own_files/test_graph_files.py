@@ -14,6 +14,7 @@ from tests.own_graph_files import graph_targets, make_graphs, write_task_file
 
 @pytest.mark.parametrize("task, outputs", [("graph-classification", 2), ("graph-regression", 1),
                                            ("node-classification", 2)])
+@pytest.mark.slow
 def test_task_and_widths_are_inferred(tmp_path, task, outputs):
     path = tmp_path / "g.bin"
     write_task_file(path, task, count=12)
@@ -23,6 +24,7 @@ def test_task_and_widths_are_inferred(tmp_path, task, outputs):
     assert (info.features.edge_in_feats, info.features.edge_vocab_sizes) == (2, None)
 
 
+@pytest.mark.slow
 def test_integer_types_get_vocabularies_and_missing_edge_features_none(tmp_path):
     path = tmp_path / "g.bin"
     graphs, _ = write_task_file(path, "graph-classification", count=10, int_types=True, edge_feats=0)
@@ -67,6 +69,7 @@ def test_node_labels_follow_their_graphs(tmp_path):
     assert "label" not in splits.test.graphs[0].ndata
 
 
+@pytest.mark.slow
 def test_npz_split_file_with_valid_key(tmp_path):
     path = tmp_path / "g.bin"
     write_task_file(path, "graph-classification", count=10)
@@ -75,6 +78,7 @@ def test_npz_split_file_with_valid_key(tmp_path):
     assert splits.sizes() == {"train": 6, "val": 2, "test": 1}
 
 
+@pytest.mark.slow
 def test_stated_task_turns_integer_valued_floats_into_classes(tmp_path):
     path = tmp_path / "g.bin"
     graphs = make_graphs(10)
@@ -157,6 +161,7 @@ def test_bad_splits_get_one_line_errors(tmp_path):
         split_indices(10, "g.bin", fractions=(0.8, 0.2, 0.2))
 
 
+@pytest.mark.slow
 def test_regression_targets_are_the_written_ones(tmp_path):
     path = tmp_path / "g.bin"
     graphs = make_graphs(10)

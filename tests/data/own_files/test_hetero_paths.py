@@ -30,6 +30,7 @@ def _graph_labelled(count=12):
     return graphs, {"label": torch.tensor([int(y[0]) for y in labels])}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("masks", [False, True], ids=["graphs", "one-graph-with-masks"])
 def test_predict_with_a_homogeneous_checkpoint_on_heterographs(tmp_path, masks):
     """Was AttributeError: 'dict' object has no attribute 'ndim'."""
@@ -47,6 +48,7 @@ def test_predict_with_a_homogeneous_checkpoint_on_heterographs(tmp_path, masks):
 
 @pytest.mark.parametrize("field, words", [("train_mask", "node masks split the nodes of one graph"),
                                           ("weight", "on every graph or on none")])
+@pytest.mark.slow
 def test_a_field_on_some_heterographs_only_is_refused_before_the_run(tmp_path, field, words):
     """Masks (or any field) on graph 3 only: was a DGLError about schemas mid-run, leaving a run folder."""
     graphs, labels = _graph_labelled()
@@ -60,6 +62,7 @@ def test_a_field_on_some_heterographs_only_is_refused_before_the_run(tmp_path, f
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_a_field_of_another_shape_on_one_heterograph(tmp_path):
     graphs, labels = _graph_labelled()
     for index, g in enumerate(graphs):

