@@ -80,7 +80,7 @@ def test_the_branch_is_built_from_the_model_settings():
 def test_the_propagation_recipe_is_the_homophilous_one_with_appnps_branch():
     import dataclasses
 
-    from geaet_dgl.config.node_recipes import PROPAGATION_HOPS, node_recipe
+    from geaet_dgl.config.node_recipes import PROPAGATION_HOPS, PROPAGATION_PATIENCE, node_recipe
     from geaet_dgl.config.presets import get_preset
 
     homophilous = dataclasses.asdict(node_recipe("homophilous", 9, 4))
@@ -91,4 +91,4 @@ def test_the_propagation_recipe_is_the_homophilous_one_with_appnps_branch():
         ("none", False, False, "none")
     assert get_preset("cora").model.input_branch == "appnp" and get_preset("chameleon").model.input_branch == "gcn"
     assert get_preset("cora").data == {"feature_norm": "row"}
-    assert get_preset("cora").train.patience == 100 and get_preset("chameleon").train.patience == 0
+    assert get_preset("cora").train.patience == PROPAGATION_PATIENCE > 0 and get_preset("chameleon").train.patience == 0
