@@ -43,7 +43,7 @@ def node_recipe(kind: str, node_in_feats: int = 1, out_feats: int = 2) -> ModelC
         local_dropout=0.5, global_dropout=0.5, external_dropout=0.5, ffn_dropout=0.5, attn_dropout=0.5, head="node",
         head_layers=1,
     )
-    if kind in ("homophilous", "propagation"):
+    if kind in GCN_LIKE_KINDS:
         config.norm, config.residual, config.use_ffn = "none", False, False
         config.input_gcn_weight, config.input_branch_mix = HOMOPHILOUS_INPUT_GCN, "logits"
         config.feature_dropout = HOMOPHILOUS_FEATURE_DROPOUT
@@ -63,6 +63,9 @@ def node_recipe(kind: str, node_in_feats: int = 1, out_feats: int = 2) -> ModelC
 
 
 NODE_KINDS = ("homophilous", "propagation", "heterophilous", "features", "ego_neighbours")
+#: The recipes of the homophilous network (no skips, no norm, no FFN, the raw-feature branch at the logits, Kipf
+#: and Welling's training, row-normalised bag-of-words): they differ in the branch only.
+GCN_LIKE_KINDS = ("homophilous", "propagation")
 #: The personalised-PageRank steps of the ``propagation`` recipe's branch (APPNP's K, with its teleport 0.1).
 PROPAGATION_HOPS = 10
 #: Epochs without validation improvement after which the ``propagation`` recipe stops (docs/node-classification.md).
@@ -101,7 +104,7 @@ def node_training(kind: str = "features") -> TrainConfig:
     ``PROPAGATION_PATIENCE`` epochs without validation improvement (on Cora's and CiteSeer's validation
     nodes, seeds 0-2, no run improves after a gap of 75 epochs, so each keeps the best epoch of 200 epochs of
     training, and they end after 129-200 epochs). The others: AdamW, clipping at 1.0, 100 epochs."""
-    if kind in ("homophilous", "propagation"):
+    if kind in GCN_LIKE_KINDS:
         return TrainConfig(batch_size=4, lr=0.01, weight_decay=5e-4, epochs=200, warmup_epochs=0,
                            schedule="constant", clip_grad_norm=None, optimizer="adam", loss="cross_entropy",
                            metric="accuracy", patience=PROPAGATION_PATIENCE if kind == "propagation" else 0)

@@ -22,8 +22,8 @@ from typing import Any, Dict, List, Optional
 
 from ..errors import ConfigError
 from .model import GEANetConfig, ModelConfig
-from .node_recipes import (FEATURES_AS_STORED, NODE_DATASETS, NODE_KINDS, NODE_RECIPE_CHOSEN_ON, NODE_SET_METRICS,
-                           node_recipe, node_training)
+from .node_recipes import (FEATURES_AS_STORED, GCN_LIKE_KINDS, NODE_DATASETS, NODE_KINDS, NODE_RECIPE_CHOSEN_ON,
+                           NODE_SET_METRICS, node_recipe, node_training)
 from .train import TrainConfig
 
 
@@ -444,7 +444,7 @@ def _node_preset(name: str) -> Preset:
     train = node_training(kind)
     train.metric = NODE_SET_METRICS.get(name, "accuracy")  # also for `--preset NAME` on a file
     return Preset(name=name, dataset=name, model=node_recipe(kind, in_feats, classes), train=train,
-                  data={"feature_norm": "row"} if kind in ("homophilous", "propagation") and name not in FEATURES_AS_STORED
+                  data={"feature_norm": "row"} if kind in GCN_LIKE_KINDS and name not in FEATURES_AS_STORED
                   else {},
                   note=f"ours: {what}; the {kind} node recipe ({how}; docs/node-classification.md)")
 

@@ -210,10 +210,11 @@ class ExportedGEAET(nn.Module):
         self.input_weight = float(cfg.input_gcn_weight) if model.input_gcn is not None else 0.0
         self.mix_logits = cfg.input_branch_mix == "logits"
         propagate = model.input_gcn is not None and cfg.input_branch == "gcn"
-        self.hop_branch = model.input_gcn is not None and cfg.input_branch in ("hops", "appnp")
-        if self.hop_branch and cfg.input_branch == "hops":  # one module; the second slot is never called
+        # the hop and propagation branches are one module each; the second slot is never called
+        self.one_module_branch = model.input_gcn is not None and cfg.input_branch in ("hops", "appnp")
+        if self.one_module_branch and cfg.input_branch == "hops":
             self.input_first, self.input_second = ExportHopBranch(model.input_gcn), NoMPNN()
-        elif self.hop_branch:
+        elif self.one_module_branch:
             self.input_first, self.input_second = ExportPropagationBranch(model.input_gcn, TELEPORT), NoMPNN()
         elif model.input_gcn is not None:
             self.input_first = ExportGCN(model.input_gcn.first, propagate)
@@ -275,7 +276,7 @@ class ExportedGEAET(nn.Module):
         if self.input_weight <= 0.0:
             return self.head(h, graph_of_node, node_counts)
         branch, _ = self.input_first(x, e, src, dst, pe_dist)
-        if not self.hop_branch:
+        if not self.one_module_branch:
             branch, _ = self.input_second(F.relu(branch), e, src, dst, pe_dist)
         w = self.input_weight
         if self.mix_logits:

@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from geaet_dgl.data.options import LoadOptions
 from geaet_dgl.errors import GeaetError
-from geaet_dgl.data.own_files.graph_files import TASKS, load_graph_file, read_split_file
+from geaet_dgl.data.own_files.graph_files import TASKS, read_split_file
+from geaet_dgl.data.registry import load_with
 from geaet_dgl.scoring import open_trained_run
 from geaet_dgl.interop.reference_yaml import reference_run_config
 from tests.interop.test_reference_yaml import REFERENCE_YAML
@@ -146,7 +147,7 @@ def test_graph_files(content, damage, seed, task, pe_k):
         path = Path(folder) / "g.bin"
         dgl.save_graphs(str(path), graphs, labels)
         _damage_bytes(path, damage, seed)
-        splits, error = _outcome(lambda: load_graph_file(LoadOptions(data_file=path, task=task, split=(0.6, 0.2,
+        splits, error = _outcome(lambda: load_with("file", LoadOptions(data_file=path, task=task, split=(0.6, 0.2,
                                                                      0.2), pe_k=pe_k, progress=False)))
         if error is None:
             for name in ("train", "val", "test"):
