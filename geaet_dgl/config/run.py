@@ -69,6 +69,13 @@ class DataOptions:
     ``train.batch_size`` parts per step, their induced subgraph);
     ``num_parts=0`` takes parts of about 1,000 nodes. Graph-level data ignores both.
 
+    ``dist_scoring`` is how each trainer of a partitioned run (``--partitions``)
+    scores its share of the nodes every epoch (:mod:`geaet_dgl.distgraph.trainer`):
+    ``halo`` (one pass over the share and its in-neighbours), ``parts`` (its
+    METIS parts, ``train.batch_size`` of them per pass, as it trains: memory
+    bounded by a batch) or ``auto`` (``halo`` while the in-neighbours outside
+    the share are at most half its nodes, else ``parts``).
+
     ``split_index`` is the public split a named node set trains on (``cora``:
     its one split; ``actor``: 0..9 of geom-gcn's; see
     :mod:`geaet_dgl.data.nodes.node_sets`); the sets without a published split
@@ -108,6 +115,7 @@ class DataOptions:
     #: ``voc`` for GraphGPS's COCO config, which names VOC's encoders).
     statistics: Optional[str] = None
     num_parts: int = 0
+    dist_scoring: str = "auto"
     split_index: int = 0
     feature_norm: str = "none"
     feature_propagation: int = 0

@@ -71,6 +71,8 @@ HETERO_HEADS = ("graph", "mlp_graph", "node")
 #: Node samplers that cut one graph with node masks into training batches (``data.sampler``,
 #: :mod:`geaet_dgl.training.node_batches`).
 SAMPLERS = ("full", "cluster", "random")
+#: How each trainer of a partitioned run scores its share (``data.dist_scoring``; :mod:`geaet_dgl.distgraph.trainer`).
+DIST_SCORING = ("auto", "halo", "parts")
 DEVICE_CHOICES = ("cpu", "cuda")
 #: Transforms of one graph's node features as read (``data.feature_norm``): none, or each row divided by its sum.
 FEATURE_NORMS = ("none", "row")
@@ -339,6 +341,9 @@ def validate_run(run: Any) -> Any:
                           "propagation of the node features; 0: none)")
     if run.data.feature_norm not in FEATURE_NORMS:
         raise ConfigError(f"data.feature_norm={run.data.feature_norm!r} is not one of {', '.join(FEATURE_NORMS)}")
+    if run.data.dist_scoring not in DIST_SCORING:
+        raise ConfigError(f"data.dist_scoring={run.data.dist_scoring!r} is not one of {', '.join(DIST_SCORING)} "
+                          "(how each trainer of a partitioned run scores its nodes)")
     if isinstance(run.data.num_parts, bool) or not isinstance(run.data.num_parts, int) or \
             run.data.num_parts < 0:
         raise ConfigError(f"data.num_parts={run.data.num_parts!r} must be an integer >= 0 (0: parts of about "

@@ -48,6 +48,8 @@ RUN_MARKER = "partitions.json"
 
 #: The options of ``train`` that name or split the data: a run on partitions takes its data from them.
 DATA_OPTIONS = ("--dataset", "--config", "--data-file", "--seeds", "--sampler", "--task", "--split", "--split-file")
+#: The ``--set data.*`` settings a run on partitions reads (its trainers' METIS parts and how they score).
+PARTITIONED_DATA_SETTINGS = ("data.num_parts", "data.dist_scoring")
 
 
 def check_partition_options(partitions: Optional[str], ip_config: Optional[str], machine: Optional[int],
@@ -57,14 +59,16 @@ def check_partition_options(partitions: Optional[str], ip_config: Optional[str],
     The task, split and batches of a run on partitions are fixed when the graph is partitioned (its node
     masks, the task recorded in the folder; random node batches of ``--batch-size`` nodes per trainer), so
     the :data:`DATA_OPTIONS` in ``given`` (``{"--task": value, ...}``, a value that is None or empty: not
-    given) and ``--set data.*`` among ``settings`` would be dropped.
+    given) and ``--set data.*`` among ``settings`` would be dropped, apart from
+    :data:`PARTITIONED_DATA_SETTINGS`.
     """
     given = dict(given or {})
     if partitions is None:
         if ip_config is not None or machine is not None:
             raise OptionConflict("--ip-config and --machine go with --partitions DIR/NAME.json")
         return
-    data_settings = sorted(f"--set {key}" for key in settings if str(key).startswith("data."))
+    data_settings = sorted(f"--set {key}" for key in settings
+                           if str(key).startswith("data.") and key not in PARTITIONED_DATA_SETTINGS)
     clash = [flag for flag in DATA_OPTIONS if given.get(flag)] + data_settings
     if clash:
         raise OptionConflict(f"--partitions trains on the graph the partitions were cut from, with its node masks "

@@ -31,14 +31,25 @@ trainers' predictions (:meth:`~geaet_dgl.training.distributed.DistContext.merge_
 
 Scoring
 -------
-Validation and test are scored every epoch on every node of the graph: each
-trainer runs the model once (eval mode) on the subgraph induced by its share
-and the share's in-neighbours (the halo, so every scored node keeps all its
-in-edges), scores the nodes of its share, and the trainers' predictions are
-merged. So ``best.pt`` is the epoch with the best validation accuracy over the
-whole validation set; GEANet's softmax over the nodes of a graph runs over
-that subgraph rather than the whole graph (see
-:mod:`geaet_dgl.training.node_task` for why a large node subset estimates it).
+Validation and test are scored every epoch on every node of the graph, each
+trainer its share, and the trainers' predictions are merged, so ``best.pt``
+is the epoch with the best validation metric over the whole validation set.
+``data.dist_scoring`` says how a trainer runs the model (eval mode) on its share:
+
+* ``halo``: once, on the subgraph induced by the share and the share's
+  in-neighbours (the halo), so every scored node keeps all its in-edges;
+  GEANet's softmax over the nodes of a graph runs over that subgraph (see
+  :mod:`geaet_dgl.training.node_task` for why a large node subset estimates
+  it). Its memory follows share + halo: on a graph with ogbn-products'
+  degrees the halo of half the nodes is nearly the other half, so the pass
+  holds about the whole graph.
+* ``parts``: on its METIS parts, ``train.batch_size`` of them per pass, each
+  pass the subgraph its nodes induce in the whole graph (the training
+  batches, in a fixed order): memory bounded by a batch, edges between
+  batches unseen (ClusterGCN's inference).
+* ``auto`` (the default): ``halo`` while the halo is at most
+  :data:`HALO_SCORING_LIMIT` of the share's nodes, else ``parts``; the
+  trainer logs which.
 
 Training
 --------
@@ -58,7 +69,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import dgl
 import torch
@@ -79,6 +90,9 @@ log = logging.getLogger(__name__)
 
 NODE_KEYS = ("feat", "label", "train_mask", "val_mask", "test_mask", "lap_pe", "lap_eigval", "rwse")
 EVAL_SPLITS = ("val", "test")
+#: ``data.dist_scoring=auto`` scores a share with its halo while the halo has at most this many nodes per node of the
+#: share, else on its METIS parts (see the module docstring).
+HALO_SCORING_LIMIT = 0.5
 #: In the run directory: every trainer's METIS parts (``trainer-K.pt``), what ``--resume`` trains on.
 PARTS_DIR = "trainer-parts"
 
@@ -148,6 +162,14 @@ def metis_parts(structure: dgl.DGLGraph, nodes: torch.Tensor, count: int) -> Lis
     return [nodes[assignment == k] for k in range(count) if bool((assignment == k).any())]
 
 
+def scoring_mode(setting: str, halo_nodes: int, share_nodes: int) -> str:
+    """``halo`` or ``parts``: how a trainer scores its share (``data.dist_scoring``; ``auto`` picks ``halo`` while
+    ``halo_nodes <= HALO_SCORING_LIMIT * share_nodes``)."""
+    if setting != "auto":
+        return setting
+    return "halo" if halo_nodes <= HALO_SCORING_LIMIT * share_nodes else "parts"
+
+
 def epoch_groups(num_parts: int, num_batches: int, seed: int, epoch: int, rank: int) -> List[List[int]]:
     """Part indices ``0..num_parts-1`` shuffled by (seed, epoch, rank), cut into ``num_batches`` near-equal groups."""
     generator = torch.Generator().manual_seed(epoch_seed(seed, epoch, stream=11 + rank))
@@ -199,7 +221,8 @@ class DistNodeTask(Task):
     (see the module docstring); every trainer takes the same number of
     steps, and the loss of a step is scaled so that DDP's average is the
     mean over the training nodes of all trainers' batches. Validation and
-    test are scored on each trainer's whole share of the graph.
+    test are scored on each trainer's whole share of the graph, with its halo
+    or in batches of its parts (``data.dist_scoring``).
     """
 
     #: one torch seed for every trainer, as partitioned runs were seeded before the one loop
@@ -223,13 +246,22 @@ class DistNodeTask(Task):
                     torch.save(self.parts, handle)
         most = context.max_floats([float(len(self.parts))], device)[0]
         self.num_batches = max(1, math.ceil(most / run.train.batch_size))
-        # scoring: this trainer's nodes with their in-neighbours as context (the halo), scored on its own nodes
-        self.score_nodes = torch.unique(torch.cat([self.nodes, src]))
-        self.score_own = torch.isin(self.score_nodes, self.nodes)
-        log.info("trainer %d: %d nodes in %d METIS parts (%d to %d nodes), %d steps of %d parts per epoch; "
-                 "scored with %d halo nodes", context.rank, len(self.nodes), len(self.parts),
-                 min(len(p) for p in self.parts), max(len(p) for p in self.parts), self.num_batches,
-                 run.train.batch_size, len(self.score_nodes) - len(self.nodes))
+        # scoring: this trainer's nodes with their in-neighbours as context (the halo), or its METIS parts
+        self.score_nodes: Optional[torch.Tensor] = torch.unique(torch.cat([self.nodes, src]))
+        halo = len(self.score_nodes) - len(self.nodes)
+        del src, dst
+        self.scoring = scoring_mode(run.data.dist_scoring, halo, len(self.nodes))
+        if self.scoring == "halo":
+            self.score_own = torch.isin(self.score_nodes, self.nodes)
+            how = f"scored in one pass with its {halo} halo nodes"
+        else:
+            self.score_nodes = None
+            how = (f"scored on its METIS parts, {run.train.batch_size} per pass (data.dist_scoring="
+                   f"{run.data.dist_scoring}: its halo of {halo} nodes is {halo / max(len(self.nodes), 1):.0%} of "
+                   "its share)")
+        log.info("trainer %d: %d nodes in %d METIS parts (%d to %d nodes), %d steps of %d parts per epoch; %s",
+                 context.rank, len(self.nodes), len(self.parts), min(len(p) for p in self.parts),
+                 max(len(p) for p in self.parts), self.num_batches, run.train.batch_size, how)
 
     def _groups(self, epoch: int) -> List[List[int]]:
         return epoch_groups(len(self.parts), self.num_batches, self.run.train.seed, epoch, self.context.rank)
@@ -249,19 +281,31 @@ class DistNodeTask(Task):
         loss = mean * (float(mask.sum()) * self.context.world_size / total)
         return Step(loss, output[mask], target[mask], int(mask.sum()), logged_loss=float(mean))
 
+    def score_passes(self) -> Iterator[Tuple[torch.Tensor, Optional[torch.Tensor]]]:
+        """The node sets a scoring pass runs the model on -> ``(sorted global IDs, which are this trainer's)``
+        (None: all of them): the share with its halo, or ``train.batch_size`` METIS parts at a time."""
+        if self.scoring == "halo":
+            yield self.score_nodes, self.score_own
+            return
+        step = self.run.train.batch_size
+        for start in range(0, len(self.parts), step):
+            yield torch.sort(torch.cat(self.parts[start:start + step])).values, None
+
     @torch.no_grad()
     def score_splits(self, model: nn.Module, loss_fn: Any, epoch: int) -> Tuple[Dict[str, float], Dict[str, float]]:
-        """Val and test metrics of every node: each trainer scores its own nodes in one pass over them and their
-        in-neighbours, and the trainers' predictions are merged."""
+        """Val and test metrics of every node: each trainer scores its own nodes (see the module docstring), and
+        the trainers' predictions are merged."""
         model.eval()
-        graph = self.source.batch(self.score_nodes)
-        output = model(graph)
         accumulators = {split: MetricAccumulator(self.run.train.metric) for split in EVAL_SPLITS}
-        for split, accumulator in accumulators.items():
-            mask = graph.ndata[f"{split}_mask"] & self.score_own
-            if mask.any():
-                target = graph.ndata["label"][mask]
-                accumulator.update(output[mask], target, float(loss_fn(output[mask], target)), num_graphs=0)
+        for nodes, own in self.score_passes():
+            graph = self.source.batch(nodes)
+            output = model(graph)
+            for split, accumulator in accumulators.items():
+                mask = graph.ndata[f"{split}_mask"] if own is None else graph.ndata[f"{split}_mask"] & own
+                if mask.any():
+                    target = graph.ndata["label"][mask]
+                    accumulator.update(output[mask], target, float(loss_fn(output[mask], target)), num_graphs=0)
+            del graph, output
         scores = {split: self.context.merge_accumulators(acc).compute() for split, acc in accumulators.items()}
         return scores["val"], scores["test"]
 

@@ -57,5 +57,8 @@ def test_train_on_partitions_names_every_data_option_given():
     assert result.exit_code == 2
     assert result.output.strip().splitlines()[-1].endswith(
         "drop --dataset, --seeds, --sampler, --task, --split, --set data.depth")
+    # what the trainers read is not dropped: it passes this check (and stops at the missing partition file)
+    kept = _run("train", "--partitions", "p.json", "--set", "data.num_parts=8", "--set", "data.dist_scoring=parts")
+    assert kept.exit_code == 2 and "drop" not in kept.output and "p.json was not written by `geaet-dgl partition`" in kept.output
     result = _run("train", "--partitions", "p.json", "--machine", "0")
     assert result.exit_code == 2 and "go together" in result.output

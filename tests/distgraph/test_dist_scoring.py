@@ -1,0 +1,115 @@
+"""How a partitioned run's trainer scores its share (``data.dist_scoring``), on a local stand-in for DGL's servers.
+
+The stand-in answers the two questions a trainer asks the servers (its share of the nodes, the in-edges of a node
+set) from a plain DGLGraph, so the task's scoring code runs as it does under DistDGL, in one process.
+"""
+import dgl
+import pytest
+import torch
+
+from geaet_dgl.config import ConfigError
+from geaet_dgl.distgraph.trainer import HALO_SCORING_LIMIT, DistNodeTask, DistSource, scoring_mode
+from geaet_dgl.models import build_model
+from geaet_dgl.training import make_run_config
+from geaet_dgl.training.losses import get_loss
+
+from .conftest import SMALL_RUN, planted_graph
+
+
+class LocalSource(DistSource):
+    """A :class:`DistSource` on a DGLGraph in memory, serving ``share`` as the trainer's nodes; it records the node
+    count of every batch it builds."""
+
+    def __init__(self, graph: dgl.DGLGraph, share: torch.Tensor):
+        super().__init__(graph)
+        self.share = share
+        self.batch_sizes = []
+
+    def node_ids(self) -> torch.Tensor:
+        return self.share
+
+    def in_edges(self, nodes):
+        src, dst, eids = self.graph.in_edges(nodes, form="all")
+        order = torch.sort(dst * self.graph.num_nodes() + src, stable=True).indices
+        return src[order], dst[order], eids[order]
+
+    def batch(self, nodes):
+        self.batch_sizes.append(len(nodes))
+        return super().batch(nodes)
+
+
+def _task(tmp_path, graph, share, scoring):
+    path = str(tmp_path / "g.bin")
+    dgl.save_graphs(path, [graph])
+    run = make_run_config(path, "geaet-node", dict(SMALL_RUN, **{"data.num_parts": "8", "train.batch_size": "2",
+                                                                 "data.dist_scoring": scoring}), threads=1)
+    torch.manual_seed(0)
+    model = build_model(run.model).eval()
+    source = LocalSource(graph, share)
+    return DistNodeTask(run, source, torch.device("cpu")), model, source
+
+
+def _accuracy(model, graph, nodes, scored, split="val"):
+    """Accuracy on the ``split`` nodes among ``scored`` of the model run on the subgraph ``nodes`` induce."""
+    sub = dgl.node_subgraph(graph, nodes)
+    output = model(sub)
+    keep = torch.isin(sub.ndata[dgl.NID], scored) & sub.ndata[f"{split}_mask"].bool()
+    return (output[keep].argmax(1) == sub.ndata["label"][keep]).sum().item(), int(keep.sum())
+
+
+def test_the_setting_and_the_automatic_choice():
+    assert scoring_mode("halo", 10_000, 10) == "halo" and scoring_mode("parts", 0, 10) == "parts"
+    assert scoring_mode("auto", int(HALO_SCORING_LIMIT * 100), 100) == "halo"
+    assert scoring_mode("auto", int(HALO_SCORING_LIMIT * 100) + 1, 100) == "parts"
+
+
+def test_an_unknown_setting_is_refused(tmp_path):
+    path = str(tmp_path / "g.bin")
+    dgl.save_graphs(path, [planted_graph(200)])
+    with pytest.raises(ConfigError, match="data.dist_scoring='all'.*auto, halo, parts"):
+        make_run_config(path, "geaet-node", {"data.dist_scoring": "all"})
+
+
+def test_parts_score_each_batch_of_parts_on_its_own_subgraph(tmp_path):
+    graph = planted_graph(600)
+    share = torch.arange(0, 600, 2)  # every other node: its in-neighbours are most of the rest
+    task, model, source = _task(tmp_path, graph, share, "auto")
+    assert task.scoring == "parts"  # the halo is over half the share
+    val, test = task.score_splits(model, get_loss("cross_entropy"), 0)
+    # independently: each pass is 2 of the trainer's METIS parts, in order, scored on its own subgraph
+    right = total = test_right = test_total = 0
+    for start in range(0, len(task.parts), 2):
+        nodes = torch.cat(task.parts[start:start + 2])
+        r, t = _accuracy(model, graph, nodes, nodes)
+        right, total = right + r, total + t
+        r, t = _accuracy(model, graph, nodes, nodes, "test")
+        test_right, test_total = test_right + r, test_total + t
+    assert total == int(graph.ndata["val_mask"][share].sum())  # every validation node of the share, once
+    assert val["metric"] == pytest.approx(right / total)
+    assert test["metric"] == pytest.approx(test_right / test_total)
+    # memory follows a batch: no pass is larger than the two largest parts
+    largest = sum(sorted(len(p) for p in task.parts)[-2:])
+    assert max(source.batch_sizes) <= largest < len(share)
+
+
+def test_halo_scores_the_share_in_one_pass_with_its_in_neighbours(tmp_path):
+    graph = planted_graph(600)
+    share = torch.arange(0, 600, 2)
+    task, model, source = _task(tmp_path, graph, share, "halo")
+    val, _ = task.score_splits(model, get_loss("cross_entropy"), 0)
+    halo = torch.unique(torch.cat([share, graph.in_edges(share)[0]]))
+    right, total = _accuracy(model, graph, halo, share)
+    assert val["metric"] == pytest.approx(right / total)
+    assert source.batch_sizes[-1] == len(halo)
+
+
+def test_auto_keeps_one_pass_where_the_halo_is_small(tmp_path):
+    # a ring: the first half of the nodes has two in-neighbours outside it
+    n = 400
+    src = torch.arange(n)
+    graph = dgl.graph((torch.cat([src, (src + 1) % n]), torch.cat([(src + 1) % n, src])), num_nodes=n)
+    reference = planted_graph(n)
+    for key, value in reference.ndata.items():
+        graph.ndata[key] = value
+    task, model, _ = _task(tmp_path, graph, torch.arange(n // 2), "auto")
+    assert task.scoring == "halo"
