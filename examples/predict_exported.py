@@ -14,9 +14,12 @@ onnxruntime). GRAPHS.npz holds the graphs one after the other:
 ==============  ==============  ===========================================================
 
 The encodings the model reads (Laplacian eigenvectors and eigenvalues, random-walk landing probabilities,
-Graphormer's degrees, shortest-path lengths and the edge types along the shortest paths) are computed here with NumPy, with the settings stored in the file, exactly as geaet-dgl computes them
-(its dense route, graphs of up to 2,048 nodes). Graphs are batched as ``geaet-dgl predict`` batches them
-(the run's batch size; one node-level graph as a whole), and the CSV has ``predict``'s columns:
+Graphormer's shortest-path lengths and the edge types along the shortest paths) are computed here with NumPy,
+with the settings stored in the file, exactly as geaet-dgl computes them (its dense route, graphs of up to 2,048
+nodes). Graphormer's degrees are computed here too, to refuse in one line a degree the model's tables lack; files
+of ``export_format`` 3 compute them inside the model, files of format 2 read them as an input. Graphs are
+batched as ``geaet-dgl predict`` batches them (the run's batch size; one node-level graph as a whole), and the
+CSV has ``predict``'s columns:
 ``index, predicted, prob_0..`` (classes), ``index, value..`` (regression), ``graph, node, ...`` for nodes.
 Only NumPy and PyTorch (or onnxruntime) are imported.
 """
@@ -33,8 +36,10 @@ from typing import Any, Dict, List, Sequence, Tuple
 import numpy as np
 
 METADATA_NAME = "geaet_export.json"
-INPUT_NAMES = ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eigval", "rwse", "degrees",
-               "spatial_types", "path_types")
+INPUT_NAMES = ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eigval", "rwse", "spatial_types",
+               "path_types")
+#: Inputs of files of export_format 2 (Graphormer's degrees an input; format 3 computes them inside the model).
+FORMAT_2_INPUTS = INPUT_NAMES[:7] + ("degrees",) + INPUT_NAMES[7:]
 #: Inputs of files of export_format 1 (before Graphormer's three).
 FORMAT_1_INPUTS = INPUT_NAMES[:7]
 #: Largest graph whose encodings geaet-dgl computes with dense matrices (its sparse route is not copied here).
@@ -75,7 +80,7 @@ class Model:
             self.settings = json.loads(meta[METADATA_NAME])
             self.runtime = f"onnxruntime {onnxruntime.__version__}"
         self.torchscript = torchscript
-        self.input_names = FORMAT_1_INPUTS if self.settings.get("export_format", 1) < 2 else INPUT_NAMES
+        self.input_names = inputs_of_format(self.settings.get("export_format", 1))
 
     def run(self, inputs: Dict[str, np.ndarray]) -> np.ndarray:
         if self.torchscript:
@@ -84,6 +89,13 @@ class Model:
             with torch.no_grad():
                 return self._module(*(torch.from_numpy(inputs[name]) for name in self.input_names)).numpy()
         return self._session.run(None, {name: inputs[name] for name in self._names})[0]
+
+
+def inputs_of_format(export_format: int) -> Tuple[str, ...]:
+    """The forward's inputs, in order, of a file of ``export_format`` (1: seven, 2: ten, 3 and later: nine)."""
+    if export_format < 2:
+        return FORMAT_1_INPUTS
+    return FORMAT_2_INPUTS if export_format == 2 else INPUT_NAMES
 
 
 # --------------------------------------------------------------------------------------------------- the encodings

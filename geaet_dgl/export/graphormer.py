@@ -1,10 +1,11 @@
 """Graphormer's encodings in eval mode on plain tensors: the degree embeddings and the attention bias.
 
-The exported model reads them as inputs (computed by the caller, as ``geaet-dgl`` computes them:
+The degrees are computed here from ``edge_index`` (:func:`simple_graph_degrees`: the in- and out-degree of every
+node in its directed simple graph, as :func:`geaet_dgl.data.encodings.structural_encoding.graphormer_degrees`).
+The pair encodings are inputs (computed by the caller, as ``geaet-dgl`` computes them:
 :mod:`geaet_dgl.data.encodings.structural_encoding`):
 
 =================  ============  ================================================================================
-``degrees``        (N, 2)        int64 in- and out-degree of every node in its directed simple graph
 ``spatial_types``  (N, W')       int64 row i: the capped shortest-path lengths from node i to the nodes of its graph
                                  in order (W' at least the batch's largest graph; entries past the graph ignored)
 ``path_types``     (N, W', S')   int64 edge types along the shortest path from i to each node (0 past its end)
@@ -21,24 +22,55 @@ from torch import nn
 from ..nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder
 
 
+def simple_graph_degrees(src: torch.Tensor, dst: torch.Tensor, num_nodes: int) -> torch.Tensor:
+    """(E,) int64 sources and destinations -> (N, 2) int64 in- and out-degree of every node in the directed simple
+    graph: an edge stored twice counts once, a self-loop once in each column (as ``graphormer_degrees``).
+
+    The edges are sorted by the key ``src * N + dst`` and the first of each run of equal keys is counted
+    (``scatter_add``), with no branch on the values or sizes: one exported file serves any graph.
+    """
+    keys, order = torch.sort(src * num_nodes + dst)
+    previous = torch.cat([keys[:1] - 1, keys[:-1]])  # the first key's predecessor differs from it; (0,) for no edges
+    first = (keys != previous).to(torch.long)
+    degrees = torch.zeros(num_nodes, 2, dtype=torch.long, device=src.device)
+    ends = torch.stack([dst.index_select(0, order), src.index_select(0, order)], 1)  # (E, 2): in-, out-degree node
+    return degrees.scatter_add(0, ends, first.unsqueeze(1).expand(-1, 2))
+
+
+def check_degree_range(degrees: torch.Tensor, in_size: int, out_size: int) -> None:
+    """Raise as the library's degree encoder does where a degree has no row in its table (eager and TorchScript;
+    the ONNX file, traced without this check, fails at the row lookup instead)."""
+    if degrees.shape[0] == 0:
+        return
+    top = degrees.max(0)[0]
+    for column, name, size in ((0, "in", in_size), (1, "out", out_size)):
+        value = int(top[column])
+        if value >= size:
+            raise ValueError("a graph has " + name + "-degree " + str(value) + ", but the encoder has " + str(size)
+                             + " entries; set model.graphormer.num_" + name + "_degrees to at least "
+                             + str(value + 1))
+
+
 class ExportDegrees(nn.Module):
     """:class:`~geaet_dgl.nn.graphormer_bias.GraphormerDegreeEncoder` in eval mode:
-    h + z_in[deg_in] + z_out[deg_out]."""
+    h + z_in[deg_in] + z_out[deg_out], the degrees computed from the edges (:func:`simple_graph_degrees`)."""
 
     def __init__(self, encoder: GraphormerDegreeEncoder):
         super().__init__()
         self.register_buffer("in_table", encoder.in_degree_encoder.weight.detach().clone())
         self.register_buffer("out_table", encoder.out_degree_encoder.weight.detach().clone())
 
-    def forward(self, h: torch.Tensor, degrees: torch.Tensor) -> torch.Tensor:
-        degrees = degrees.to(torch.long)
+    def forward(self, h: torch.Tensor, src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+        degrees = simple_graph_degrees(src, dst, h.shape[0])
+        if not torch.jit.is_tracing():  # the ONNX exporter traces: no branch on values in its file
+            check_degree_range(degrees, self.in_table.shape[0], self.out_table.shape[0])
         return h + self.in_table.index_select(0, degrees[:, 0]) + self.out_table.index_select(0, degrees[:, 1])
 
 
 class NoDegrees(nn.Module):
     """No degree embeddings."""
 
-    def forward(self, h: torch.Tensor, degrees: torch.Tensor) -> torch.Tensor:
+    def forward(self, h: torch.Tensor, src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
         return h
 
 

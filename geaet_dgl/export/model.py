@@ -6,19 +6,24 @@
 ``x``           (N, F)       node features as the graph files store them, float32 (integer types
                              of embedding encoders as float32 values)
 ``edge_index``  (2, E)       int64 source and destination node of every edge, ids over the batch
+                             (Graphormer's degrees are computed inside from it: see below)
 ``edge_attr``   (E, F_e)     float32 edge features ((E, 0) where the model reads none)
 ``node_counts`` (B,)         int64 nodes per graph; the nodes of graph b follow those of graph b-1
 ``lap_pe``      (N, k)       Laplacian eigenvectors (``model.pe`` eslappe / lappe / signnet; else (N, 0))
 ``lap_eigval``  (N, k)       their eigenvalues per node (``model.pe`` lappe; else (N, 0))
 ``rwse``        (N, k)       random-walk landing probabilities (``pe`` / ``se`` rwse; else (N, 0))
-``degrees``     (N, 2)       int64 in- and out-degrees (``graphormer.enable``; else (N, 0))
 ``spatial_types`` (N, W')    int64 Graphormer's spatial types to the nodes of each node's graph
                              (``attention`` biased_transformer; else (N, 0))
 ``path_types``  (N, W', S)   int64 edge types along the shortest paths (``graphormer.num_edge_types`` > 0;
                              else (N, 0, 0)); see :mod:`.graphormer`
 ==============  ===========  =====================================================================
 
-and returns (B, out_feats) for graph heads, (N, out_feats) for node heads: what the model returns in
+Graphormer's in- and out-degrees (``graphormer.enable``) are not an input: the model computes them from
+``edge_index`` (the directed simple graph, duplicate edges once: :func:`.graphormer.simple_graph_degrees`) and
+refuses, as the library's model does, a degree its embedding tables lack (eager and TorchScript; the ONNX file
+fails at the row lookup). Files of ``export_format`` 2 took them as an eighth input.
+
+It returns (B, out_feats) for graph heads, (N, out_feats) for node heads: what the model returns in
 eval mode on the same graphs batched with ``dgl.batch`` (the run's input transform applied inside).
 :func:`check_exportable` refuses, in one line naming the part and the reason, what it does not cover.
 """
@@ -60,8 +65,8 @@ from .scatter import graph_index
 
 
 #: The exported forward's inputs, in order.
-INPUT_NAMES = ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eigval", "rwse", "degrees",
-               "spatial_types", "path_types")
+INPUT_NAMES = ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eigval", "rwse", "spatial_types",
+               "path_types")
 
 #: What the exporter covers, by configuration field (anything else is refused by :func:`check_exportable`).
 COVERED = {
@@ -223,8 +228,8 @@ class ExportedGEAET(nn.Module):
             self.input_first = self.input_second = NoMPNN()
 
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor, edge_attr: torch.Tensor, node_counts: torch.Tensor,
-                lap_pe: torch.Tensor, lap_eigval: torch.Tensor, rwse: torch.Tensor, degrees: torch.Tensor,
-                spatial_types: torch.Tensor, path_types: torch.Tensor) -> torch.Tensor:
+                lap_pe: torch.Tensor, lap_eigval: torch.Tensor, rwse: torch.Tensor, spatial_types: torch.Tensor,
+                path_types: torch.Tensor) -> torch.Tensor:
         num_nodes, num_edges = x.shape[0], edge_index.shape[1]
         src, dst = edge_index[0], edge_index[1]
         graph_of_node = graph_index(node_counts, num_nodes)
@@ -242,7 +247,7 @@ class ExportedGEAET(nn.Module):
             x = (x - self.node_mean) / self.node_std
             edge_attr = (edge_attr.to(torch.float32) - self.edge_mean) / self.edge_std
 
-        h = self.degrees(self.node_encoder(x, num_nodes), degrees)
+        h = self.degrees(self.node_encoder(x, num_nodes), src, dst)
         e = torch.zeros(num_edges, 0, dtype=h.dtype, device=h.device)
         if self.reads_edges:
             e = self.edge_encoder(edge_attr, num_edges)

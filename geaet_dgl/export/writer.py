@@ -37,12 +37,14 @@ FORMATS = ("torchscript", "onnx")
 METADATA_NAME = "geaet_export.json"
 #: Version of the exported file's inputs and settings.
 #: 2: the inputs ``degrees``, ``spatial_types`` and ``path_types`` (Graphormer) after the first seven of 1.
-EXPORT_FORMAT = 2
+#: 3: no ``degrees`` input (nine inputs): the model computes Graphormer's degrees from ``edge_index``;
+#: ``graphormer.degrees`` in the settings still tells whether it adds degree embeddings.
+EXPORT_FORMAT = 3
 ONNX_OPSET = 18
 #: Dynamic axes of every input and of the output (ONNX).
 DYNAMIC_AXES = {"x": {0: "nodes"}, "edge_index": {1: "edges"}, "edge_attr": {0: "edges"},
                 "node_counts": {0: "graphs"}, "lap_pe": {0: "nodes"}, "lap_eigval": {0: "nodes"},
-                "rwse": {0: "nodes"}, "degrees": {0: "nodes"}, "spatial_types": {0: "nodes", 1: "width"},
+                "rwse": {0: "nodes"}, "spatial_types": {0: "nodes", 1: "width"},
                 "path_types": {0: "nodes", 1: "width"}, "output": {0: "rows"}}
 
 
@@ -50,7 +52,7 @@ def input_widths(run: RunConfig) -> Dict[str, int]:
     """Columns of each input the run's model reads; 0 for an input it does not read (pass an (M, 0) tensor).
     ``spatial_types``: Graphormer's number of spatial types S where the model reads them (the tensor's width is
     the batch's largest graph, or more); ``path_types``: the steps S of each path (its width as
-    ``spatial_types``'s)."""
+    ``spatial_types``'s). Graphormer's degrees are no input: the model computes them."""
     return model_input_widths(run.model)
 
 
@@ -63,7 +65,7 @@ def model_input_widths(model: ModelConfig) -> Dict[str, int]:
     return {"x": model.node_in_feats, "edge_attr": edge,
             "lap_pe": lap_k if model.pe in ("eslappe", "lappe", "signnet") else 0,
             "lap_eigval": lap_k if model.pe == "lappe" else 0, "rwse": rwse_k or 0,
-            "degrees": 2 if graphormer.enable else 0, "spatial_types": graphormer.spatial_types if bias else 0,
+            "spatial_types": graphormer.spatial_types if bias else 0,
             "path_types": graphormer.spatial_types if bias and graphormer.num_edge_types else 0}
 
 
@@ -83,7 +85,7 @@ def export_metadata(run: RunConfig) -> Dict[str, Any]:
         "encodings": {"lap_pe_k": widths["lap_pe"], "lap_eigval": bool(widths["lap_eigval"]),
                       "laplacian_norm": run.data.laplacian_norm or laplacian_norm_of(run.data.dataset),
                       "rwse_k": widths["rwse"]},
-        "graphormer": {"degrees": bool(widths["degrees"]), "num_in_degrees": model.graphormer.num_in_degrees,
+        "graphormer": {"degrees": bool(model.graphormer.enable), "num_in_degrees": model.graphormer.num_in_degrees,
                        "num_out_degrees": model.graphormer.num_out_degrees,
                        "spatial_types": widths["spatial_types"], "path_types": bool(widths["path_types"]),
                        "num_edge_types": model.graphormer.num_edge_types if widths["path_types"] else 0},
@@ -109,8 +111,7 @@ def example_inputs(widths: Dict[str, int], node_counts: Tuple[int, ...] = (4, 3)
             torch.tensor(node_counts, dtype=torch.long),
             torch.rand(nodes, widths["lap_pe"], generator=generator),
             torch.rand(nodes, widths["lap_eigval"], generator=generator),
-            torch.rand(nodes, widths["rwse"], generator=generator),
-            torch.randint(0, 2, (nodes, widths["degrees"]), generator=generator), spatial, paths)
+            torch.rand(nodes, widths["rwse"], generator=generator), spatial, paths)
 
 
 def inputs_of_batch(batch, widths: Dict[str, int]) -> Tuple[torch.Tensor, ...]:
@@ -124,14 +125,12 @@ def inputs_of_batch(batch, widths: Dict[str, int]) -> Tuple[torch.Tensor, ...]:
         return batch.ndata[name].float()[:, :widths[name]] if widths[name] else torch.zeros(nodes, 0)
 
     edge_attr = batch.edata["feat"].float().reshape(edges, -1) if widths["edge_attr"] else torch.zeros(edges, 0)
-    degrees = torch.stack([batch.ndata["in_degree"], batch.ndata["out_degree"]], 1).long() if widths["degrees"] \
-        else torch.zeros(nodes, 0, dtype=torch.long)
     spatial = batch.ndata["spatial_types"].long() if widths["spatial_types"] else \
         torch.zeros(nodes, 0, dtype=torch.long)
     paths = batch.ndata["path_types"].long() if widths["path_types"] else torch.zeros(nodes, 0, 0, dtype=torch.long)
     return (batch.ndata["feat"].float().reshape(nodes, -1), torch.stack([src, dst]), edge_attr,
-            batch.batch_num_nodes(), node_field("lap_pe"), node_field("lap_eigval"), node_field("rwse"), degrees,
-            spatial, paths)
+            batch.batch_num_nodes(), node_field("lap_pe"), node_field("lap_eigval"), node_field("rwse"), spatial,
+            paths)
 
 
 def torchscript_bytes(module: ExportedGEAET, metadata: Dict[str, Any]) -> bytes:

@@ -116,3 +116,59 @@ def test_bad_npz_files_are_one_error_line(tmp_path, capsys):
     np.savez(tmp_path / "good.npz", **good)
     assert example.main([str(tmp_path / "model.pt"), str(tmp_path / "good.npz"), "--out", str(tmp_path / "g.csv")]) == 0
     assert len(read_rows(tmp_path / "g.csv")) == 3  # header and two graphs
+
+
+def load_example():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("predict_exported", EXAMPLE)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example
+
+
+@pytest.mark.slow
+def test_files_of_format_2_still_take_the_degrees_as_their_eighth_input(tmp_path):
+    """A file of export_format 2 (ten inputs: Graphormer's degrees eighth) still runs through the example, which
+    feeds it the degrees; its predictions equal the format-3 file's (nine inputs, the degrees computed inside).
+
+    The format-2 file is the format-3 model behind the old ten-input forward, which checks that the degrees it is
+    given are the simple graph's (a wrong input order fails it)."""
+    import torch
+
+    from geaet_dgl.export import ExportedGEAET
+    from geaet_dgl.export.graphormer import simple_graph_degrees
+    from geaet_dgl.export.writer import export_metadata, torchscript_bytes
+
+    class Format2(torch.nn.Module):
+        def __init__(self, inner: ExportedGEAET):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x, edge_index, edge_attr, node_counts, lap_pe, lap_eigval, rwse, degrees: torch.Tensor,
+                    spatial_types, path_types):
+            want = simple_graph_degrees(edge_index[0], edge_index[1], x.shape[0])
+            torch._assert(torch.equal(degrees, want), "the degrees input is not the simple graph's degrees")
+            return self.inner(x, edge_index, edge_attr, node_counts, lap_pe, lap_eigval, rwse, spatial_types,
+                              path_types)
+
+    example = load_example()
+    assert example.inputs_of_format(2) == ("x", "edge_index", "edge_attr", "node_counts", "lap_pe", "lap_eigval",
+                                           "rwse", "degrees", "spatial_types", "path_types")
+    assert example.inputs_of_format(3) == example.INPUT_NAMES and len(example.INPUT_NAMES) == 9
+    assert example.inputs_of_format(1) == example.INPUT_NAMES[:7]
+    run, model = save_case_checkpoint("zinc-graphormer", tmp_path / "best.pt", **{"train.batch_size": 2})
+    graphs = random_graphs(run.model, ((5, 12), (3, 0), (8, 16), (4, 6)), seed=2)  # duplicates, self-loops
+    write_graphs_npz(graphs, tmp_path / "graphs.npz")
+    metadata = export_metadata(run)
+    assert metadata["export_format"] == 3 and "degrees" not in metadata["inputs"] and metadata["graphormer"]["degrees"]
+    old = {**metadata, "export_format": 2, "inputs": list(example.inputs_of_format(2)),
+           "input_widths": {**metadata["input_widths"], "degrees": 2}}
+    (tmp_path / "old.pt").write_bytes(torchscript_bytes(Format2(ExportedGEAET(model)), old))
+    export_checkpoint(tmp_path / "best.pt", "torchscript", tmp_path / "new.pt")
+    for name in ("old", "new"):
+        assert example.main([str(tmp_path / f"{name}.pt"), str(tmp_path / "graphs.npz"), "--out",
+                             str(tmp_path / f"{name}.csv")]) == 0
+    old_rows, new_rows = read_rows(tmp_path / "old.csv"), read_rows(tmp_path / "new.csv")
+    assert len(new_rows) == 5 and new_rows[0] == ["index", "value"]
+    assert_same_predictions(old_rows, new_rows)

@@ -1,6 +1,7 @@
 """Graphormer exported: the degree embeddings and the biased Transformer's attention bias (spatial types and the
 edge types along shortest paths) on plain tensors equal the library's; the graph token is refused."""
 import dgl
+import pytest
 import torch
 
 from geaet_dgl.export import ExportedGEAET
@@ -66,7 +67,7 @@ def test_degrees_only_add_the_degree_embeddings(tmp_path):
         model.degree_encoder.in_degree_encoder.weight.mul_(50.0)
     graphs = prepared(run, random_graphs(run.model, FIRST_BATCH, seed=0))
     inputs = exported_inputs(graphs, input_widths(run))
-    assert inputs[7].shape == (23, 2) and inputs[8].shape == (23, 0)
+    assert len(inputs) == 9 and inputs[7].shape == (23, 0)  # the degrees are computed inside: no spatial types
     exported = ExportedGEAET(model)
     with torch.no_grad():
         want = model(dgl.batch(graphs))
@@ -131,3 +132,72 @@ def test_the_example_refuses_degrees_and_edge_types_beyond_the_models_tables(tmp
     graphormer["num_in_degrees"] = 4
     (graph,) = example.read_graphs(str(tmp_path / "star.npz"), settings)
     assert graph["degrees"][:, 0].tolist() == [3, 0, 0, 0] and graph["path_types"].shape == (4, 4, 5)
+
+
+def degree_graphs():
+    """(src, dst, N) graphs with duplicate edges, self-loops (one stored twice) and nodes without edges."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    graphs = [(np.array([0, 0, 1, 1, 2, 2, 0]), np.array([1, 1, 1, 1, 0, 0, 2]), 5),  # nodes 3, 4 without edges
+              (np.zeros(0, np.int64), np.zeros(0, np.int64), 3), (np.zeros(0, np.int64), np.zeros(0, np.int64), 0)]
+    return graphs + [(rng.integers(0, n, m), rng.integers(0, n, m), n) for n, m in ((1, 4), (7, 25), (15, 60))]
+
+
+def test_the_models_degrees_equal_geaet_dgls_on_duplicates_self_loops_and_isolated_nodes():
+    """Format 3 computes Graphormer's degrees inside the model (scripted here) from the edges as stored; they equal
+    the library's ``graphormer_degrees`` (the directed simple graph: duplicates once, a self-loop once each way)."""
+    import numpy as np
+
+    from geaet_dgl.data.encodings.structural_encoding import graphormer_degrees
+    from geaet_dgl.export.graphormer import simple_graph_degrees
+
+    scripted = torch.jit.script(simple_graph_degrees)
+    for src, dst, n in degree_graphs():
+        in_degree, out_degree = graphormer_degrees(src, dst, n)
+        got = scripted(torch.from_numpy(src).long(), torch.from_numpy(dst).long(), n)
+        assert got.dtype == torch.long and np.array_equal(got.numpy(), np.stack([in_degree, out_degree], 1))
+    first = scripted(torch.tensor([0, 0, 1, 1, 2, 2, 0]), torch.tensor([1, 1, 1, 1, 0, 0, 2]), 5)
+    assert first.tolist() == [[1, 2], [2, 1], [1, 1], [0, 0], [0, 0]]  # by hand: node 1's self-loop once each way
+
+
+def test_the_models_degrees_through_onnxruntime_any_edge_count(tmp_path):
+    """The ONNX form of the degrees (sort, first keys, scatter_add) is traced once and serves other edge counts,
+    none included."""
+    ort = pytest.importorskip("onnxruntime")
+    import numpy as np
+
+    from geaet_dgl.data.encodings.structural_encoding import graphormer_degrees
+    from geaet_dgl.export.graphormer import simple_graph_degrees
+
+    class Degrees(torch.nn.Module):
+        def forward(self, x, edge_index):
+            return simple_graph_degrees(edge_index[0], edge_index[1], x.shape[0])
+
+    torch.onnx.export(Degrees(), (torch.zeros(4, 1), torch.tensor([[0, 1, 1, 3], [1, 2, 2, 3]])),
+                      str(tmp_path / "degrees.onnx"), input_names=["x", "edge_index"], output_names=["degrees"],
+                      dynamic_axes={"x": {0: "nodes"}, "edge_index": {1: "edges"}}, opset_version=18)
+    session = ort.InferenceSession(str(tmp_path / "degrees.onnx"), providers=["CPUExecutionProvider"])
+    for src, dst, n in degree_graphs():
+        (got,) = session.run(None, {"x": np.zeros((n, 1), np.float32),
+                                    "edge_index": np.stack([src, dst]).astype(np.int64)})
+        assert np.array_equal(got, np.stack(graphormer_degrees(src, dst, n), 1))
+
+
+def test_a_degree_beyond_the_table_is_refused_naming_the_setting():
+    """A node whose in-degree has no row in the scripted model's table raises as the library's encoder does."""
+    from geaet_dgl.export.graphormer import ExportDegrees
+    from geaet_dgl.nn.graphormer_bias import GraphormerDegreeEncoder
+
+    encoder = GraphormerDegreeEncoder(4, 3, 5).eval()
+    star_src, star_dst = torch.tensor([1, 2, 2, 3]), torch.tensor([0, 0, 0, 0])  # in-degree 3 (one edge twice)
+    with pytest.raises(ValueError, match="in-degree 3, but the encoder has 3 entries; set "
+                                         "model.graphormer.num_in_degrees to at least 4"):
+        encoder(torch.zeros(4, 4), torch.tensor([3, 0, 0, 0]), torch.tensor([0, 1, 1, 1]))
+    scripted = torch.jit.script(ExportDegrees(encoder))
+    with pytest.raises(torch.jit.Error, match="in-degree 3, but the encoder has 3 entries; set "
+                                              "model.graphormer.num_in_degrees to at least 4"):
+        scripted(torch.zeros(4, 4), star_src, star_dst)
+    h = torch.randn(4, 4)
+    want = encoder(h, torch.tensor([2, 0, 0, 0]), torch.tensor([0, 1, 1, 0]))
+    assert torch.allclose(scripted(h, star_src[:3], star_dst[:3]), want)  # 2 -> 0 twice: in-degree 2, in the table
