@@ -286,9 +286,8 @@ def _print_partitioned(summary: Optional[Dict[str, Any]], run_dir: str) -> None:
         click.echo("this machine's server and trainers finished; trainer 0's machine wrote the run directory")
         return
     print_summary(summary, run_dir)
-    click.echo(f"best.pt on the whole graph: val {summary['metric_name']} {summary['full_graph_val_metric']:.6f}, "
-               f"test {summary['full_graph_test_metric']:.6f}; peak memory (MiB) "
-               + ", ".join(f"{name} {mib:.0f}" for name, mib in summary.get("peak_rss_mib", {}).items()))
+    from geaet_dgl.distgraph.launch import partitioned_summary_line
+    click.echo(partitioned_summary_line(summary))
 
 
 def print_summary(summary: Dict[str, Any], run_dir: str) -> None:

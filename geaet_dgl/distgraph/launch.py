@@ -23,6 +23,7 @@ import torch
 
 
 from ..config import ConfigError, OptionConflict
+from ..inference.layerwise import available_bytes
 from ..models import build_model
 from ..training import run_dir as files
 from ..training.checkpoint import load_checkpoint
@@ -217,10 +218,19 @@ def _train_partitioned(run: RunConfig, run_dir: str, partitions: str, nproc: int
         shutil.rmtree(job_dir, ignore_errors=True)
     if not os.path.isfile(os.path.join(run_dir, files.SUMMARY)):  # another machine holds trainer 0
         return None
-    summary = score_best_on_graph(run_dir, sidecar["graph_file"]["path"])
+    summary = score_best_on_graph(run_dir, sidecar["graph_file"]["path"], whole_graph_score_bytes(parts, sidecar))
     summary["peak_rss_mib"] = {name: round(value, 1) for name, value in sorted(job.peak_mib.items())}
     files.write_json(os.path.join(run_dir, files.SUMMARY), summary)
     return summary
+
+
+def partitioned_summary_line(summary: Dict[str, Any]) -> str:
+    """What ``train --partitions`` prints after the run's own line: ``best.pt`` on the whole graph and the peaks."""
+    whole = (f"val {summary['metric_name']} {summary['full_graph_val_metric']:.6f}, test "
+             f"{summary['full_graph_test_metric']:.6f}" if "full_graph_val_metric" in summary else
+             "not scored (too large for this machine's free memory; see the log)")
+    return f"best.pt on the whole graph: {whole}; peak memory (MiB) " + ", ".join(
+        f"{name} {mib:.0f}" for name, mib in summary.get("peak_rss_mib", {}).items())
 
 
 def score_on_graph(checkpoint: str, graph_file: str) -> Dict[str, float]:
@@ -239,10 +249,33 @@ def score_on_graph(checkpoint: str, graph_file: str) -> Dict[str, float]:
     return {split: result["metric"] for split, result in scores.items()}
 
 
-def score_best_on_graph(run_dir: str, graph_file: str) -> Dict[str, Any]:
-    """Add ``best.pt``'s whole-graph val and test metrics (:func:`score_on_graph`) to ``summary.json``."""
-    scores = score_on_graph(os.path.join(run_dir, files.BEST), graph_file)
+#: Bytes of scoring a checkpoint on a whole graph file in one process (:func:`score_on_graph`): per stored edge
+#: and per node besides its float features (measured: ``eval`` on the ogbn-products-sized graph, 2.45M nodes and
+#: 124M edges, peaked at 10.2 GiB; docs/performance.md#an-ogbn-products-sized-graph).
+SCORE_BYTES_PER_EDGE, SCORE_BYTES_PER_NODE = 70, 600
+
+
+def whole_graph_score_bytes(parts: "engine.PartitionSet", sidecar: Dict[str, Any]) -> int:
+    """About the peak bytes of :func:`score_on_graph` on the graph the partitions were cut from."""
+    width = int((sidecar.get("features") or {}).get("node_in_feats") or 0)
+    return parts.num_edges * SCORE_BYTES_PER_EDGE + parts.num_nodes * (SCORE_BYTES_PER_NODE + 4 * width)
+
+
+def score_best_on_graph(run_dir: str, graph_file: str, needed_bytes: int = 0) -> Dict[str, Any]:
+    """Add ``best.pt``'s whole-graph val and test metrics (:func:`score_on_graph`) to ``summary.json``.
+
+    Skipped, with a log line saying how to score it elsewhere, when ``needed_bytes`` (the estimate of
+    :func:`whole_graph_score_bytes`) is more than the machine has available: the trainers scored every node
+    during training, and a graph the size of ogbn-papers100M is not loaded whole on one machine."""
     summary_path = os.path.join(run_dir, files.SUMMARY)
+    available = available_bytes(torch.device("cpu"))
+    if needed_bytes > available:
+        log.warning("best.pt is not scored on the whole graph file here: that takes about %.1f GiB and %.1f GiB are "
+                    "available; score it where it fits with `geaet-dgl eval --checkpoint %s`", needed_bytes / 2**30,
+                    available / 2**30, os.path.join(run_dir, files.BEST))
+        with open(summary_path) as handle:
+            return json.load(handle)
+    scores = score_on_graph(os.path.join(run_dir, files.BEST), graph_file)
     with open(summary_path) as handle:
         summary = json.load(handle)
     summary.update({f"full_graph_{split}_metric": value for split, value in scores.items()})

@@ -113,3 +113,23 @@ def test_auto_keeps_one_pass_where_the_halo_is_small(tmp_path):
         graph.ndata[key] = value
     task, model, _ = _task(tmp_path, graph, torch.arange(n // 2), "auto")
     assert task.scoring == "halo"
+
+
+def test_best_pt_is_scored_on_the_graph_file_only_where_it_fits(tmp_path, caplog):
+    from geaet_dgl.distgraph.launch import partitioned_summary_line, score_best_on_graph, score_on_graph
+    from geaet_dgl.training.trainer import train
+
+    path = str(tmp_path / "g.bin")
+    dgl.save_graphs(path, [planted_graph(300)])
+    run_dir = str(tmp_path / "run")
+    train(make_run_config(path, "geaet-node", dict(SMALL_RUN, **{"train.epochs": "1"}), threads=1), run_dir,
+          progress=False)
+    with caplog.at_level("WARNING"):
+        skipped = score_best_on_graph(run_dir, path, needed_bytes=2**60)
+    assert "full_graph_val_metric" not in skipped
+    assert "not scored on the whole graph file here" in caplog.text and "geaet-dgl eval --checkpoint" in caplog.text
+    assert "best.pt on the whole graph: not scored" in partitioned_summary_line(skipped)
+    scored = score_best_on_graph(run_dir, path, needed_bytes=0)
+    expected = score_on_graph(str(tmp_path / "run" / "best.pt"), path)
+    assert scored["full_graph_val_metric"] == expected["val"] and scored["full_graph_test_metric"] == expected["test"]
+    assert partitioned_summary_line(scored).startswith(f"best.pt on the whole graph: val accuracy {expected['val']:.6f}")
