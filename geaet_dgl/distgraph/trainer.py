@@ -48,8 +48,11 @@ is the epoch with the best validation metric over the whole validation set.
   batches, in a fixed order): memory bounded by a batch, edges between
   batches unseen (ClusterGCN's inference).
 * ``auto`` (the default): ``halo`` while the halo is at most
-  :data:`HALO_SCORING_LIMIT` of the share's nodes, else ``parts``; the
-  trainer logs which.
+  :data:`HALO_SCORING_LIMIT` of the share's nodes or the one pass is small
+  (:func:`~geaet_dgl.inference.layerwise.inference_bytes` of share + halo at
+  most :data:`~geaet_dgl.inference.layerwise.ONE_PASS_BYTES`), else
+  ``parts``; the trainer logs which. The choice depends on the graph, its
+  partitions and the model only, never on the machine.
 
 Training
 --------
@@ -76,6 +79,7 @@ import torch
 from torch import nn
 
 from ..atomic import atomic_write
+from ..inference.layerwise import ONE_PASS_BYTES, inference_bytes
 from ..training import run_dir as files
 from ..training.batching import epoch_seed
 from ..training.checkpoint import load_checkpoint
@@ -162,12 +166,14 @@ def metis_parts(structure: dgl.DGLGraph, nodes: torch.Tensor, count: int) -> Lis
     return [nodes[assignment == k] for k in range(count) if bool((assignment == k).any())]
 
 
-def scoring_mode(setting: str, halo_nodes: int, share_nodes: int) -> str:
+def scoring_mode(setting: str, halo_nodes: int, share_nodes: int, pass_bytes: int = 0) -> str:
     """``halo`` or ``parts``: how a trainer scores its share (``data.dist_scoring``; ``auto`` picks ``halo`` while
-    ``halo_nodes <= HALO_SCORING_LIMIT * share_nodes``)."""
+    ``halo_nodes <= HALO_SCORING_LIMIT * share_nodes`` or the pass over share and halo takes at most
+    ``ONE_PASS_BYTES``, ``pass_bytes`` its estimate)."""
     if setting != "auto":
         return setting
-    return "halo" if halo_nodes <= HALO_SCORING_LIMIT * share_nodes else "parts"
+    small = halo_nodes <= HALO_SCORING_LIMIT * share_nodes or pass_bytes <= ONE_PASS_BYTES
+    return "halo" if small else "parts"
 
 
 def epoch_groups(num_parts: int, num_batches: int, seed: int, epoch: int, rank: int) -> List[List[int]]:
@@ -249,8 +255,10 @@ class DistNodeTask(Task):
         # scoring: this trainer's nodes with their in-neighbours as context (the halo), or its METIS parts
         self.score_nodes: Optional[torch.Tensor] = torch.unique(torch.cat([self.nodes, src]))
         halo = len(self.score_nodes) - len(self.nodes)
+        pass_edges = len(src) * len(self.score_nodes) // max(len(self.nodes), 1)  # at the share's in-degree
         del src, dst
-        self.scoring = scoring_mode(run.data.dist_scoring, halo, len(self.nodes))
+        self.scoring = scoring_mode(run.data.dist_scoring, halo, len(self.nodes),
+                                    inference_bytes(run.model, len(self.score_nodes), pass_edges))
         if self.scoring == "halo":
             self.score_own = torch.isin(self.score_nodes, self.nodes)
             how = f"scored in one pass with its {halo} halo nodes"

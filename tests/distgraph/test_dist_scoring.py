@@ -9,6 +9,7 @@ import torch
 
 from geaet_dgl.config import ConfigError
 from geaet_dgl.distgraph.trainer import HALO_SCORING_LIMIT, DistNodeTask, DistSource, scoring_mode
+from geaet_dgl.inference.layerwise import ONE_PASS_BYTES
 from geaet_dgl.models import build_model
 from geaet_dgl.training import make_run_config
 from geaet_dgl.training.losses import get_loss
@@ -58,9 +59,11 @@ def _accuracy(model, graph, nodes, scored, split="val"):
 
 
 def test_the_setting_and_the_automatic_choice():
-    assert scoring_mode("halo", 10_000, 10) == "halo" and scoring_mode("parts", 0, 10) == "parts"
-    assert scoring_mode("auto", int(HALO_SCORING_LIMIT * 100), 100) == "halo"
-    assert scoring_mode("auto", int(HALO_SCORING_LIMIT * 100) + 1, 100) == "parts"
+    big = ONE_PASS_BYTES + 1
+    assert scoring_mode("halo", 10_000, 10, big) == "halo" and scoring_mode("parts", 0, 10, 0) == "parts"
+    assert scoring_mode("auto", int(HALO_SCORING_LIMIT * 100), 100, big) == "halo"
+    assert scoring_mode("auto", int(HALO_SCORING_LIMIT * 100) + 1, 100, big) == "parts"
+    assert scoring_mode("auto", 10_000, 100, ONE_PASS_BYTES) == "halo"  # a large halo, but a small pass
 
 
 def test_an_unknown_setting_is_refused(tmp_path):
@@ -73,8 +76,8 @@ def test_an_unknown_setting_is_refused(tmp_path):
 def test_parts_score_each_batch_of_parts_on_its_own_subgraph(tmp_path):
     graph = planted_graph(600)
     share = torch.arange(0, 600, 2)  # every other node: its in-neighbours are most of the rest
-    task, model, source = _task(tmp_path, graph, share, "auto")
-    assert task.scoring == "parts"  # the halo is over half the share
+    task, model, source = _task(tmp_path, graph, share, "parts")
+    assert task.scoring == "parts"
     val, test = task.score_splits(model, get_loss("cross_entropy"), 0)
     # independently: each pass is 2 of the trainer's METIS parts, in order, scored on its own subgraph
     right = total = test_right = test_total = 0
@@ -113,6 +116,17 @@ def test_auto_keeps_one_pass_where_the_halo_is_small(tmp_path):
         graph.ndata[key] = value
     task, model, _ = _task(tmp_path, graph, torch.arange(n // 2), "auto")
     assert task.scoring == "halo"
+
+
+def test_auto_scores_on_parts_where_a_large_halo_makes_a_large_pass(tmp_path, monkeypatch):
+    import geaet_dgl.distgraph.trainer as trainer_module
+
+    share = torch.arange(0, 600, 2)  # every other node: its in-neighbours are most of the rest
+    task, _, _ = _task(tmp_path, planted_graph(600), share, "auto")
+    assert task.scoring == "halo"  # a small graph: the one pass is cheap
+    monkeypatch.setattr(trainer_module, "ONE_PASS_BYTES", 1000)  # as if the pass were large
+    task, _, _ = _task(tmp_path, planted_graph(600), share, "auto")
+    assert task.scoring == "parts"
 
 
 def test_best_pt_is_scored_on_the_graph_file_only_where_it_fits(tmp_path, caplog):
