@@ -94,6 +94,8 @@ log = logging.getLogger(__name__)
 
 NODE_KEYS = ("feat", "label", "train_mask", "val_mask", "test_mask", "lap_pe", "lap_eigval", "rwse")
 EVAL_SPLITS = ("val", "test")
+#: Nodes of a trainer's share whose in-edges it reads at once at its start (the edges held at a time).
+IN_EDGE_CHUNK = 65536
 #: ``data.dist_scoring=auto`` scores a share with its halo while the halo has at most this many nodes per node of the
 #: share, else on its METIS parts (see the module docstring).
 HALO_SCORING_LIMIT = 0.5
@@ -135,8 +137,8 @@ class DistSource:
         """The subgraph ``nodes`` induce in the whole graph, with their features, labels, masks and encodings."""
         nodes = torch.sort(nodes).values
         src, dst, eids = self.in_edges(nodes)
-        local, keep = self._local(nodes, src)
-        batch = dgl.graph((local[src[keep]], local[dst[keep]]), num_nodes=len(nodes))
+        local, keep = local_ids(nodes, src)
+        batch = dgl.graph((local[keep], local_ids(nodes, dst[keep])[0]), num_nodes=len(nodes))
         for key in self.node_keys:
             batch.ndata[key] = self.graph.ndata[key][nodes]
         for key in ("train_mask", "val_mask", "test_mask"):  # DGL stores bool features as uint8
@@ -145,10 +147,32 @@ class DistSource:
             batch.edata[key] = self.graph.edata[key][eids[keep]]
         return batch
 
-    def _local(self, nodes: torch.Tensor, src: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        local = torch.full((self.graph.num_nodes(),), -1, dtype=torch.int64)
-        local[nodes] = torch.arange(len(nodes))
-        return local, local[src] >= 0
+    def induced_structure(self, nodes: torch.Tensor, chunk: int = IN_EDGE_CHUNK
+                          ) -> Tuple[dgl.DGLGraph, torch.Tensor, int]:
+        """The subgraph ``nodes`` (sorted global IDs) induce, without features, read ``chunk`` nodes' in-edges at a
+        time -> (graph on the local IDs ``0..len(nodes)-1``, the sorted in-neighbours outside ``nodes`` (the
+        halo), the number of in-edges of ``nodes``). Edges in the order :meth:`in_edges` gives them."""
+        src_parts, dst_parts, outside, count = [], [], [], 0
+        for start in range(0, len(nodes), chunk):
+            src, dst, _ = self.in_edges(nodes[start:start + chunk])
+            local, keep = local_ids(nodes, src)
+            src_parts.append(local[keep])
+            dst_parts.append(local_ids(nodes, dst[keep])[0])
+            outside.append(torch.unique(src[~keep]))
+            count += len(src)
+        halo = torch.unique(torch.cat(outside)) if outside else nodes[:0]
+        structure = dgl.graph((torch.cat(src_parts), torch.cat(dst_parts)), num_nodes=len(nodes)) if src_parts \
+            else dgl.graph(([], []), num_nodes=len(nodes))
+        return structure, halo, count
+
+
+def local_ids(nodes: torch.Tensor, ids: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Positions of ``ids`` in ``nodes`` (sorted global IDs) -> (local IDs, which of ``ids`` are in ``nodes``); the
+    local ID of an id not in ``nodes`` is meaningless. A binary search: no lookup table over the whole graph."""
+    if not len(nodes):
+        return torch.zeros_like(ids), torch.zeros_like(ids, dtype=torch.bool)
+    position = torch.searchsorted(nodes, ids)
+    return position, nodes[position.clamp(max=len(nodes) - 1)] == ids
 
 
 def total_parts(num_parts: int, num_nodes: int, world_size: int) -> int:
@@ -240,11 +264,9 @@ class DistNodeTask(Task):
         self.nodes = torch.sort(source.node_ids()).values
         num_nodes = int(source.graph.num_nodes())
         parts_here = math.ceil(total_parts(run.data.num_parts, num_nodes, context.world_size) / context.world_size)
-        src, dst, _ = source.in_edges(self.nodes)
+        structure, halo_nodes, in_edges = source.induced_structure(self.nodes)
         self.parts = saved_parts(parts_file, self.nodes) if resume else None
         if self.parts is None:
-            local, keep = source._local(self.nodes, src)
-            structure = dgl.graph((local[src[keep]], local[dst[keep]]), num_nodes=len(self.nodes))
             self.parts = metis_parts(structure, self.nodes, parts_here)
             if parts_file is not None:  # METIS may cut the same graph differently in another run: --resume reads these
                 os.makedirs(os.path.dirname(parts_file), exist_ok=True)
@@ -252,18 +274,18 @@ class DistNodeTask(Task):
                     torch.save(self.parts, handle)
         most = context.max_floats([float(len(self.parts))], device)[0]
         self.num_batches = max(1, math.ceil(most / run.train.batch_size))
+        del structure
         # scoring: this trainer's nodes with their in-neighbours as context (the halo), or its METIS parts
-        self.score_nodes: Optional[torch.Tensor] = torch.unique(torch.cat([self.nodes, src]))
-        halo = len(self.score_nodes) - len(self.nodes)
-        pass_edges = len(src) * len(self.score_nodes) // max(len(self.nodes), 1)  # at the share's in-degree
-        del src, dst
+        halo = len(halo_nodes)
+        pass_edges = in_edges * (len(self.nodes) + halo) // max(len(self.nodes), 1)  # at the share's in-degree
         self.scoring = scoring_mode(run.data.dist_scoring, halo, len(self.nodes),
-                                    inference_bytes(run.model, len(self.score_nodes), pass_edges))
+                                    inference_bytes(run.model, len(self.nodes) + halo, pass_edges))
+        self.score_nodes: Optional[torch.Tensor] = None
         if self.scoring == "halo":
+            self.score_nodes = torch.sort(torch.cat([self.nodes, halo_nodes])).values
             self.score_own = torch.isin(self.score_nodes, self.nodes)
             how = f"scored in one pass with its {halo} halo nodes"
         else:
-            self.score_nodes = None
             how = (f"scored on its METIS parts, {run.train.batch_size} per pass (data.dist_scoring="
                    f"{run.data.dist_scoring}: its halo of {halo} nodes is {halo / max(len(self.nodes), 1):.0%} of "
                    "its share)")

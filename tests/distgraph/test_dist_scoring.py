@@ -147,3 +147,21 @@ def test_best_pt_is_scored_on_the_graph_file_only_where_it_fits(tmp_path, caplog
     expected = score_on_graph(str(tmp_path / "run" / "best.pt"), path)
     assert scored["full_graph_val_metric"] == expected["val"] and scored["full_graph_test_metric"] == expected["test"]
     assert partitioned_summary_line(scored).startswith(f"best.pt on the whole graph: val accuracy {expected['val']:.6f}")
+
+
+def test_the_share_is_read_in_chunks_into_the_subgraph_it_induces():
+    graph = planted_graph(600)
+    share = torch.sort(torch.randperm(600, generator=torch.Generator().manual_seed(1))[:250]).values
+    source = LocalSource(graph, share)
+    whole, whole_halo, whole_count = source.induced_structure(share, chunk=len(share))
+    chunked, halo, count = source.induced_structure(share, chunk=7)
+    expected = dgl.node_subgraph(graph, share)
+    outside = torch.unique(graph.in_edges(share)[0])
+    assert torch.equal(halo, outside[~torch.isin(outside, share)]) and torch.equal(halo, whole_halo)
+    assert count == whole_count == len(graph.in_edges(share)[0])
+    assert torch.equal(torch.stack(chunked.edges()), torch.stack(whole.edges()))  # the same order, so METIS's input
+    key = lambda g: torch.sort(g.edges()[0] * 600 + g.edges()[1]).values
+    assert torch.equal(key(chunked), key(expected))
+    # a batch: the same subgraph with its features
+    batch = source.batch(share)
+    assert torch.equal(key(batch), key(expected)) and torch.equal(batch.ndata["feat"], expected.ndata["feat"])
