@@ -264,7 +264,7 @@ class DistNodeTask(Task):
         self.nodes = torch.sort(source.node_ids()).values
         num_nodes = int(source.graph.num_nodes())
         parts_here = math.ceil(total_parts(run.data.num_parts, num_nodes, context.world_size) / context.world_size)
-        structure, halo_nodes, in_edges = source.induced_structure(self.nodes)
+        structure, halo_nodes, in_edge_count = source.induced_structure(self.nodes)
         self.parts = saved_parts(parts_file, self.nodes) if resume else None
         if self.parts is None:
             self.parts = metis_parts(structure, self.nodes, parts_here)
@@ -277,7 +277,7 @@ class DistNodeTask(Task):
         del structure
         # scoring: this trainer's nodes with their in-neighbours as context (the halo), or its METIS parts
         halo = len(halo_nodes)
-        pass_edges = in_edges * (len(self.nodes) + halo) // max(len(self.nodes), 1)  # at the share's in-degree
+        pass_edges = in_edge_count * (len(self.nodes) + halo) // max(len(self.nodes), 1)  # at the share's in-degree
         self.scoring = scoring_mode(run.data.dist_scoring, halo, len(self.nodes),
                                     inference_bytes(run.model, len(self.nodes) + halo, pass_edges))
         self.score_nodes: Optional[torch.Tensor] = None
