@@ -118,6 +118,7 @@ def test_auto_keeps_one_pass_where_the_halo_is_small(tmp_path):
     assert task.scoring == "halo"
 
 
+@pytest.mark.slow
 def test_auto_scores_on_parts_where_a_large_halo_makes_a_large_pass(tmp_path, monkeypatch):
     import geaet_dgl.distgraph.trainer as trainer_module
 
@@ -129,6 +130,7 @@ def test_auto_scores_on_parts_where_a_large_halo_makes_a_large_pass(tmp_path, mo
     assert task.scoring == "parts"
 
 
+@pytest.mark.slow
 def test_best_pt_is_scored_on_the_graph_file_only_where_it_fits(tmp_path, caplog):
     from geaet_dgl.distgraph.launch import partitioned_summary_line, score_best_on_graph, score_on_graph
     from geaet_dgl.training.trainer import train
