@@ -27,6 +27,7 @@ from torch import nn
 
 from .batch_layout import BatchLayout, layout_of
 from .fast_exp import LOG2E, exp_
+from .narrow_products import attention_scores, weighted_values
 from .norm import Affine, scale_rows
 
 #: The most nodes one graph of a batch may have: the dense (W x W) scores per head grow with its square
@@ -122,9 +123,9 @@ class GraphSelfAttention(nn.Module):
         query, key, value = (t.reshape(num_graphs * heads, width, head_dim) for t in dense)  # (B*H, W, d/H)
         # Scores with the key padding bias in one batched GEMM, then softmax over the keys.
         bias = self.scores_bias(layout, qkv.dtype, attn_bias)
-        scores = torch.baddbmm(bias, query, key.transpose(1, 2), alpha=self.score_scale)
+        scores = attention_scores(bias, query, key, self.score_scale)
         weights = _InPlaceSoftmax.apply(scores)  # (B*H, W, W); scores is a fresh buffer nothing else reads
-        out = torch.bmm(F.dropout(weights, self.attn_dropout, self.training), value)  # (B*H, W, d/H)
+        out = weighted_values(F.dropout(weights, self.attn_dropout, self.training), value)  # (B*H, W, d/H)
         out = out.view(num_graphs, heads, width, head_dim).transpose(1, 2).reshape(num_graphs * width, -1)
         out = self.out_proj(out.index_select(0, rows))
         if self.keep_attention:
