@@ -217,9 +217,12 @@ class FoldedSelfAttention(nn.Module):
         the folded ``out_proj``: (N, d)."""
         heads, head_dim = self.num_heads, self.hidden_dim // self.num_heads
         rows = layout.dense_index  # node -> row of the (B * W) dense layout
-        value = workspace[2, :, :, :head_dim].view(heads * layout.batch_size, layout.dense_width, head_dim)
-        out = torch.bmm(weights, value).view(heads, -1, head_dim).index_select(1, rows)
-        return F.linear(out.transpose(0, 1).reshape(rows.shape[0], self.hidden_dim), self.out_weight, self.out_bias)
+        graphs, width = layout.batch_size, layout.dense_width
+        value = workspace[2, :, :, :head_dim].view(heads * graphs, width, head_dim)
+        out = weighted_values(weights, value)  # (H*B, W, d/H): a view of (H*B, d/H, W), see narrow_products
+        out = out.transpose(1, 2).reshape(heads, graphs, head_dim, width).transpose(1, 2)  # (H, d/H, B, W)
+        out = out.reshape(self.hidden_dim, graphs * width).index_select(1, rows)  # (d, N), channel h * d/H + c
+        return F.linear(out.t(), self.out_weight, self.out_bias)
 
 
 #: Widths whose rows CPU softmax runs in whole vectors (16 float32 lanes of AVX-512; 8 of AVX2 divide them too).
