@@ -27,6 +27,7 @@ from torch import nn
 
 from .batch_layout import BatchLayout, layout_of
 from .fast_exp import LOG2E, exp_
+from .narrow_products import attention_scores, weighted_values
 from .norm import Affine, scale_rows
 
 #: The most nodes one graph of a batch may have: the dense (W x W) scores per head grow with its square
@@ -122,9 +123,9 @@ class GraphSelfAttention(nn.Module):
         query, key, value = (t.reshape(num_graphs * heads, width, head_dim) for t in dense)  # (B*H, W, d/H)
         # Scores with the key padding bias in one batched GEMM, then softmax over the keys.
         bias = self.scores_bias(layout, qkv.dtype, attn_bias)
-        scores = torch.baddbmm(bias, query, key.transpose(1, 2), alpha=self.score_scale)
+        scores = attention_scores(bias, query, key, self.score_scale)
         weights = _InPlaceSoftmax.apply(scores)  # (B*H, W, W); scores is a fresh buffer nothing else reads
-        out = torch.bmm(F.dropout(weights, self.attn_dropout, self.training), value)  # (B*H, W, d/H)
+        out = weighted_values(F.dropout(weights, self.attn_dropout, self.training), value)  # (B*H, W, d/H)
         out = out.view(num_graphs, heads, width, head_dim).transpose(1, 2).reshape(num_graphs * width, -1)
         out = self.out_proj(out.index_select(0, rows))
         if self.keep_attention:
@@ -216,9 +217,12 @@ class FoldedSelfAttention(nn.Module):
         the folded ``out_proj``: (N, d)."""
         heads, head_dim = self.num_heads, self.hidden_dim // self.num_heads
         rows = layout.dense_index  # node -> row of the (B * W) dense layout
-        value = workspace[2, :, :, :head_dim].view(heads * layout.batch_size, layout.dense_width, head_dim)
-        out = torch.bmm(weights, value).view(heads, -1, head_dim).index_select(1, rows)
-        return F.linear(out.transpose(0, 1).reshape(rows.shape[0], self.hidden_dim), self.out_weight, self.out_bias)
+        graphs, width = layout.batch_size, layout.dense_width
+        value = workspace[2, :, :, :head_dim].view(heads * graphs, width, head_dim)
+        out = weighted_values(weights, value)  # (H*B, W, d/H): a view of (H*B, d/H, W), see narrow_products
+        out = out.transpose(1, 2).reshape(heads, graphs, head_dim, width).transpose(1, 2)  # (H, d/H, B, W)
+        out = out.reshape(self.hidden_dim, graphs * width).index_select(1, rows)  # (d, N), channel h * d/H + c
+        return F.linear(out.t(), self.out_weight, self.out_bias)
 
 
 #: Widths whose rows CPU softmax runs in whole vectors (16 float32 lanes of AVX-512; 8 of AVX2 divide them too).
