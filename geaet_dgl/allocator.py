@@ -160,7 +160,20 @@ def restart_console_script() -> None:
     which runs ``geaet_dgl/__init__.py`` (and so imports torch and dgl) before
     :func:`~geaet_dgl.cli.console_main` could restart. The package's ``__init__``
     calls this first instead, so that the restart costs no second import of torch.
-    Any other program (``sys.argv[0]`` not ``geaet-dgl``) is left alone.
+    Any other program (``sys.argv[0]`` not ``geaet-dgl``) is left alone. Before the restart it chooses
+    OpenMP's wait policy for the command (:func:`choose_wait_policy`).
     """
     if os.path.basename(sys.argv[0] if sys.argv else "") == CONSOLE_SCRIPT:
+        choose_wait_policy()
         restart_in_hugetlb_mode(CONSOLE_CODE)
+
+
+def choose_wait_policy() -> None:
+    """Set OpenMP's wait policy for this command in ``os.environ`` before torch loads OpenMP
+    (:mod:`geaet_dgl.openmp_wait`); a restart passes it on."""
+    from .openmp_wait import DECISION_VAR, POLICY_VAR, running_besides_this, wait_policy_environment
+    from .threads import available_cores
+
+    if POLICY_VAR in os.environ or DECISION_VAR in os.environ:
+        return
+    os.environ.update(wait_policy_environment(os.environ, available_cores(), running_besides_this()))

@@ -43,6 +43,7 @@ from tqdm import tqdm
 
 from .. import __version__
 from ..allocator import allocator_mode
+from ..openmp_wait import describe_wait_policy
 from ..config import to_dict
 from ..data import DatasetSplits
 from ..data.nodes.node_graph import NodeGraph
@@ -161,8 +162,9 @@ class Trainer:
 
     def fit(self) -> Dict[str, Any]:
         """Train up to ``train.epochs`` (fewer if early stopping ends it); write summary and curves; -> the summary."""
-        log.info("model: %s parameters (preset %s); torch %s threads, allocator %s", f"{self.model.num_parameters:,}",
-                 self.run.preset, torch.get_num_threads(), allocator_mode())
+        log.info("model: %s parameters (preset %s); torch %s threads, allocator %s, OpenMP waiting %s",
+                 f"{self.model.num_parameters:,}", self.run.preset, torch.get_num_threads(), allocator_mode(),
+                 describe_wait_policy())
         self.tensorboard = open_log(self.run.tensorboard and self.dist.is_main, self.run_dir, self.run.train.metric,
                                     self.history, self.model.num_parameters)
         with stop_on_signals(self), closing(self.tensorboard):
@@ -414,7 +416,7 @@ class Trainer:
             "stopped_early": self.stopped_early(), "world_size": self.dist.world_size,
             "num_graphs": self.task.sizes(), "seed": self.run.train.seed, "device": self.run.device,
             "package_version": __version__, "torch_threads": torch.get_num_threads(),
-            "allocator": allocator_mode(), **self.best.get("extra", {}),
+            "allocator": allocator_mode(), "openmp_wait": describe_wait_policy(), **self.best.get("extra", {}),
         }
 
 

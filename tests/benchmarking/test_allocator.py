@@ -148,6 +148,7 @@ def test_only_the_console_script_is_restarted_on_import(monkeypatch, program, re
 
     calls = []
     monkeypatch.setattr(allocator, "restart_in_hugetlb_mode", calls.append)
+    monkeypatch.setattr(allocator, "choose_wait_policy", lambda: calls.append("wait policy"))
     monkeypatch.setattr(sys, "argv", [program, "train"])
     allocator.restart_console_script()
-    assert calls == ([allocator.CONSOLE_CODE] if restarted else [])
+    assert calls == (["wait policy", allocator.CONSOLE_CODE] if restarted else [])
