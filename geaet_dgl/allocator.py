@@ -37,6 +37,8 @@ import os
 import sys
 from typing import Dict, Optional
 
+from .openmp_wait import choose_wait_policy
+
 ENV_VAR = "GEAET_DGL_ALLOCATOR"
 #: The installed console command, and the code its restart runs (:func:`restart_console_script`).
 CONSOLE_SCRIPT = "geaet-dgl"
@@ -166,14 +168,3 @@ def restart_console_script() -> None:
     if os.path.basename(sys.argv[0] if sys.argv else "") == CONSOLE_SCRIPT:
         choose_wait_policy()
         restart_in_hugetlb_mode(CONSOLE_CODE)
-
-
-def choose_wait_policy() -> None:
-    """Set OpenMP's wait policy for this command in ``os.environ`` before torch loads OpenMP
-    (:mod:`geaet_dgl.openmp_wait`); a restart passes it on."""
-    from .openmp_wait import DECISION_VAR, POLICY_VAR, running_besides_this, wait_policy_environment
-    from .threads import available_cores
-
-    if POLICY_VAR in os.environ or DECISION_VAR in os.environ:
-        return
-    os.environ.update(wait_policy_environment(os.environ, available_cores(), running_besides_this()))

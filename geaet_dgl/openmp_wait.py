@@ -11,7 +11,7 @@ shorter spin (``GOMP_SPINCOUNT=10000``) did not help the busy case (20-28 s). So
 everywhere, and the command picks one when it starts (:func:`wait_policy_environment`): sleeping waiters when
 other processes are running on the machine, libgomp's default otherwise. OpenMP reads the variable once, when
 torch loads it, so the command sets it in the environment it restarts with
-(:func:`geaet_dgl.allocator.restart_console_script`); a run's log says what was chosen
+(:func:`choose_wait_policy`, called by :func:`geaet_dgl.allocator.restart_console_script`); a run's log says what was chosen
 (:func:`describe_wait_policy`). ``OMP_WAIT_POLICY`` set by the user is always left as it is. Programs that
 import the package are not touched.
 """
@@ -20,6 +20,8 @@ from __future__ import annotations
 import os
 import time
 from typing import Dict, Mapping, Optional
+
+from .threads import available_cores
 
 #: OpenMP's standard variable: ``PASSIVE`` (waiting threads sleep) or ``ACTIVE`` (they spin).
 POLICY_VAR = "OMP_WAIT_POLICY"
@@ -72,3 +74,10 @@ def describe_wait_policy(env: Optional[Mapping[str, str]] = None) -> str:
     if POLICY_VAR in env:
         return f"{env[POLICY_VAR].lower()} ({POLICY_VAR} set)"
     return "libgomp's default"
+
+
+def choose_wait_policy() -> None:
+    """Set this command's wait policy in ``os.environ`` (:func:`wait_policy_environment`) before torch loads
+    OpenMP; a restart passes it on. The run queue is read only when nothing has decided yet."""
+    if POLICY_VAR not in os.environ and DECISION_VAR not in os.environ:
+        os.environ.update(wait_policy_environment(os.environ, available_cores(), running_besides_this()))

@@ -136,16 +136,23 @@ class DistSource:
     def batch(self, nodes: torch.Tensor) -> dgl.DGLGraph:
         """The subgraph ``nodes`` induce in the whole graph, with their features, labels, masks and encodings."""
         nodes = torch.sort(nodes).values
-        src, dst, eids = self.in_edges(nodes)
-        local, keep = local_ids(nodes, src)
-        batch = dgl.graph((local[keep], local_ids(nodes, dst[keep])[0]), num_nodes=len(nodes))
+        src, dst, eids, _ = self.edges_inside(nodes, nodes)
+        batch = dgl.graph((src, dst), num_nodes=len(nodes))
         for key in self.node_keys:
             batch.ndata[key] = self.graph.ndata[key][nodes]
         for key in ("train_mask", "val_mask", "test_mask"):  # DGL stores bool features as uint8
             batch.ndata[key] = batch.ndata[key].bool()
         for key in self.edge_keys:
-            batch.edata[key] = self.graph.edata[key][eids[keep]]
+            batch.edata[key] = self.graph.edata[key][eids]
         return batch
+
+    def edges_inside(self, nodes: torch.Tensor, ends: torch.Tensor
+                     ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The in-edges of ``ends`` (sorted, a run of ``nodes``) whose source is in ``nodes`` (sorted global IDs)
+        -> (their sources and destinations as local IDs of ``nodes``, their edge IDs, the sources outside)."""
+        src, dst, eids = self.in_edges(ends)
+        local, keep = local_ids(nodes, src)
+        return local[keep], local_ids(nodes, dst[keep])[0], eids[keep], src[~keep]
 
     def induced_structure(self, nodes: torch.Tensor, chunk: int = IN_EDGE_CHUNK
                           ) -> Tuple[dgl.DGLGraph, torch.Tensor, int]:
@@ -154,12 +161,11 @@ class DistSource:
         halo), the number of in-edges of ``nodes``). Edges in the order :meth:`in_edges` gives them."""
         src_parts, dst_parts, outside, count = [], [], [], 0
         for start in range(0, len(nodes), chunk):
-            src, dst, _ = self.in_edges(nodes[start:start + chunk])
-            local, keep = local_ids(nodes, src)
-            src_parts.append(local[keep])
-            dst_parts.append(local_ids(nodes, dst[keep])[0])
-            outside.append(torch.unique(src[~keep]))
-            count += len(src)
+            src, dst, _, elsewhere = self.edges_inside(nodes, nodes[start:start + chunk])
+            src_parts.append(src)
+            dst_parts.append(dst)
+            outside.append(torch.unique(elsewhere))
+            count += len(src) + len(elsewhere)
         halo = torch.unique(torch.cat(outside)) if outside else nodes[:0]
         structure = dgl.graph((torch.cat(src_parts), torch.cat(dst_parts)), num_nodes=len(nodes)) if src_parts \
             else dgl.graph(([], []), num_nodes=len(nodes))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder
+from ..nn.graphormer_bias import GraphormerBias, GraphormerDegreeEncoder, check_table_range
 
 
 def simple_graph_degrees(src: torch.Tensor, dst: torch.Tensor, num_nodes: int) -> torch.Tensor:
@@ -37,20 +37,6 @@ def simple_graph_degrees(src: torch.Tensor, dst: torch.Tensor, num_nodes: int) -
     return degrees.scatter_add(0, ends, first.unsqueeze(1).expand(-1, 2))
 
 
-def check_degree_range(degrees: torch.Tensor, in_size: int, out_size: int) -> None:
-    """Raise as the library's degree encoder does where a degree has no row in its table (eager and TorchScript;
-    the ONNX file, traced without this check, fails at the row lookup instead)."""
-    if degrees.shape[0] == 0:
-        return
-    top = degrees.max(0)[0]
-    for column, name, size in ((0, "in", in_size), (1, "out", out_size)):
-        value = int(top[column])
-        if value >= size:
-            raise ValueError("a graph has " + name + "-degree " + str(value) + ", but the encoder has " + str(size)
-                             + " entries; set model.graphormer.num_" + name + "_degrees to at least "
-                             + str(value + 1))
-
-
 class ExportDegrees(nn.Module):
     """:class:`~geaet_dgl.nn.graphormer_bias.GraphormerDegreeEncoder` in eval mode:
     h + z_in[deg_in] + z_out[deg_out], the degrees computed from the edges (:func:`simple_graph_degrees`)."""
@@ -62,8 +48,10 @@ class ExportDegrees(nn.Module):
 
     def forward(self, h: torch.Tensor, src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
         degrees = simple_graph_degrees(src, dst, h.shape[0])
-        if not torch.jit.is_tracing():  # the ONNX exporter traces: no branch on values in its file
-            check_degree_range(degrees, self.in_table.shape[0], self.out_table.shape[0])
+        if not torch.jit.is_tracing():  # the library's check; the ONNX exporter traces: no branch on values there
+            check_table_range("in-degree", degrees[:, 0], self.in_table.shape[0], "model.graphormer.num_in_degrees")
+            check_table_range("out-degree", degrees[:, 1], self.out_table.shape[0],
+                              "model.graphormer.num_out_degrees")
         return h + self.in_table.index_select(0, degrees[:, 0]) + self.out_table.index_select(0, degrees[:, 1])
 
 

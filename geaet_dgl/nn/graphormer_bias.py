@@ -14,7 +14,9 @@ from torch import nn
 from .batch_layout import BatchLayout
 
 
-def _check_range(name: str, values: torch.Tensor, size: int, setting: str) -> None:
+def check_table_range(name: str, values: torch.Tensor, size: int, setting: str) -> None:
+    """Refuse, naming ``setting``, a value of ``values`` with no row in an embedding table of ``size`` rows
+    (TorchScript compiles it too: the exported model raises the same message)."""
     if values.numel() and int(values.max()) >= size:
         raise ValueError(f"a graph has {name} {int(values.max())}, but the encoder has {size} entries; "
                          f"set {setting} to at least {int(values.max()) + 1}")
@@ -52,8 +54,8 @@ class GraphormerDegreeEncoder(nn.Module):
         nn.init.normal_(self.out_degree_encoder.weight, std=0.02)
 
     def forward(self, node_feat: torch.Tensor, in_degree: torch.Tensor, out_degree: torch.Tensor) -> torch.Tensor:
-        _check_range("in-degree", in_degree, self.in_degree_encoder.num_embeddings, "model.graphormer.num_in_degrees")
-        _check_range("out-degree", out_degree, self.out_degree_encoder.num_embeddings,
+        check_table_range("in-degree", in_degree, self.in_degree_encoder.num_embeddings, "model.graphormer.num_in_degrees")
+        check_table_range("out-degree", out_degree, self.out_degree_encoder.num_embeddings,
                      "model.graphormer.num_out_degrees")
         h = node_feat + self.in_degree_encoder(in_degree.long()) + self.out_degree_encoder(out_degree.long())
         return self.input_dropout(h)
@@ -179,7 +181,7 @@ class GraphormerBias(nn.Module):
                              f"{steps.shape[0]}; set model.graphormer.spatial_types to at least {path_steps}")
         paths = _to_width(path_types, own.shape[1])  # (N, W, S) uint8
         if paths.numel() and int(paths.max()) >= types_count:  # padding may hold anything: check own pairs only
-            _check_range("edge type", paths.masked_fill(~own[..., None], 0), types_count,
+            check_table_range("edge type", paths.masked_fill(~own[..., None], 0), types_count,
                          "model.graphormer.num_edge_types")
         table = torch.einsum("ta,sab->stb", self.edge_encoder.weight, steps[:path_steps])  # (S, T, H): z_t W_k
         group = _group_size(types_count, path_steps, own.numel())
@@ -206,7 +208,7 @@ class GraphormerBias(nn.Module):
         own = torch.arange(width, device=types.device)[None, :] < \
             layout.num_nodes_per_graph[layout.node_graph_id][:, None]  # (N, W): key j is in i's graph
         types = types.masked_fill(~own, 0)
-        _check_range("spatial type", types, self.spatial_encoder.num_embeddings, "model.graphormer.spatial_types")
+        check_table_range("spatial type", types, self.spatial_encoder.num_embeddings, "model.graphormer.spatial_types")
         table, codes = self.spatial_encoder.weight, types.unsqueeze(-1)  # (S + 1, H), (N, W, 1)
         weight = own.to(table.dtype).unsqueeze(-1)  # pairs outside a graph: weight 0, bias 0
         if self.edge_encoder is not None:
