@@ -135,12 +135,21 @@ def graph_file_settings(info: GraphFileInfo, preset: Preset) -> Dict[str, Any]:
     return settings
 
 
-def pin_graph_file(options: DataOptions, preset: Preset) -> Dict[str, Any]:
+def pin_graph_file(options: DataOptions, preset: Preset,
+                   recorded: Optional[Tuple[GraphFileInfo, Dict[str, Any]]] = None) -> Dict[str, Any]:
     """The settings the graph file of ``options`` (a :class:`~geaet_dgl.config.DataOptions` with
     ``dataset='file'``) fixes for ``preset``; records in ``options`` the file's task, its identity and (a file of
-    many graphs) the train/val/test indices, so the run is pinned to this file and this split."""
+    many graphs) the train/val/test indices, so the run is pinned to this file and this split.
+
+    ``recorded``: (what the one-graph file holds, its identity) as a partition folder recorded them when it
+    was cut from the file (checked unchanged since), used instead of reading it: a launcher of a partitioned
+    run does not load a graph of millions of nodes to learn its widths."""
     if not options.data_file:
         raise ConfigError("dataset 'file' needs the graph file: pass --dataset PATH.bin or --data-file PATH")
+    if recorded is not None:
+        info, options.file_identity = recorded
+        options.task = info.task
+        return graph_file_settings(info, preset)
     masked = is_node_graph_file(options.data_file)  # one graph with node masks: they are the split
     if masked:
         info = inspect_node_graph(options.data_file, options.task, options.target_ntype)
@@ -185,16 +194,18 @@ def graph_file_dataset(dataset: Optional[str], data: Dict[str, Any]) -> str:
     return dataset
 
 
-def data_dependent_settings(options: DataOptions, preset_name: str, preset: Optional[Preset] = None) -> Dict[str, Any]:
+def data_dependent_settings(options: DataOptions, preset_name: str, preset: Optional[Preset] = None,
+                            recorded: Optional[Tuple[GraphFileInfo, Dict[str, Any]]] = None) -> Dict[str, Any]:
     """Model settings the data fixes: TreeNeighbourMatch of depth r has 2^r classes and, as Alon & Yahav
     train it, r + 1 layers (so messages from every leaf reach the root); a graph file or a named node set
-    fixes the widths, encoders, head and loss (:func:`graph_file_settings`) and its task is recorded."""
+    fixes the widths, encoders, head and loss (:func:`graph_file_settings`) and its task is recorded
+    (``recorded``: see :func:`pin_graph_file`)."""
     if options.dataset.lower() == "tree" and preset_name == "tree":
         return {"model.out_feats": 2 ** options.depth, "model.num_layers": options.depth + 1}
     if is_node_set(options.dataset):
         return node_set_settings(options, preset_name)
     if options.dataset == GRAPH_FILE:
-        return pin_graph_file(options, preset if preset is not None else get_preset(preset_name))
+        return pin_graph_file(options, preset if preset is not None else get_preset(preset_name), recorded)
     return {}
 
 
@@ -242,12 +253,14 @@ MANY_GRAPH_DATASETS = ("mnist", "cifar10", "synthetic", "pattern", "cluster", "z
                        "peptides-func", "peptides-struct", "pcqm-contact")
 
 
-def check_sampler_options(options: DataOptions) -> None:
-    """Refuse ``--sampler`` / ``data.num_parts`` where no one graph with node masks is cut (they would be dropped)."""
+def check_sampler_options(options: DataOptions, node_graph: bool = False) -> None:
+    """Refuse ``--sampler`` / ``data.num_parts`` where no one graph with node masks is cut (they would be dropped).
+
+    ``node_graph``: the graph file is known to be one graph with node masks (a partition folder's record)."""
     defaults = type(options)()
     given = [flag for name, flag in (("sampler", "--sampler"), ("num_parts", "data.num_parts"))
              if getattr(options, name) != getattr(defaults, name)]
-    if not given:
+    if not given or node_graph:
         return
     if options.dataset == GRAPH_FILE and options.data_file and os.path.isfile(options.data_file) \
             and not is_node_graph_file(options.data_file):

@@ -17,7 +17,7 @@ import os
 import secrets
 import shutil
 import tempfile
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import torch
 
@@ -33,10 +33,12 @@ from ..training.losses import get_loss
 from ..training.run_lock import claim_run_dir
 from ..training.evaluation import evaluate_node_splits
 from ..config import RunConfig
-from ..training.new_run import make_run_config
+from ..training.new_run import NODE_GRAPH_PRESET, make_run_config
+from ..data.identity import file_identity
+from ..data.own_files.graph_files import GraphFileInfo
 from ..data.run_splits import data_pe_sizes
 from . import engine
-from .partition import check_matches_graph, load_single_graph, read_sidecar
+from .partition import check_matches_graph, graph_info, load_single_graph, read_sidecar
 from .processes import JobStopped, LocalJob, run_job
 from .worker import JOB_ENV
 
@@ -113,11 +115,27 @@ def partitioned_run_config(partitions: str, preset: Optional[str] = None,
     ``eval`` and ``predict`` on the run's checkpoints read the graph file as a node task.
     """
     sidecar = read_sidecar(partitions)
+    parts = engine.read_partitions(partitions)
+    check_matches_graph(partitions, sidecar, parts.num_nodes, parts.num_edges)  # the file is as recorded
     overrides = {"data.sampler": "cluster", **(overrides or {})}
-    run = make_run_config(sidecar["graph_file"]["path"], preset, overrides, threads=threads,
-                          checkpoint_every=checkpoint_every)
+    run = make_run_config(sidecar["graph_file"]["path"], preset or NODE_GRAPH_PRESET, overrides,
+                          recorded=recorded_graph_file(sidecar), threads=threads, checkpoint_every=checkpoint_every)
     check_encodings(run, sidecar)
     return run
+
+
+def recorded_graph_file(sidecar: Dict[str, Any]) -> Tuple[GraphFileInfo, Dict[str, Any]]:
+    """(what the graph file holds, its identity) as ``geaet-dgl partition`` recorded them in the sidecar.
+
+    The launcher configures the run from these instead of loading the graph (on ogbn-products' size that took
+    30 s and 5 GiB before any process started); a folder that predates content hashes hashes the file once."""
+    stamp = sidecar["graph_file"]
+    info = graph_info(sidecar)
+    if stamp.get("sha256"):
+        identity = {"size": stamp["size"], "graphs": 1, "sha256": stamp["sha256"]}
+    else:
+        identity = file_identity(stamp["path"], 1)
+    return info, identity
 
 
 def check_encodings(run: RunConfig, sidecar: dict) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -30,6 +31,7 @@ import numpy as np
 import torch
 
 from ..data.encodings.apply import encode_splits
+from ..data.encodings.pe_cache import meminfo_bytes
 from ..data.errors import DataError
 from ..data.own_files.graph_files import GraphFileInfo, read_graph_file
 from ..data.identity import file_identity
@@ -37,6 +39,7 @@ from ..data.nodes.node_graph import NodeGraph, inspect_node_graph, is_node_graph
 from ..data.options import LoadOptions
 
 SIDECAR = "geaet-partition.json"
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -109,6 +112,46 @@ def check_partitionable(path: str, data: NodeGraph, parts: int) -> None:
                         f"training nodes over the partitions, so each needs one: pass --parts {train_nodes} or fewer")
 
 
+#: Peak bytes of ``geaet-dgl partition`` (the loaded graph and DGL's ``partition_graph``) per stored (directed)
+#: edge, cutting in 2: 208 / 212 / 198 measured on products-shaped graphs (degree 50.5) of 300k, 600k and 2.45M
+#: nodes, the peak in DGL's C split of the graph into partitions with their halos
+#: (docs/performance.md#an-ogbn-products-sized-graph).
+PARTITION_BYTES_PER_EDGE = 210
+
+
+def partition_memory_warning(path: str, num_edges: int, held: int, available: Optional[int],
+                             swap_free: Optional[int]) -> Optional[str]:
+    """A warning when partitioning will need more memory than the process ``held`` plus ``available`` (bytes).
+
+    Partitioning is a one-off step whose peak (about :data:`PARTITION_BYTES_PER_EDGE` a stored edge) is
+    several times a trainer's: where it does not fit in memory it can still finish in swap, slower; where it
+    fits in neither the system kills it without a message, so the user hears it first. ``None`` when it fits
+    or the memory is unknown."""
+    need = PARTITION_BYTES_PER_EDGE * num_edges
+    if available is None or need <= held + available:
+        return None
+    gib = 2 ** 30
+    swap = swap_free or 0
+    head = (f"partitioning {path} peaks at about {need / gib:.1f} GiB (about {PARTITION_BYTES_PER_EDGE} bytes a "
+            f"stored edge, {num_edges} edges) and this machine has {(held + available) / gib:.1f} GiB of memory for it")
+    if need <= held + available + swap:
+        return f"{head}: it will run partly in swap ({swap / gib:.1f} GiB free), slower"
+    return (f"{head} and {swap / gib:.1f} GiB of swap: the system may stop it; partition on a machine with more "
+            "memory (once: copy the folder to the trainers' machines) or add swap")
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory (Linux ``VmRSS``; 0 where unknown): the loaded graph and the imports."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def check_out_dir(out_dir: str, path: str) -> None:
     """Refuse an ``--out`` folder that holds the partitions of another graph (they would be broken)."""
     if not os.path.isdir(out_dir):
@@ -170,6 +213,10 @@ def partition_file(path: str, parts: int, out_dir: str, *, lap_k: int = 0, rwse_
     if not lap_k:  # no Laplacian encoding asked for: drop the empty (N, 0) fields
         graph.ndata.pop("lap_pe", None)
         graph.ndata.pop("lap_eigval", None)
+    warning = partition_memory_warning(path, graph.num_edges(), _resident_bytes(), meminfo_bytes("MemAvailable"),
+                                       meminfo_bytes("SwapFree"))
+    if warning:
+        log.warning(warning)
     info = inspect_node_graph(path)
     name = name or os.path.splitext(os.path.basename(path))[0]
     created = not os.path.isdir(out_dir)
@@ -261,12 +308,23 @@ def _has(tree, keys, kinds) -> bool:
 
 
 def graph_info(sidecar: dict) -> GraphFileInfo:
-    """The :class:`GraphFileInfo` of the partitioned graph, as recorded when it was partitioned."""
+    """The :class:`GraphFileInfo` of the partitioned graph, as recorded when it was partitioned (a damaged record:
+    one-line DataError)."""
+    from ..config.validation import NODE_TASKS
     from ..data.own_files.graph_files import FeatureSpec
 
     feats = {key: (tuple(v) if isinstance(v, list) else v) for key, v in sidecar["features"].items()}
+    try:
+        spec = FeatureSpec(**feats)
+        widths_ok = all(isinstance(w, int) and not isinstance(w, bool) and w >= 0
+                        for w in (spec.node_in_feats, spec.edge_in_feats))
+    except TypeError:
+        widths_ok = False
+    if not widths_ok or sidecar["task"] not in NODE_TASKS or sidecar["num_outputs"] < 1:
+        raise DataError(f"{SIDECAR} of {sidecar['graph_file']['path']} is damaged (task, num_outputs or features "
+                        "out of range); partition the graph again with `geaet-dgl partition`")
     return GraphFileInfo(path=sidecar["graph_file"]["path"], num_graphs=1, task=sidecar["task"],
-                         num_outputs=int(sidecar["num_outputs"]), features=FeatureSpec(**feats))
+                         num_outputs=int(sidecar["num_outputs"]), features=spec)
 
 
 def check_matches_graph(config: str, sidecar: dict, num_nodes: int, num_edges: int,

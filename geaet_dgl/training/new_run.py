@@ -81,7 +81,8 @@ RUN_FIELDS = ("device", "workers", "checkpoint_every", "threads", "sync_bn", "te
 
 
 def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optional[Mapping[str, Any]] = None,
-                    data: Optional[Mapping[str, Any]] = None, **run_fields: Any) -> RunConfig:
+                    data: Optional[Mapping[str, Any]] = None, recorded: Optional[tuple] = None,
+                    **run_fields: Any) -> RunConfig:
     """Resolve a run: the preset (default: the dataset's own), dotted overrides, data options.
 
     Parameters
@@ -96,6 +97,9 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
         ``{"model.hidden_dim": "64", "train.epochs": 3}`` style values.
     data : mapping, optional
         Fields of :class:`~geaet_dgl.config.DataOptions` other than ``dataset``.
+    recorded : (GraphFileInfo, dict), optional
+        What a one-graph file ``dataset`` holds and its identity, as a partition folder recorded them: read
+        instead of the file (:func:`~geaet_dgl.data.run_settings.pin_graph_file`); give ``preset`` with it.
     **run_fields
         The :class:`~geaet_dgl.config.RunConfig` fields of :data:`RUN_FIELDS`: ``device`` (``cpu``),
         ``workers`` (0), ``checkpoint_every`` (0), ``threads`` (CPU threads, see :mod:`geaet_dgl.threads`;
@@ -114,9 +118,9 @@ def make_run_config(dataset: str, preset: Optional[str] = None, overrides: Optio
     preset_data = {key: value for key, value in get_preset(preset_name).data.items() if key not in data}
     options = absolute_data_paths(from_dict(DataOptions, {"dataset": dataset, **preset_data, **data}, where="data."))
     check_graph_file_options(options)
-    check_sampler_options(options)
+    check_sampler_options(options, node_graph=recorded is not None)
     user_keys = set(overrides)
-    overrides = {**data_dependent_settings(options, preset_name), **overrides}  # explicit --set wins
+    overrides = {**data_dependent_settings(options, preset_name, recorded=recorded), **overrides}  # --set wins
     resolved = apply_overrides(get_preset(preset_name), overrides)
     check_input_branch_takes_effect(resolved.model, given=user_keys)
     threads = run_fields.pop("threads", None)

@@ -83,3 +83,29 @@ def test_missing_partition_and_foreign_graph(graph_file, tmp_path):
     os.remove(out / "part1" / "graph.dgl")
     with pytest.raises(DataError, match="partition 1 .* is missing"):
         read_partitions(report.config)
+
+
+def test_memory_warning_says_swap_or_stop_from_the_edge_count():
+    from geaet_dgl.distgraph.partition import PARTITION_BYTES_PER_EDGE, partition_memory_warning
+
+    edges = 10_000_000
+    need = PARTITION_BYTES_PER_EDGE * edges
+    assert partition_memory_warning("g.bin", edges, 0, need, 0) is None  # fits exactly
+    assert partition_memory_warning("g.bin", edges, need // 2, need // 2, 0) is None  # what the process holds counts
+    assert partition_memory_warning("g.bin", edges, 0, None, None) is None  # unknown memory: no guess
+    in_swap = partition_memory_warning("g.bin", edges, 1, need - 2, 2 ** 30)
+    assert "swap" in in_swap and "slower" in in_swap and f"{edges} edges" in in_swap
+    stopped = partition_memory_warning("g.bin", edges, 0, need // 2, need // 4)
+    assert "may stop it" in stopped and "machine with more memory" in stopped and "\n" not in stopped
+
+
+def test_partition_warns_before_it_starts_when_memory_is_short(graph_file, tmp_path, monkeypatch, caplog):
+    from geaet_dgl.distgraph import partition as partition_module
+
+    monkeypatch.setattr(partition_module, "meminfo_bytes", lambda field: 1024)  # 1 kB of memory, 1 kB of swap
+    monkeypatch.setattr(partition_module, "_resident_bytes", lambda: 0)
+    with caplog.at_level("WARNING", logger="geaet_dgl.distgraph.partition"):
+        report = partition_file(graph_file, 1, str(tmp_path / "parts"))
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and f"{report.num_edges} edges" in warnings[0] and "may stop it" in warnings[0]
+    assert os.path.isfile(report.config)  # a warning, not a refusal: the estimate can be off
