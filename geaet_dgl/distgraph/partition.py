@@ -316,8 +316,10 @@ def graph_info(sidecar: dict) -> GraphFileInfo:
     feats = {key: (tuple(v) if isinstance(v, list) else v) for key, v in sidecar["features"].items()}
     try:
         spec = FeatureSpec(**feats)
-        widths_ok = all(isinstance(w, int) and not isinstance(w, bool) and w >= 0
-                        for w in (spec.node_in_feats, spec.edge_in_feats))
+        counts = [spec.node_in_feats, spec.edge_in_feats, *(spec.node_vocab_sizes or ()),
+                  *(spec.edge_vocab_sizes or ())]
+        widths_ok = all(isinstance(w, int) and not isinstance(w, bool) and w >= 0 for w in counts) and all(
+            v is None or isinstance(v, tuple) for v in (spec.node_vocab_sizes, spec.edge_vocab_sizes))
     except TypeError:
         widths_ok = False
     if not widths_ok or sidecar["task"] not in NODE_TASKS or sidecar["num_outputs"] < 1:

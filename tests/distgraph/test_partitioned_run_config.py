@@ -43,7 +43,8 @@ def test_a_damaged_record_is_refused_in_one_line(partitioned):
     with open(sidecar_path) as handle:
         sidecar = json.load(handle)
     for damage in ({"features": {"node_in_feats": -3}}, {"features": {"bogus": 1}}, {"task": "graph-regression"},
-                   {"num_outputs": 0}):
+                   {"num_outputs": 0}, {"features": {"node_in_feats": 2, "node_vocab_sizes": "ab"}},
+                   {"features": {"node_in_feats": 1, "node_vocab_sizes": [3.5]}}):
         with open(sidecar_path, "w") as handle:
             json.dump({**sidecar, **damage}, handle)
         with pytest.raises(DataError, match="damaged.*partition the graph again"):
