@@ -40,6 +40,9 @@ from ..data.options import LoadOptions
 
 SIDECAR = "geaet-partition.json"
 log = logging.getLogger(__name__)
+#: DGL's words when METIS returns METIS_ERROR: what it returns when the process gets SIGTERM while it runs
+#: (METIS's own signal trap; its memory errors and bad input have other words).
+METIS_STOPPED = "Error in Metis partitioning: other errors"
 
 
 @dataclass
@@ -229,6 +232,10 @@ def partition_file(path: str, parts: int, out_dir: str, *, lap_k: int = 0, rwse_
                     graph, name, parts, work, part_method="metis" if parts > 1 else "random",
                     balance_ntypes=graph.ndata["train_mask"], balance_edges=True, return_mapping=True)
             except Exception as exc:  # noqa: BLE001 - DGL's partitioner fails with KeyError, TypeError, ...
+                if METIS_STOPPED in str(exc):  # METIS catches SIGTERM itself and returns this
+                    raise DataError(f"METIS stopped before it finished partitioning {path} (it stops so when the "
+                                    "process gets SIGTERM); nothing was written: run the command again to partition "
+                                    "the graph") from exc
                 raise DataError(f"DGL could not partition {path} into {parts} parts ({type(exc).__name__}: "
                                 f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); try fewer --parts") from exc
         torch.save(orig_nids, os.path.join(work, "orig_nids.pt"))

@@ -40,6 +40,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import os
+import pickle
+import secrets
 import tempfile
 from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
@@ -47,8 +50,10 @@ from typing import Iterator, List, Optional, Tuple
 import dgl
 import torch
 
+from ..atomic import remove_stale_temporaries
 from ..config import SAMPLERS, ConfigError
 from ..data.errors import DataError
+from ..data.fresh_process import run_apart
 from ..data.nodes.node_graph import MASKS, NodeGraph, cache_tag, node_frame
 from .batching import epoch_sampler, make_epoch_loader
 
@@ -226,8 +231,40 @@ def make_node_sampler(data: NodeGraph, kind: str = "full", num_parts: int = 0,
     path = folder / f"{cache_tag(data.name)}-metis-{parts}-{key}.pkl"
     # METIS reads a graph without features; the sampler then cuts the graph that carries them.
     structure = dgl.graph(data.graph.edges(), num_nodes=num_nodes)
-    cluster = dgl.dataloading.ClusterGCNSampler(structure, parts, cache_path=str(path))
-    return NodeSampler(data, kind, parts, cluster)
+    return NodeSampler(data, kind, parts, metis_cluster_sampler(structure, parts, path, data.name))
+
+
+def metis_cluster_sampler(structure: dgl.DGLGraph, parts: int, path: Path,
+                          name: str) -> dgl.dataloading.ClusterGCNSampler:
+    """DGL's ``ClusterGCNSampler`` of ``structure`` in ``parts`` METIS parts, cached in the file ``path``.
+
+    METIS runs in a forked child (:func:`~geaet_dgl.data.fresh_process.run_apart`) that writes the cache
+    (DGL's own format) atomically; this process then reads it. In this process METIS could not be stopped:
+    METIS catches SIGTERM itself and returns "other errors" (a traceback), and a Ctrl-C waited until it ended
+    (7 minutes at ogbn-products' size); its working memory, about twice the graph's, also stays with the child.
+    A cache that DGL refuses (another graph, a damaged file) is computed again."""
+    if path.is_file():
+        try:
+            return dgl.dataloading.ClusterGCNSampler(structure, parts, cache_path=str(path))
+        except (dgl.DGLError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError,
+                IndexError) as exc:  # DGL reads its cache with pickle and checks only some of what can go wrong
+            log.warning("the METIS cache %s does not fit this graph (%s); computing the parts again", path,
+                        str(exc).splitlines()[0][:120])
+            path.unlink(missing_ok=True)
+    run_apart(lambda: _write_metis_cache(structure, parts, path), f"the METIS parts of {name}", announce=False)
+    return dgl.dataloading.ClusterGCNSampler(structure, parts, cache_path=str(path))
+
+
+def _write_metis_cache(structure: dgl.DGLGraph, parts: int, path: Path) -> None:
+    """METIS by DGL's sampler into a temp file named as :func:`~geaet_dgl.atomic.atomic_write` names them (a
+    killed writer's is removed by the next), then moved onto ``path``."""
+    remove_stale_temporaries(path.parent, path.name)
+    temp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        dgl.dataloading.ClusterGCNSampler(structure, parts, cache_path=str(temp))
+        os.replace(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
 
 
 def masked_rows(graph: dgl.DGLGraph, output: torch.Tensor, split: str = "train", ntype: str = ""

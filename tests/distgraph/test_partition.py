@@ -109,3 +109,19 @@ def test_partition_warns_before_it_starts_when_memory_is_short(graph_file, tmp_p
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(warnings) == 1 and f"{report.num_edges} edges" in warnings[0] and "may stop it" in warnings[0]
     assert os.path.isfile(report.config)  # a warning, not a refusal: the estimate can be off
+
+
+def test_metis_stopped_by_sigterm_is_named_and_leaves_nothing(graph_file, tmp_path, monkeypatch):
+    """METIS traps SIGTERM itself and returns "other errors": the user reads that it was stopped, not that fewer
+    parts would help, and the --out folder is as it was."""
+    from geaet_dgl.distgraph import partition as partition_module
+
+    def stopped(*args, **kwargs):
+        raise dgl.DGLError("[03:23:00] /opt/dgl/src/graph/transform/metis_partition_hetero.cc:106: Error in Metis "
+                           "partitioning: other errors")
+
+    monkeypatch.setattr(partition_module.dgl.distributed, "partition_graph", stopped)
+    out = tmp_path / "parts"
+    with pytest.raises(DataError, match="METIS stopped before it finished .*SIGTERM.*run the command again") as info:
+        partition_file(graph_file, 2, str(out))
+    assert "fewer --parts" not in str(info.value) and not out.exists()

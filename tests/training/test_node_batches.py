@@ -87,3 +87,43 @@ def test_default_parts_are_larger_where_labels_are_sparse(tmp_path):
     assert sum(counts) == 200 and min(counts) > 40  # each step about 200 / 3 labelled nodes, not 200 / 6
     assert make_node_sampler(data, "random", batch_size=2).num_parts == 6
     assert make_node_sampler(data, "cluster", num_parts=8, batch_size=1).num_parts == 8  # chosen: kept
+
+
+def test_metis_runs_in_a_child_and_leaves_only_the_cache(tmp_path, monkeypatch):
+    """METIS in a forked child (stoppable by SIGTERM / Ctrl-C, its memory returned): this process never calls
+    it, reads the cache the child wrote, and gets the parts METIS gives in this process."""
+    import os
+
+    import geaet_dgl.training.node_batches as node_batches
+
+    graph = planted_partition(240, 3, 0.06, 0.006, seed=3)
+    data = NodeGraph(graph, "node-classification", 3, "sbm", cache_dir=tmp_path, stamp="1")
+    parent, metis_pids = os.getpid(), []
+    real = node_batches.dgl.dataloading.ClusterGCNSampler
+
+    class Recording(real):
+        def __init__(self, g, k, cache_path=None, **kwargs):
+            if not os.path.exists(cache_path):
+                metis_pids.append(os.getpid())
+            super().__init__(g, k, cache_path=cache_path, **kwargs)
+
+    monkeypatch.setattr(node_batches.dgl.dataloading, "ClusterGCNSampler", Recording)
+    sampler = make_node_sampler(data, "cluster", num_parts=6)
+    assert parent not in metis_pids  # METIS ran elsewhere (the child appends to its own copy of the list)
+    assert [p.name for p in tmp_path.iterdir()] == [next(tmp_path.glob("sbm-metis-6-*.pkl")).name]  # no temp file
+    structure = dgl.graph(graph.edges(), num_nodes=240)
+    here = real(structure, 6, cache_path=str(tmp_path / "here.pkl"))
+    assert torch.equal(sampler._cluster.partition_offset, here.partition_offset)
+    assert torch.equal(sampler._cluster.partition_node_ids, here.partition_node_ids)
+
+
+def test_a_damaged_metis_cache_is_computed_again(tmp_path, caplog):
+    graph = planted_partition(240, 3, 0.06, 0.006, seed=3)
+    data = NodeGraph(graph, "node-classification", 3, "sbm", cache_dir=tmp_path, stamp="1")
+    first = make_node_sampler(data, "cluster", num_parts=6)
+    cache = next(tmp_path.glob("sbm-metis-6-*.pkl"))
+    cache.write_bytes(cache.read_bytes()[:20])  # a writer killed half-way (DGL writes in place)
+    with caplog.at_level("WARNING"):
+        again = make_node_sampler(data, "cluster", num_parts=6)
+    assert "computing the parts again" in caplog.text
+    assert torch.equal(again._cluster.partition_offset, first._cluster.partition_offset)
