@@ -14,6 +14,11 @@ the forward and every gradient in the wide orientation:
   (``weights^T grad``) as transposed products.
 
 Same sums as ``baddbmm`` and ``bmm`` with autograd, in another order (float32 rounding).
+
+Only where that is faster (:func:`transposed_is_faster`): a result of 16 floats or more fills the CPU's
+vectors, and there the product as written is the faster one (ZINC's d/H = 16: 1.5x at W = 38); a result of
+at most 10 floats is 1.6-3.5x faster transposed at every W measured; between the two, transposed from
+W = 36 on (measured on the AMD EPYC, MKL 2022, one and two threads; docs/performance.md).
 """
 from __future__ import annotations
 
@@ -22,9 +27,26 @@ from typing import Optional, Tuple
 import torch
 
 
+#: Results at most this many floats wide are always computed transposed.
+ALWAYS_TRANSPOSED_WIDTH = 10
+#: float32 lanes of an AVX-512 vector: a result this wide or wider is computed as written.
+VECTOR_FLOATS = 16
+#: Between the two, transposed where the other side (W) is at least this long.
+TRANSPOSED_FROM_LENGTH = 36
+
+
+def transposed_is_faster(length: int, width: int) -> bool:
+    """Whether a batched product with a (``length``, ``width``) result runs faster as its transpose (a
+    (``width``, ``length``) result): ``width`` at most :data:`ALWAYS_TRANSPOSED_WIDTH`, or under
+    :data:`VECTOR_FLOATS` with ``length`` at least :data:`TRANSPOSED_FROM_LENGTH`."""
+    return width <= ALWAYS_TRANSPOSED_WIDTH or (width < VECTOR_FLOATS and length >= TRANSPOSED_FROM_LENGTH)
+
+
 def _narrow_product(wide: torch.Tensor, narrow: torch.Tensor) -> torch.Tensor:
-    """``wide @ narrow`` for (M, W, K) ``wide`` and (M, K, n) ``narrow``, n small: computed as
-    ``(narrow^T wide^T)^T``. Returns a (M, W, n) transposed view of a contiguous (M, n, W) tensor."""
+    """``wide @ narrow`` for (M, W, K) ``wide`` and (M, K, n) ``narrow``, n small: where faster computed as
+    ``(narrow^T wide^T)^T``, a (M, W, n) transposed view of a contiguous (M, n, W) tensor."""
+    if not transposed_is_faster(wide.shape[1], narrow.shape[2]):
+        return torch.bmm(wide, narrow)
     return torch.bmm(narrow.transpose(1, 2), wide.transpose(1, 2)).transpose(1, 2)
 
 
@@ -45,7 +67,7 @@ class _AttentionScores(torch.autograd.Function):
         if ctx.needs_input_grad[1]:
             grad_query = _narrow_product(grad, key).mul(ctx.alpha)
         if ctx.needs_input_grad[2]:
-            grad_key = torch.bmm(query.transpose(1, 2), grad).mul_(ctx.alpha).transpose(1, 2)
+            grad_key = _narrow_product(grad.transpose(1, 2), query).mul_(ctx.alpha)  # grad^T query
         return grad_bias, grad_query, grad_key, None
 
 
@@ -62,7 +84,7 @@ class _WeightedValues(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             grad_weights = torch.bmm(grad, value.transpose(1, 2))  # (M, W, W): wide already
         if ctx.needs_input_grad[1]:
-            grad_value = torch.bmm(grad.transpose(1, 2), weights).transpose(1, 2)  # (weights^T grad)^T^T
+            grad_value = _narrow_product(weights.transpose(1, 2), grad)  # weights^T grad
         return grad_weights, grad_value
 
 

@@ -51,3 +51,29 @@ def test_float32_agrees_with_bmm_to_rounding():
     weights = torch.softmax(torch.randn(64, 80, 80), -1)
     value = torch.randn(64, 80, 10)
     torch.testing.assert_close(weighted_values(weights, value), torch.bmm(weights, value), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("length,width", [(38, 16), (30, 13), (40, 13), (20, 24), (80, 10)])
+def test_both_orientations_match_bmm_with_their_gradients(length, width):
+    """Each (W, n) takes the orientation transposed_is_faster picks; both give bmm's values and gradients."""
+    from geaet_dgl.nn.narrow_products import transposed_is_faster
+
+    torch.manual_seed(3)
+    weights, value, query, key = _leaves((6, length, length), (6, length, width), (6, length, width),
+                                         (6, length, width))
+    bias = torch.randn(6, 1, length, dtype=torch.float64)
+    grad_out = torch.randn(6, length, width, dtype=torch.float64)
+    out = weighted_values(weights, value)
+    expected = torch.bmm(weights, value)
+    torch.testing.assert_close(out, expected, rtol=1e-13, atol=1e-13)
+    for got, want in zip(_gradients(out, [weights, value], grad_out), _gradients(expected, [weights, value], grad_out)):
+        torch.testing.assert_close(got, want, rtol=1e-13, atol=1e-13)
+    grad_scores = torch.randn(6, length, length, dtype=torch.float64)
+    scores = attention_scores(bias, query, key, 0.5)
+    want_scores = torch.baddbmm(bias, query, key.transpose(1, 2), alpha=0.5)
+    torch.testing.assert_close(scores, want_scores, rtol=1e-13, atol=1e-13)
+    for got, want in zip(_gradients(scores, [query, key], grad_scores),
+                         _gradients(want_scores, [query, key], grad_scores)):
+        torch.testing.assert_close(got, want, rtol=1e-13, atol=1e-13)
+    transposed = out.transpose(1, 2).is_contiguous() and not out.is_contiguous()
+    assert transposed == transposed_is_faster(length, width)  # the orientation the rule picks is the one used
