@@ -197,7 +197,7 @@ class FoldedSelfAttention(nn.Module):
         heads, head_dim = self.num_heads, self.hidden_dim // self.num_heads
         workspace = self.scattered_qkv(layout, node_feat)
         query, key = (t.view(heads * layout.batch_size, layout.dense_width, head_dim + 1) for t in workspace[:2])
-        scores = torch.bmm(query, key.transpose(1, 2))  # (H*B, W, W): q k^T + key padding bias
+        scores = torch.bmm(query, key.transpose(1, 2), out=scores_buffer(layout, heads, query.dtype))  # q k^T + bias
         weights = softmax_(scores)  # in place: nothing else reads scores
         return self.attend(weights, workspace, layout), edge_feat
 
@@ -270,6 +270,15 @@ class _InPlaceSoftmax(torch.autograd.Function):
     def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
         weights, = ctx.saved_tensors
         return torch._softmax_backward_data(grad, weights, -1, weights.dtype)
+
+
+def scores_buffer(layout: BatchLayout, heads: int, dtype: torch.dtype) -> torch.Tensor:
+    """The batch's (H * B, W, W) scores buffer, allocated once and overwritten by every layer's scores (each
+    layer is done with its weights before the next one starts): one allocation of B W^2 H floats a batch
+    instead of one a layer, each of which the allocator may serve with freshly mapped pages."""
+    rows = heads * layout.batch_size
+    return layout.cached(("inference_attention_scores", heads, dtype), lambda: torch.empty(
+        rows, layout.dense_width, layout.dense_width, dtype=dtype, device=layout.node_graph_id.device))
 
 
 def attention_workspace(layout: BatchLayout, heads: int, head_dim: int, dtype: torch.dtype) -> torch.Tensor:
