@@ -97,7 +97,8 @@ def _child(step: Callable[[], object], conn, parent: int) -> None:
     os._exit(0)
 
 
-def run_apart(step: Callable[[], object], what: str, announce: bool = True) -> None:
+def run_apart(step: Callable[[], object], what: str, announce: bool = True,
+              fix: str = "free memory or lower the --limit-* options, then run again") -> None:
     """Run ``step()`` in a forked child and wait; its exception, if any, is raised here.
 
     Parameters
@@ -108,6 +109,8 @@ def run_apart(step: Callable[[], object], what: str, announce: bool = True) -> N
         Words for messages, e.g. ``"MNIST superpixels"``.
     announce : bool
         Log the child's start (a data build); off for quick checks.
+    fix : str
+        What the user can do when the child dies without reporting (the end of that error's line).
 
     Raises
     ------
@@ -143,8 +146,7 @@ def run_apart(step: Callable[[], object], what: str, announce: bool = True) -> N
     if payload:
         raise pickle.loads(payload)
     if payload is None or process.exitcode != 0:
-        raise DataError(f"the process preparing {what} died (exit status {process.exitcode}; out of memory?); "
-                        "free memory or lower the --limit-* options, then run again")
+        raise DataError(f"the process preparing {what} died (exit status {process.exitcode}; out of memory?); {fix}")
 
 
 @contextlib.contextmanager

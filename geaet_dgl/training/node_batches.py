@@ -251,7 +251,9 @@ def metis_cluster_sampler(structure: dgl.DGLGraph, parts: int, path: Path,
             log.warning("the METIS cache %s does not fit this graph (%s); computing the parts again", path,
                         str(exc).splitlines()[0][:120])
             path.unlink(missing_ok=True)
-    run_apart(lambda: _write_metis_cache(structure, parts, path), f"the METIS parts of {name}", announce=False)
+    run_apart(lambda: _write_metis_cache(structure, parts, path), f"the METIS parts of {name}", announce=False,
+              fix="METIS takes about 95 bytes a stored edge (docs/performance.md); free memory, or train with "
+                  "--sampler random, which needs no METIS")
     return dgl.dataloading.ClusterGCNSampler(structure, parts, cache_path=str(path))
 
 

@@ -127,3 +127,19 @@ def test_a_damaged_metis_cache_is_computed_again(tmp_path, caplog):
         again = make_node_sampler(data, "cluster", num_parts=6)
     assert "computing the parts again" in caplog.text
     assert torch.equal(again._cluster.partition_offset, first._cluster.partition_offset)
+
+
+def test_a_metis_child_killed_says_what_to_do(tmp_path, monkeypatch):
+    """The child killed (as the OOM killer would): one line naming METIS and the ways out, no cache left."""
+    import os
+    import signal
+
+    import geaet_dgl.training.node_batches as node_batches
+
+    data = NodeGraph(planted_partition(240, 3, 0.06, 0.006, seed=3), "node-classification", 3, "sbm",
+                     cache_dir=tmp_path, stamp="1")
+    monkeypatch.setattr(node_batches, "_write_metis_cache", lambda *args: os.kill(os.getpid(), signal.SIGKILL))
+    with pytest.raises(DataError, match=r"METIS parts of sbm died \(exit status -9; out of memory\?\); METIS takes "
+                                        r"about 95 bytes a stored edge .*--sampler random"):
+        make_node_sampler(data, "cluster", num_parts=6)
+    assert list(tmp_path.iterdir()) == []
