@@ -38,7 +38,7 @@ from ..data.identity import file_identity
 from ..data.own_files.graph_files import GraphFileInfo
 from ..data.run_splits import data_pe_sizes
 from . import engine
-from .partition import check_matches_graph, graph_info, load_single_graph, read_sidecar
+from .partition import check_matches_graph, file_stamp, graph_info, load_single_graph, read_sidecar
 from .processes import JobStopped, LocalJob, run_job
 from .worker import JOB_ENV
 
@@ -115,8 +115,6 @@ def partitioned_run_config(partitions: str, preset: Optional[str] = None,
     ``eval`` and ``predict`` on the run's checkpoints read the graph file as a node task.
     """
     sidecar = read_sidecar(partitions)
-    parts = engine.read_partitions(partitions)
-    check_matches_graph(partitions, sidecar, parts.num_nodes, parts.num_edges)  # the file is as recorded
     overrides = {"data.sampler": "cluster", **(overrides or {})}
     run = make_run_config(sidecar["graph_file"]["path"], preset or NODE_GRAPH_PRESET, overrides,
                           recorded=recorded_graph_file(sidecar), threads=threads, checkpoint_every=checkpoint_every)
@@ -124,12 +122,17 @@ def partitioned_run_config(partitions: str, preset: Optional[str] = None,
     return run
 
 
-def recorded_graph_file(sidecar: Dict[str, Any]) -> Tuple[GraphFileInfo, Dict[str, Any]]:
-    """(what the graph file holds, its identity) as ``geaet-dgl partition`` recorded them in the sidecar.
+def recorded_graph_file(sidecar: Dict[str, Any]) -> Optional[Tuple[GraphFileInfo, Dict[str, Any]]]:
+    """(what the graph file holds, its identity) as ``geaet-dgl partition`` recorded them in the sidecar, while the
+    file has the size and mtime recorded with them; else None (the file is read, and :func:`train_partitioned`
+    checks it against the partitions).
 
     The launcher configures the run from these instead of loading the graph (on ogbn-products' size that took
     30 s and 5 GiB before any process started); a folder that predates content hashes hashes the file once."""
     stamp = sidecar["graph_file"]
+    current = file_stamp(stamp["path"]) if os.path.isfile(stamp["path"]) else None
+    if current is None or (current["size"], current["mtime_ns"]) != (stamp["size"], stamp["mtime_ns"]):
+        return None
     info = graph_info(sidecar)
     if stamp.get("sha256"):
         identity = {"size": stamp["size"], "graphs": 1, "sha256": stamp["sha256"]}

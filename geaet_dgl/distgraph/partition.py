@@ -24,14 +24,13 @@ import os
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import dgl
 import numpy as np
 import torch
 
 from ..data.encodings.apply import encode_splits
-from ..data.encodings.pe_cache import meminfo_bytes
 from ..data.errors import DataError
 from ..data.own_files.graph_files import GraphFileInfo, read_graph_file
 from ..data.identity import file_identity
@@ -143,16 +142,11 @@ def partition_memory_warning(path: str, num_edges: int, held: int, available: Op
             "memory (once: copy the folder to the trainers' machines) or add swap")
 
 
-def _resident_bytes() -> int:
-    """This process's resident memory (Linux ``VmRSS``; 0 where unknown): the loaded graph and the imports."""
-    try:
-        with open("/proc/self/status") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
+def machine_memory() -> Tuple[int, int, int]:
+    """(bytes this process holds, bytes the machine can still give, free swap): what partitioning may use."""
+    import psutil
+
+    return psutil.Process().memory_info().rss, psutil.virtual_memory().available, psutil.swap_memory().free
 
 
 def check_out_dir(out_dir: str, path: str) -> None:
@@ -216,8 +210,7 @@ def partition_file(path: str, parts: int, out_dir: str, *, lap_k: int = 0, rwse_
     if not lap_k:  # no Laplacian encoding asked for: drop the empty (N, 0) fields
         graph.ndata.pop("lap_pe", None)
         graph.ndata.pop("lap_eigval", None)
-    warning = partition_memory_warning(path, graph.num_edges(), _resident_bytes(), meminfo_bytes("MemAvailable"),
-                                       meminfo_bytes("SwapFree"))
+    warning = partition_memory_warning(path, graph.num_edges(), *machine_memory())
     if warning:
         log.warning(warning)
     info = inspect_node_graph(path)

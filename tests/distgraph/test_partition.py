@@ -102,8 +102,7 @@ def test_memory_warning_says_swap_or_stop_from_the_edge_count():
 def test_partition_warns_before_it_starts_when_memory_is_short(graph_file, tmp_path, monkeypatch, caplog):
     from geaet_dgl.distgraph import partition as partition_module
 
-    monkeypatch.setattr(partition_module, "meminfo_bytes", lambda field: 1024)  # 1 kB of memory, 1 kB of swap
-    monkeypatch.setattr(partition_module, "_resident_bytes", lambda: 0)
+    monkeypatch.setattr(partition_module, "machine_memory", lambda: (0, 1024, 1024))  # 1 kB of memory and of swap
     with caplog.at_level("WARNING", logger="geaet_dgl.distgraph.partition"):
         report = partition_file(graph_file, 1, str(tmp_path / "parts"))
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]

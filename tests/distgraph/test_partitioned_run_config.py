@@ -49,3 +49,19 @@ def test_a_damaged_record_is_refused_in_one_line(partitioned):
             json.dump({**sidecar, **damage}, handle)
         with pytest.raises(DataError, match="damaged.*partition the graph again"):
             launch.partitioned_run_config(config, None, {}, threads=1)
+
+
+def test_a_file_changed_since_is_read_not_trusted_to_the_record(partitioned):
+    """Touched (or changed) since partitioning: the record is not used; the file is read and the launcher's
+    check against the partitions decides."""
+    import os
+
+    path, config = partitioned
+    from geaet_dgl.distgraph.partition import read_sidecar
+
+    assert launch.recorded_graph_file(read_sidecar(config)) is not None
+    stat = os.stat(path)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10 ** 9))
+    assert launch.recorded_graph_file(read_sidecar(config)) is None
+    run = launch.partitioned_run_config(config, None, {}, threads=1)
+    assert run.model.out_feats == 3 and run.data.file_identity["sha256"] == read_sidecar(config)["graph_file"]["sha256"]

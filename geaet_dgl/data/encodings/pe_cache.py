@@ -127,21 +127,16 @@ def writable_cache_dir(preferred: PathLike, key: str) -> Path:
                     f"{CACHE_ENV}=DIR to a writable folder")
 
 
-def meminfo_bytes(field: str) -> Optional[int]:
-    """One field of Linux's ``/proc/meminfo`` in bytes (``MemAvailable``, ``SwapFree``); ``None`` where unknown."""
+def free_memory_bytes() -> Optional[int]:
+    """Memory the system can still give (Linux ``MemAvailable``); ``None`` where unknown."""
     try:
         with open("/proc/meminfo") as handle:
             for line in handle:
-                if line.startswith(field + ":"):
+                if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
     return None
-
-
-def free_memory_bytes() -> Optional[int]:
-    """Memory the system can still give (Linux ``MemAvailable``); ``None`` where unknown."""
-    return meminfo_bytes("MemAvailable")
 
 
 def check_dense_fits(num_nodes: int, index: int) -> None:
