@@ -15,11 +15,13 @@
    repeat: ours-ref, ref-ours, ...; with exported files, :func:`~.exported.interleaved_rates` rotates all of
    them in inference). Medians of per-step graphs/s and the ratios
    ours/reference are reported, plus the median of the per-repeat ratios.
+5. With ``timing.isolate`` (the command's default) each batch size runs all of this in a process of its own
+   (:func:`compare_in_fresh_processes`), so a cell does not depend on which batch sizes ran before it.
 """
 from __future__ import annotations
 
 import copy
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import dgl
 import torch
@@ -27,11 +29,11 @@ import torch
 from geaet_dgl.errors import GeaetError
 from geaet_dgl.inference import fold_for_inference
 from .inputs import prebuilt_batches
-from .exported import (EXPORT_PARITY_TOLERANCE, check_export_parity, check_formats, exported_contenders,
+from .exported import (EXPORT_PARITY_TOLERANCE, ExportParityError, check_export_parity, check_formats, exported_contenders,
                        exported_parity, exported_row, interleaved_rates, load_exported, parity_line as exported_line)
 from .parity import PARITY_DTYPE, in_precision
 from .jobs import Reference, Timing
-from .subject import Subject, as_subject
+from .subject import Subject, as_subject, resolve_subject
 from .throughput import infer_step_fn, make_clipper, make_optimizer, train_step_fn
 from .timing import environment, set_threads
 
@@ -56,6 +58,10 @@ def check_parity_tolerance(parity, tolerance: float = PARITY_TOLERANCE, force: b
         raise ParityError(f"ours and the reference differ by {parity.checked_diff:.3g} > {tolerance:g} in "
                           f"{parity.dtype} ({parity.worst}); the two models compute different things: fix parity "
                           f"first or pass force=True (--force)")
+
+
+#: The measuring process's one-line errors, re-raised as what they were in the process that started it.
+_CHILD_ERRORS = {"ParityError": ParityError, "ExportParityError": ExportParityError}
 
 
 def reference_forward(model: torch.nn.Module, batch) -> tuple:
@@ -274,3 +280,59 @@ def folding_difference(model: torch.nn.Module, graph, dtype: torch.dtype = PARIT
         expected = copy_in_dtype(graph)
         diff = (fold_for_inference(copy_in_dtype)(graph) - expected).abs().max()
         return float(diff / expected.abs().max().clamp_min(1.0))
+
+
+def measure_against_reference(reference: Reference, batch_size: int, timing: Timing, fold: bool = True,
+                              exported: Sequence[str] = (), preset: str = "mnist",
+                              config_file: Optional[str] = None) -> Dict[str, object]:
+    """:func:`compare_with_reference` at one batch size in the calling process: a measuring process's entry
+    (task ``against_pyg``; the subject travels as ``preset`` or ``config_file``). Its progress lines are returned
+    under ``'progress'``; a one-line refusal (:class:`~geaet_dgl.errors.GeaetError`, e.g. :class:`ParityError`)
+    under ``'error'`` and ``'error_type'`` instead of a report."""
+    lines: List[str] = []
+    try:
+        report = compare_with_reference(reference, resolve_subject(preset, config_file), (int(batch_size),), timing,
+                                        fold=fold, progress=lines.append, parity_tolerance=PARITY_TOLERANCE,
+                                        exported=tuple(exported))
+    except GeaetError as exc:
+        return {"error": str(exc), "error_type": type(exc).__name__, "progress": lines}
+    report["progress"] = lines
+    return report
+
+
+def compare_in_fresh_processes(reference: Reference, subject: Subject, batch_sizes: Sequence[int], timing: Timing,
+                               fold: bool = True, progress: Optional[Callable[[str], None]] = None,
+                               exported: Sequence[str] = ()) -> Dict[str, object]:
+    """:func:`compare_with_reference`'s report, each batch size measured in a process where no other one ran: the
+    first in this process (its checks and errors as they happen), every further one in a fresh process
+    (:func:`.worker.run_isolated`: the command's allocator mode, wait policy and threads).
+
+    In one process a cell depends on the cells before it: 2026-11-29, GraphGPS's ``zinc-GPS.yaml`` at batch 64,
+    inference 1.39-1.57x after the batch-16 cells (the reference's batch-64 steps 25-50% faster in a heap that
+    served batch 16) and 1.69-1.74x in three processes of batch 64 alone, training 1.29-1.34 either way. Every
+    process runs the parity and folding checks on the same batch; their lines are printed once, the largest
+    folding difference is kept."""
+    from .worker import run_isolated
+
+    if not batch_sizes:
+        raise ValueError("no batch sizes to compare; give at least one")
+    merged = compare_with_reference(reference, subject, batch_sizes[:1], timing, fold=fold, progress=progress,
+                                    exported=exported)
+    for batch_size in batch_sizes[1:]:
+        if progress:
+            progress(f"batch {batch_size}: ours and the reference in a fresh process")
+        part = run_isolated("against_pyg", dict(subject.worker_kwargs(), reference=reference,
+                                                batch_size=int(batch_size), timing=timing, fold=fold,
+                                                exported=list(exported)))
+        lines = part.pop("progress")
+        if "error" in part:
+            raise _CHILD_ERRORS.get(part["error_type"], GeaetError)(part["error"])
+        if progress:
+            for line in lines:
+                if line.startswith("  batch "):
+                    progress(line)
+        merged["results"] += part["results"]
+        merged["fold_max_abs_diff"] = max(merged["fold_max_abs_diff"] or 0.0, part["fold_max_abs_diff"] or 0.0)
+        if "exported" in part:
+            merged["exported"]["results"] += part["exported"]["results"]
+    return merged

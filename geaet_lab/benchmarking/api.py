@@ -14,6 +14,7 @@ import os
 from typing import Callable, Dict, Optional, Tuple
 
 from geaet_dgl.allocator import configure_allocator, environment_for, requested_mode
+from geaet_dgl.openmp_wait import describe_wait_policy
 from geaet_dgl.config import ConfigError
 
 from .epoch import run_epoch
@@ -148,7 +149,7 @@ def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str]
                   allocator=requested if timing.isolate else in_process, allocator_this_process=in_process,
                   preset=subject.name, batch_sizes=[int(b) for b in job.batch_sizes], repeats=timing.repeats,
                   warmup=timing.warmup, num_batches=timing.num_batches, seed=timing.seed, isolated=timing.isolate,
-                  inference="folded" if job.fold else "unfolded")
+                  inference="folded" if job.fold else "unfolded", openmp_wait=describe_wait_policy())
     if job.config_file is not None:
         config["config_file"] = str(job.config_file)
     report: Dict[str, object] = {"config": config, "results": []}
@@ -215,11 +216,12 @@ def _epochs_against_reference(job: ModelJob, subject: Subject, timing: Timing, r
 def _throughput_against_reference(job: ModelJob, subject: Subject, timing: Timing, report: Dict[str, object],
                                   echo: Echo) -> None:
     """The step table of ours and the reference interleaved; peak memory from our model alone."""
-    from .against_pyg import compare_with_reference
+    from .against_pyg import compare_in_fresh_processes, compare_with_reference
 
     config_file = subject.config_file  # the reference's --config
-    comparison = compare_with_reference(job.reference, subject, job.batch_sizes, timing, fold=job.fold,
-                                        progress=echo, exported=job.exported)
+    compare = compare_in_fresh_processes if timing.isolate else compare_with_reference
+    comparison = compare(job.reference, subject, job.batch_sizes, timing, fold=job.fold, progress=echo,
+                         exported=job.exported)
     if "exported" in comparison:
         report["exported"] = comparison["exported"]
     memory_timing = dataclasses.replace(timing, repeats=1, warmup=1)
@@ -233,12 +235,13 @@ def _throughput_against_reference(job: ModelJob, subject: Subject, timing: Timin
     if "parity_reference_statistics" in comparison:
         report["parity_reference_statistics"] = comparison["parity_reference_statistics"]
     config = report["config"]
+    where = "a process of its own per batch size" if timing.isolate else "one process"
     config.update(reference_dir=str(job.reference.ref_dir), throughput_source=(
-        "ours and the reference interleaved in one process on the same pre-built batches; peak RSS from "
+        f"ours and the reference interleaved in {where} on the same pre-built batches; peak RSS from "
         "a separate process per batch size running our model alone (1 warm-up + 1 step per phase)"))
     if config_file:
         config.update(config_file=str(config_file), throughput_source=(
-            "ours and the reference interleaved in one process on the same pre-built batches"))
+            f"ours and the reference interleaved in {where} on the same pre-built batches"))
 
 
 def node_scaling_methods(job: NodeScalingJob) -> Tuple[str, ...]:

@@ -169,14 +169,19 @@ def format_report(report: Dict[str, object]) -> str:
     if report.get("results") or report.get("epoch") or report.get("epoch_against_pyg"):
         head += f" preset={cfg['preset']} repeats={cfg['repeats']} warmup={cfg['warmup']}"
     allocator = cfg.get("allocator", "system")
-    if "parity_max_abs_diff" in report and cfg.get("allocator_this_process", allocator) != allocator:
+    if ("parity_max_abs_diff" in report and not cfg.get("isolated")
+            and cfg.get("allocator_this_process", allocator) != allocator):
         allocator += f" (interleaved comparison: {cfg['allocator_this_process']})"
-    head += f" allocator={allocator} (torch {cfg['torch']}, dgl {cfg['dgl']})"
+    head += f" allocator={allocator}"
+    if cfg.get("openmp_wait"):
+        head += f" openmp_wait={cfg['openmp_wait']}"
+    head += f" (torch {cfg['torch']}, dgl {cfg['dgl']})"
     parts = [head]
     if report.get("results"):
         note = "graphs/s = median of per-step rates over pre-built batches"
         if "parity_max_abs_diff" in report:
-            note += ("; ours and ref timed interleaved in one process, ratio = ours/ref; "
+            where = "a process of its own per batch size" if cfg.get("isolated") else "one process"
+            note += (f"; ours and ref timed interleaved in {where}, ratio = ours/ref; "
                      + parity_note(report))
         if cfg.get("inference"):
             note += f"; inference on the {cfg['inference']} model"

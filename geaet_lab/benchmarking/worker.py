@@ -6,6 +6,7 @@ keyword arguments and writes the returned dict to ``OUT_JSON``. Jobs of :mod:`.j
 arguments travel as JSON too (:func:`.jobs.encode`, :func:`.jobs.decode`). Tasks:
 
 * ``throughput`` -> :func:`geaet_lab.benchmarking.throughput.measure_throughput`
+* ``against_pyg`` -> :func:`geaet_lab.benchmarking.against_pyg.measure_against_reference`
 * ``epoch`` -> :func:`geaet_lab.benchmarking.epoch.measure_epoch`
 * ``scaling`` -> :func:`geaet_lab.benchmarking.scaling.measure_scaling_point`
 * ``hetero`` -> :func:`geaet_lab.benchmarking.hetero.measure_hetero`
@@ -30,6 +31,7 @@ from .jobs import Timing, decode, encode
 
 TASKS = {
     "throughput": ("geaet_lab.benchmarking.throughput", "measure_throughput"),
+    "against_pyg": ("geaet_lab.benchmarking.against_pyg", "measure_against_reference"),
     "epoch": ("geaet_lab.benchmarking.epoch", "measure_epoch"),
     "scaling": ("geaet_lab.benchmarking.scaling", "measure_scaling_point"),
     "hetero": ("geaet_lab.benchmarking.hetero", "measure_hetero"),
