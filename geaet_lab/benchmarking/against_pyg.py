@@ -70,9 +70,11 @@ def reference_forward(model: torch.nn.Module, batch) -> tuple:
 
 
 def _interleaved(ours: Callable, ref: Callable, ours_batches, ref_batches, sizes: Sequence[int], warmup: int,
-                 repeats: int) -> Dict[str, object]:
-    rates = interleaved_rates([("ours", ours, ours_batches), ("ref", ref, ref_batches)], sizes, warmup, repeats)
-    return {"ours": rates["ours"], "ref": rates["ref"], "paired_ratio": rates["paired_ratio"]["ref"]}
+                 repeats: int, min_time: float = 0.0) -> Dict[str, object]:
+    rates = interleaved_rates([("ours", ours, ours_batches), ("ref", ref, ref_batches)], sizes, warmup, repeats,
+                              min_time=min_time)
+    return {"ours": rates["ours"], "ref": rates["ref"], "paired_ratio": rates["paired_ratio"]["ref"],
+            "rounds": rates["rounds"]}
 
 
 def compare_with_reference(reference: Reference, subject: "Subject | str" = "mnist",
@@ -185,12 +187,14 @@ def compare_with_reference(reference: Reference, subject: "Subject | str" = "mni
                 progress(exported_line(export_parity, batch_size))
             check_export_parity(export_parity, force=force)
             contenders += files
-        rates = interleaved_rates(contenders, sizes, warmup, repeats)
-        infer = {"ours": rates["ours"], "ref": rates["ref"], "paired_ratio": rates["paired_ratio"]["ref"]}
+        rates = interleaved_rates(contenders, sizes, warmup, repeats, min_time=timing.min_time)
+        infer = {"ours": rates["ours"], "ref": rates["ref"], "paired_ratio": rates["paired_ratio"]["ref"],
+                 "rounds": rates["rounds"]}
         if exported:
             exported_rows.append(exported_row(batch_size, rates, export_parity, reference=True))
         ours.train(), ref_model.train()
-        train = _interleaved(ours_train, ref_train, ours_batches, ref_batches, sizes, warmup, repeats)
+        train = _interleaved(ours_train, ref_train, ours_batches, ref_batches, sizes, warmup, repeats,
+                             timing.min_time)
         row: Dict[str, object] = {"batch_size": int(batch_size)}
         for phase, data in (("train", train), ("infer", infer)):
             for who, prefix in (("ours", ""), ("ref", "ref_")):
@@ -199,13 +203,15 @@ def compare_with_reference(reference: Reference, subject: "Subject | str" = "mni
                 row[f"{prefix}{phase}_graphs_per_s_max"] = data[who]["max"]
             row[f"ratio_{phase}"] = data["ours"]["median"] / data["ref"]["median"]
             row[f"ratio_{phase}_paired"] = data["paired_ratio"]
+            row[f"rounds_{phase}"] = data["rounds"]
         results.append(row)
         if progress:
             progress(f"  batch {batch_size}: train ours {row['train_graphs_per_s']:.1f} vs ref "
                      f"{row['ref_train_graphs_per_s']:.1f} g/s ({row['ratio_train']:.2f}x); infer ours "
                      f"{row['infer_graphs_per_s']:.1f} vs ref {row['ref_infer_graphs_per_s']:.1f} g/s "
                      f"({row['ratio_infer']:.2f}x)")
-    settings = dict(environment("cpu", threads), preset=key, repeats=repeats, warmup=warmup, num_batches=num_batches,
+    settings = dict(environment("cpu", threads), preset=key, repeats=repeats, min_time=timing.min_time,
+                    warmup=warmup, num_batches=num_batches,
                   reference_dir=str(ref_dir), interleaved=True, parity_tolerance=parity_tolerance,
                   inference="folded" if fold else "unfolded")
     if config is not None:

@@ -155,27 +155,42 @@ def check_export_parity(parity: Dict[str, float], tolerance: float = EXPORT_PARI
                                 f"the bug, or time it anyway with --force")
 
 
+#: The most timed rounds :func:`interleaved_rates` takes to reach its ``min_time``.
+MAX_ROUNDS = 1000
+
+
 def interleaved_rates(contenders: Sequence[Tuple[str, Callable[[Any], object], Sequence[Any]]], sizes: Sequence[int],
-                      warmup: int, repeats: int, device: torch.device = torch.device("cpu")) -> Dict[str, object]:
+                      warmup: int, repeats: int, device: torch.device = torch.device("cpu"),
+                      min_time: float = 0.0) -> Dict[str, object]:
     """Time ``contenders`` (name, step, its batches) in rotating order on the same batches: ``warmup`` untimed
-    rounds, then ``repeats`` timed ones (round r starts with contender r mod n, so machine drift hits all alike;
-    with two it alternates). Returns ``{name: summarize(graphs/s)}`` and ``'paired_ratio'``: per name after the
-    first, the median over rounds of first's rate / its rate."""
+    rounds, then at least ``repeats`` timed ones, and more until every contender's timed steps add up to
+    ``min_time`` seconds (at most :data:`MAX_ROUNDS`): round r starts with contender r mod n, so machine drift
+    hits all alike; with two it alternates. On a shared machine the speed drifts over seconds (2026-11-29,
+    Performer at batch 64: ours / the reference's graphs/s from 1.22 to 2.01 in 3-second windows of one
+    process), so a few rounds read one moment and seconds of rounds the machine's usual ratio.
+    Returns ``{name: summarize(graphs/s)}``, ``'paired_ratio'``: per name after the first, the median over
+    rounds of first's rate / its rate, and ``'rounds'``."""
     count = len(sizes)
     for i in range(warmup):
         for _, step, batches in contenders:
             step(batches[i % count])
     found: Dict[str, List[float]] = {name: [] for name, _, _ in contenders}
+    spent: Dict[str, float] = {name: 0.0 for name, _, _ in contenders}
     order = list(contenders)
-    for r in range(repeats):
+    r = 0
+    while r < repeats or (min(spent.values()) < min_time and r < MAX_ROUNDS):
         j = (warmup + r) % count
         shift = r % len(order)
         for name, step, batches in order[shift:] + order[:shift]:
-            found[name].append(sizes[j] / time_call(lambda: step(batches[j]), device))
+            seconds = time_call(lambda: step(batches[j]), device)
+            spent[name] += seconds
+            found[name].append(sizes[j] / seconds)
+        r += 1
     first = contenders[0][0]
     out: Dict[str, object] = {name: summarize(values) for name, values in found.items()}
     out["paired_ratio"] = {name: statistics.median(a / b for a, b in zip(found[first], values))
                            for name, values in found.items() if name != first}
+    out["rounds"] = r
     return out
 
 
@@ -235,7 +250,8 @@ def compare_exported(subject, batch_sizes: Sequence[int], timing, formats: Seque
             progress(parity_line(parity, batch_size))
         check_export_parity(parity, force=force)
         rates = interleaved_rates([("ours", infer_step_fn(ours), batches)] + contenders,
-                                  [g.batch_size for g in graphs], timing.warmup, timing.repeats, device)
+                                  [g.batch_size for g in graphs], timing.warmup, timing.repeats, device,
+                                  min_time=timing.min_time)
         rows.append(exported_row(batch_size, rates, parity))
     return {"formats": list(formats), "tolerance": EXPORT_PARITY_TOLERANCE, "results": rows,
             "source": "ours and the exported files interleaved in one process on the same pre-built batches"}

@@ -40,6 +40,8 @@ class Timing:
     threads : torch intra-op threads in this and every measuring process (None: the cores this
         process may use, see :mod:`geaet_dgl.threads`).
     repeats, warmup : timed and untimed steps per phase.
+    min_time : where contenders are timed side by side (``--against-pyg``, ``--exported``), more rounds past
+        ``repeats`` until each has run this many seconds (:func:`~.exported.interleaved_rates`).
     num_batches : distinct pre-built batches cycled over per batch size.
     seed : weights and graphs.
     isolate : each measurement in a fresh process (its own peak RSS).
@@ -51,6 +53,7 @@ class Timing:
     threads: Optional[int] = None
     repeats: int = 5
     warmup: int = 2
+    min_time: float = 2.0
     num_batches: int = 2
     seed: int = 0
     isolate: bool = True

@@ -168,6 +168,8 @@ def format_report(report: Dict[str, object]) -> str:
     head = f"GEAET-DGL benchmark: device={cfg['device']} threads={cfg['threads']}"
     if report.get("results") or report.get("epoch") or report.get("epoch_against_pyg"):
         head += f" preset={cfg['preset']} repeats={cfg['repeats']} warmup={cfg['warmup']}"
+        if cfg.get("min_time") and ("parity_max_abs_diff" in report or report.get("exported")):
+            head += f" min_time={cfg['min_time']:g}s"
     allocator = cfg.get("allocator", "system")
     if ("parity_max_abs_diff" in report and not cfg.get("isolated")
             and cfg.get("allocator_this_process", allocator) != allocator):

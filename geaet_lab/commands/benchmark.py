@@ -41,6 +41,10 @@ from ..benchmarking.exported import EXPORTED_FORMATS
               help="Timed repeats per measurement (the median is reported).")
 @click.option("--warmup", type=click.IntRange(min=0), default=2, show_default=True,
               help="Untimed warm-up steps before timing.")
+@click.option("--min-time", type=click.FloatRange(min=0.0), default=2.0, show_default=True, metavar="SECONDS",
+              help="Side by side (--against-pyg, --exported): more rounds past --repeats until each side's timed "
+                   "steps add up to this many seconds per batch size and phase, so that a ratio reads the "
+                   "machine's usual speed rather than a moment of it. 0: exactly --repeats.")
 @click.option("--epoch", "epoch", is_flag=True,
               help="Also time a whole training and inference epoch including data loading and batching; with "
                    "--against-pyg, whole epochs of ours and the reference alternated, each through its own loader "
@@ -120,7 +124,7 @@ def benchmark(**options) -> None:
 def job_from_options(options: Dict[str, Any]) -> Union[ModelJob, NodeScalingJob]:
     """The :mod:`~geaet_lab.benchmarking.jobs` job the command's options describe."""
     timing = Timing(device=options["device"], threads=options["threads"], repeats=options["repeats"],
-                    warmup=options["warmup"], allocator=options["allocator"])
+                    warmup=options["warmup"], min_time=options["min_time"], allocator=options["allocator"])
     return _node_scaling_job(options, timing) if options["node_scaling"] else _model_job(options, timing)
 
 

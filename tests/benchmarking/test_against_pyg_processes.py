@@ -9,7 +9,7 @@ from geaet_lab.benchmarking.jobs import Reference, Timing
 from geaet_lab.benchmarking.subject import Subject
 
 REF_DIR = os.environ.get("GEAET_REF_DIR", "/work/ref/GEAET")
-TIMING = Timing(repeats=2, warmup=0, threads=1, num_batches=1)
+TIMING = Timing(repeats=2, warmup=0, threads=1, num_batches=1, min_time=0.0)
 
 
 def _row(batch_size):

@@ -4,7 +4,7 @@ import dgl
 import pytest
 import torch
 
-from geaet_lab.benchmarking import run_benchmark
+from geaet_lab.benchmarking import exported, run_benchmark
 from geaet_lab.benchmarking.exported import (ExportParityError, check_export_parity, check_formats,
                                              exported_contenders, exported_parity, interleaved_rates, load_exported)
 from geaet_lab.benchmarking.jobs import ModelJob, Reference, Timing
@@ -19,7 +19,7 @@ try:
 except ImportError:
     FORMATS = ("torchscript",)
 
-TINY = Timing(repeats=2, warmup=1, num_batches=1, threads=1, isolate=False)
+TINY = Timing(repeats=2, warmup=1, num_batches=1, threads=1, isolate=False, min_time=0.0)
 
 
 def test_interleaved_rates_rotate_the_order_and_count_every_step():
@@ -35,8 +35,30 @@ def test_interleaved_rates_rotate_the_order_and_count_every_step():
     # round r starts with contender r mod 3 and steps batch (warmup + r) mod 2
     assert [name for name, _ in timed] == list("abc") + list("bca") + list("cab")
     assert [batch[1] for _, batch in timed] == list("111000111")
-    assert set(rates) == {"a", "b", "c", "paired_ratio"} and set(rates["paired_ratio"]) == {"b", "c"}
+    assert set(rates) == {"a", "b", "c", "paired_ratio", "rounds"} and set(rates["paired_ratio"]) == {"b", "c"}
     assert all(rates[name]["min"] <= rates[name]["median"] <= rates[name]["max"] for name in "abc")
+    assert rates["rounds"] == 3  # no min_time: exactly the repeats
+
+
+def test_interleaved_rates_take_rounds_until_every_contender_ran_min_time(monkeypatch):
+    spent = {"fast": 0.001, "slow": 0.004}
+    clock = {"now": 0.0}
+
+    def step(name):
+        def run(batch):
+            clock["now"] += spent[name]
+        return run
+
+    monkeypatch.setattr(exported, "time_call", lambda fn, device: (lambda before: (fn(), clock["now"] - before)[1])(
+        clock["now"]))
+    contenders = [(name, step(name), [0]) for name in ("fast", "slow")]
+    rates = interleaved_rates(contenders, sizes=[2], warmup=0, repeats=3, min_time=0.05)
+    # the fast side needs 50 rounds of 1 ms; the slow one would have stopped after 13
+    assert rates["rounds"] == 50
+    assert rates["fast"]["median"] == pytest.approx(2 / 0.001) and rates["slow"]["median"] == pytest.approx(2 / 0.004)
+    assert interleaved_rates(contenders, sizes=[2], warmup=0, repeats=80, min_time=0.05)["rounds"] == 80
+    monkeypatch.setattr(exported, "MAX_ROUNDS", 20)
+    assert interleaved_rates(contenders, sizes=[2], warmup=0, repeats=3, min_time=10.0)["rounds"] == 20
 
 
 @pytest.mark.slow

@@ -65,11 +65,11 @@ def test_every_option_reaches_the_job(calls, tmp_path):
     config.write_text("{}")
     job, outputs = _job(calls, [
         "--preset", "cifar10", "--batch-sizes", "4", "8", "--device", "cpu", "--threads", "3", "--repeats", "7",
-        "--warmup", "1", "--allocator", "keep", "--no-fold", "--force", "--against-pyg", "REF",
+        "--warmup", "1", "--min-time", "0.5", "--allocator", "keep", "--no-fold", "--force", "--against-pyg", "REF",
         "--config", str(config), "--breakdown", "--json", "out.json", "--plot", "out.png"])
     assert job == ModelJob(preset="cifar10", batch_sizes=(4, 8), breakdown=True, fold=False,
                            reference=Reference("REF", force=True, config_file=str(config)),
-                           timing=Timing(threads=3, repeats=7, warmup=1, allocator="keep"), force=True)
+                           timing=Timing(threads=3, repeats=7, warmup=1, min_time=0.5, allocator="keep"), force=True)
     assert outputs["json_path"] == "out.json" and outputs["plot_path"] == "out.png"
     job, _ = _job(calls, ["--epoch", "--against-pyg", "REF", "--dataset", "mnist", "--data-dir", str(tmp_path),
                           "--limit-train", "5", "--limit-val", "2", "--epoch-repeats", "4", "--num-graphs", "9",
