@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from .batch_layout import BatchLayout
+from .fast_exp import LOG2E, exp_, exp_scaled_, uses_exp2
 from .norm import batchnorm_affine
 
 
@@ -38,12 +39,16 @@ def softmax_weights(graph: dgl.DGLGraph, messages: torch.Tensor, dst: torch.Tens
     where given: ``exp(m - max_j m)`` per destination node, or, on CPU where no message exceeds
     :data:`SHIFT_FREE_MAX`, ``exp(m)``: the softmax does not see a per-node shift, so both give the same
     normalised weights up to float rounding, and the unshifted form skips the per-node maximum
-    (``copy_e_max``, 2x a sum on DGL's CPU kernel), its gather and a subtraction: one reduction instead."""
+    (``copy_e_max``, 2x a sum on DGL's CPU kernel), its gather and a subtraction: one reduction instead.
+    ``exp`` is :mod:`.fast_exp`'s choice of kernel for this CPU (``exp2`` of ``m log2 e`` on AMD's)."""
     if messages.device.type == "cpu" and messages.numel() and float(messages.max()) <= SHIFT_FREE_MAX:
-        return torch.exp(messages, out=out) if out is not None else messages.exp()
+        if not uses_exp2(messages):
+            return torch.exp(messages, out=out) if out is not None else messages.exp()
+        scaled = torch.mul(messages, LOG2E, out=out) if out is not None else messages * LOG2E
+        return exp_scaled_(scaled)  # exp2(m log2 e): 2.1-2.4x faster than exp on an AMD EPYC at (9k-36k, 40)
     top = dgl.ops.copy_e_max(graph, messages)  # (N, d)
     weights = torch.index_select(top, 0, dst, out=out) if out is not None else top.index_select(0, dst)
-    return torch.sub(messages, weights, out=weights).exp_()  # in (0, 1]
+    return exp_(torch.sub(messages, weights, out=weights))  # in (0, 1]
 
 
 @torch.no_grad()

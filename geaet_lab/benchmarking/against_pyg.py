@@ -29,8 +29,9 @@ import torch
 from geaet_dgl.errors import GeaetError
 from geaet_dgl.inference import fold_for_inference
 from .inputs import prebuilt_batches
-from .exported import (EXPORT_PARITY_TOLERANCE, ExportParityError, check_export_parity, check_formats, exported_contenders,
-                       exported_parity, exported_row, interleaved_rates, load_exported, parity_line as exported_line)
+from .exported import (EXPORT_PARITY_TOLERANCE, ExportParityError, check_export_parity, check_formats,
+                       exported_contenders, exported_parity, exported_row, interleaved_rates, load_exported,
+                       parity_line as exported_line)
 from .parity import PARITY_DTYPE, in_precision
 from .jobs import Reference, Timing
 from .subject import Subject, as_subject, resolve_subject
@@ -81,9 +82,10 @@ def compare_with_reference(reference: Reference, subject: "Subject | str" = "mni
                            batch_sizes: Sequence[int] = (16, 64, 128), timing: Optional[Timing] = None,
                            fold: bool = True,
                            progress: Optional[Callable[[str], None]] = None,
-                           parity_tolerance: float = PARITY_TOLERANCE, exported: Sequence[str] = ()
-                           ) -> Dict[str, object]:
-    """Parity check, then interleaved CPU timing of ours vs the reference at every batch size.
+                           parity_tolerance: float = PARITY_TOLERANCE, exported: Sequence[str] = (),
+                           parity_batch_size: Optional[int] = None) -> Dict[str, object]:
+    """Parity check (on a batch of ``parity_batch_size`` graphs, default the smallest batch size), then
+    interleaved CPU timing of ours vs the reference at every batch size.
 
     ``reference``: the checkout (``ref_dir``), ``force`` (time even when parity fails) and
     ``config_file``: a reference (GEAET or GraphGPS) YAML; the model it describes is compared instead of
@@ -138,7 +140,8 @@ def compare_with_reference(reference: Reference, subject: "Subject | str" = "mni
     set_threads(threads)
     exported = check_formats(exported)
 
-    graph, labels = batches_of(min(batch_sizes), 1, seed)[0]
+    parity_batch_size = parity_batch_size or min(batch_sizes)
+    graph, labels = batches_of(parity_batch_size, 1, seed)[0]
     own_statistics = None
     if config is not None:
         parity, own_statistics = config_parity(read, ref_dir, graph, labels, seed)
@@ -146,7 +149,7 @@ def compare_with_reference(reference: Reference, subject: "Subject | str" = "mni
         parity = compare_models(*pair(), graph, labels, pyg_batch(graph, labels), loss_fn)
     if progress:
         shared = own_statistics["fields"] if own_statistics else ()
-        progress(parity_line(parity, min(batch_sizes))
+        progress(parity_line(parity, parity_batch_size)
                  + (f"; {', '.join(shared)} ours on both sides (float32 inputs the two compute by different "
                     "routes)" if shared else ""))
     check_parity_tolerance(parity, parity_tolerance, force)
@@ -289,8 +292,8 @@ def folding_difference(model: torch.nn.Module, graph, dtype: torch.dtype = PARIT
 
 
 def measure_against_reference(reference: Reference, batch_size: int, timing: Timing, fold: bool = True,
-                              exported: Sequence[str] = (), preset: str = "mnist",
-                              config_file: Optional[str] = None) -> Dict[str, object]:
+                              exported: Sequence[str] = (), parity_batch_size: Optional[int] = None,
+                              preset: str = "mnist", config_file: Optional[str] = None) -> Dict[str, object]:
     """:func:`compare_with_reference` at one batch size in the calling process: a measuring process's entry
     (task ``against_pyg``; the subject travels as ``preset`` or ``config_file``). Its progress lines are returned
     under ``'progress'``; a one-line refusal (:class:`~geaet_dgl.errors.GeaetError`, e.g. :class:`ParityError`)
@@ -298,8 +301,8 @@ def measure_against_reference(reference: Reference, batch_size: int, timing: Tim
     lines: List[str] = []
     try:
         report = compare_with_reference(reference, resolve_subject(preset, config_file), (int(batch_size),), timing,
-                                        fold=fold, progress=lines.append, parity_tolerance=PARITY_TOLERANCE,
-                                        exported=tuple(exported))
+                                        fold=fold, progress=lines.append, exported=tuple(exported),
+                                        parity_batch_size=parity_batch_size)
     except GeaetError as exc:
         return {"error": str(exc), "error_type": type(exc).__name__, "progress": lines}
     report["progress"] = lines
@@ -316,20 +319,20 @@ def compare_in_fresh_processes(reference: Reference, subject: Subject, batch_siz
     In one process a cell depends on the cells before it: 2026-11-29, GraphGPS's ``zinc-GPS.yaml`` at batch 64,
     inference 1.39-1.57x after the batch-16 cells (the reference's batch-64 steps 25-50% faster in a heap that
     served batch 16) and 1.69-1.74x in three processes of batch 64 alone, training 1.29-1.34 either way. Every
-    process runs the parity and folding checks on the same batch; their lines are printed once, the largest
-    folding difference is kept."""
+    process runs the parity and folding checks on the same batch (of the smallest batch size); their lines are
+    printed once, the largest folding difference is kept."""
     from .worker import run_isolated
 
     if not batch_sizes:
         raise ValueError("no batch sizes to compare; give at least one")
     merged = compare_with_reference(reference, subject, batch_sizes[:1], timing, fold=fold, progress=progress,
-                                    exported=exported)
+                                    exported=exported, parity_batch_size=min(batch_sizes))
     for batch_size in batch_sizes[1:]:
         if progress:
             progress(f"batch {batch_size}: ours and the reference in a fresh process")
         part = run_isolated("against_pyg", dict(subject.worker_kwargs(), reference=reference,
                                                 batch_size=int(batch_size), timing=timing, fold=fold,
-                                                exported=list(exported)))
+                                                exported=list(exported), parity_batch_size=min(batch_sizes)))
         lines = part.pop("progress")
         if "error" in part:
             raise _CHILD_ERRORS.get(part["error_type"], GeaetError)(part["error"])

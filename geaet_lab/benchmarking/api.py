@@ -148,8 +148,10 @@ def _run_model(job: ModelJob, json_path: Optional[str], plot_path: Optional[str]
     config = dict(environment(timing.device, timing.threads),
                   allocator=requested if timing.isolate else in_process, allocator_this_process=in_process,
                   preset=subject.name, batch_sizes=[int(b) for b in job.batch_sizes], repeats=timing.repeats,
-                  min_time=timing.min_time, warmup=timing.warmup, num_batches=timing.num_batches, seed=timing.seed, isolated=timing.isolate,
-                  inference="folded" if job.fold else "unfolded", openmp_wait=describe_wait_policy())
+                  min_time=timing.min_time, warmup=timing.warmup, num_batches=timing.num_batches, seed=timing.seed,
+                  isolated=timing.isolate,
+                  inference="folded" if job.fold else "unfolded",
+                  openmp_wait=describe_wait_policy())
     if job.config_file is not None:
         config["config_file"] = str(job.config_file)
     report: Dict[str, object] = {"config": config, "results": []}

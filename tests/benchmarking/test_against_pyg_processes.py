@@ -27,10 +27,10 @@ def _report(batch_size, fold_diff, exported=False):
 def test_the_first_batch_size_runs_here_and_every_other_in_a_fresh_process(monkeypatch):
     here, started, lines = [], [], []
 
-    def in_this_process(reference, subject, batch_sizes, timing, fold, progress, exported):
-        here.append(tuple(batch_sizes))
+    def in_this_process(reference, subject, batch_sizes, timing, fold, progress, exported, parity_batch_size=None):
+        here.append((tuple(batch_sizes), parity_batch_size))
         progress("parity on a batch of 16 graphs")
-        progress("  batch 16: train ours ...")
+        progress(f"  batch {batch_sizes[0]}: train ours ...")
         return _report(batch_sizes[0], 1e-12, exported=bool(exported))
 
     def fresh(task, kwargs, **_):
@@ -42,22 +42,22 @@ def test_the_first_batch_size_runs_here_and_every_other_in_a_fresh_process(monke
     monkeypatch.setattr(worker, "run_isolated", fresh)
     reference = Reference("/ref", config_file="zinc-GPS.yaml")
     subject = Subject.from_preset("zinc")
-    out = compare_in_fresh_processes(reference, subject, (16, 64, 128), TIMING, fold=True, progress=lines.append,
+    out = compare_in_fresh_processes(reference, subject, (64, 16, 128), TIMING, fold=True, progress=lines.append,
                                      exported=("torchscript",))
-    assert here == [(16,)]
+    assert here == [((64,), 16)]  # the parity batch of the smallest batch size, in every process
     assert [task for task, _ in started] == ["against_pyg"] * 2
-    assert [kwargs["batch_size"] for _, kwargs in started] == [64, 128]
+    assert [kwargs["batch_size"] for _, kwargs in started] == [16, 128]
     for _, kwargs in started:  # what the measuring process needs to measure the same thing
         assert kwargs["reference"] == reference and kwargs["timing"] == TIMING and kwargs["fold"] is True
-        assert kwargs["exported"] == ["torchscript"]
+        assert kwargs["exported"] == ["torchscript"] and kwargs["parity_batch_size"] == 16
         assert {k: kwargs[k] for k in subject.worker_kwargs()} == subject.worker_kwargs()
-    assert [row["batch_size"] for row in out["results"]] == [16, 64, 128]
-    assert [row["batch_size"] for row in out["exported"]["results"]] == [16, 64, 128]
+    assert [row["batch_size"] for row in out["results"]] == [64, 16, 128]
+    assert [row["batch_size"] for row in out["exported"]["results"]] == [64, 16, 128]
     assert out["fold_max_abs_diff"] == 3e-12  # the largest of the processes'
     # the checks' lines once (from this process), each batch size's line once
     assert sum("parity" in line for line in lines) == 1
     assert [line for line in lines if line.startswith("  batch ")] == [
-        "  batch 16: train ours ...", "  batch 64: train ours ...", "  batch 128: train ours ..."]
+        "  batch 64: train ours ...", "  batch 16: train ours ...", "  batch 128: train ours ..."]
 
 
 def test_a_refusal_in_a_measuring_process_is_the_same_one_line_error(monkeypatch):
