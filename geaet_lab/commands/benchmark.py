@@ -89,7 +89,8 @@ from ..benchmarking.exported import EXPORTED_FORMATS
               help="Interpreter with the reference's packages for --node-scaling --against-pyg (default: this one).")
 @click.option("--against-pyg", "against_pyg", type=click.Path(file_okay=False), metavar="REF_DIR",
               help="A checkout of icm1018/GEAET (its dependencies installed here): check parity on the same "
-                   "weights, then time both models interleaved on the same batches and report the ratios.")
+                   "weights, then time both models interleaved on the same batches (each batch size in a process "
+                   "of its own, at least --min-time seconds a side) and report the ratios.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), metavar="FILE.yaml",
               help="Time the model this reference (GEAET) or GraphGPS YAML describes instead of --preset's "
                    "(throughput and breakdown; with --against-pyg beside the reference's), on synthetic graphs "
