@@ -311,10 +311,11 @@ def measure_against_reference(reference: Reference, batch_size: int, timing: Tim
 
 def compare_in_fresh_processes(reference: Reference, subject: Subject, batch_sizes: Sequence[int], timing: Timing,
                                fold: bool = True, progress: Optional[Callable[[str], None]] = None,
-                               exported: Sequence[str] = ()) -> Dict[str, object]:
+                               exported: Sequence[str] = (), first_here: bool = True) -> Dict[str, object]:
     """:func:`compare_with_reference`'s report, each batch size measured in a process where no other one ran: the
-    first in this process (its checks and errors as they happen), every further one in a fresh process
-    (:func:`.worker.run_isolated`: the command's allocator mode, wait policy and threads).
+    first in this process (its checks and errors as they happen) unless ``first_here`` is False (this process
+    runs in another allocator mode than the one asked for), every further one in a fresh process
+    (:func:`.worker.run_isolated`: the requested allocator mode, the command's wait policy and threads).
 
     In one process a cell depends on the cells before it: 2026-11-29, GraphGPS's ``zinc-GPS.yaml`` at batch 64,
     inference 1.39-1.57x after the batch-16 cells (the reference's batch-64 steps 25-50% faster in a heap that
@@ -325,9 +326,11 @@ def compare_in_fresh_processes(reference: Reference, subject: Subject, batch_siz
 
     if not batch_sizes:
         raise ValueError("no batch sizes to compare; give at least one")
-    merged = compare_with_reference(reference, subject, batch_sizes[:1], timing, fold=fold, progress=progress,
-                                    exported=exported, parity_batch_size=min(batch_sizes))
-    for batch_size in batch_sizes[1:]:
+    merged: Optional[Dict[str, object]] = None
+    if first_here:
+        merged = compare_with_reference(reference, subject, batch_sizes[:1], timing, fold=fold, progress=progress,
+                                        exported=exported, parity_batch_size=min(batch_sizes))
+    for batch_size in batch_sizes[1:] if first_here else batch_sizes:
         if progress:
             progress(f"batch {batch_size}: ours and the reference in a fresh process")
         part = run_isolated("against_pyg", dict(subject.worker_kwargs(), reference=reference,
@@ -337,9 +340,11 @@ def compare_in_fresh_processes(reference: Reference, subject: Subject, batch_siz
         if "error" in part:
             raise _CHILD_ERRORS.get(part["error_type"], GeaetError)(part["error"])
         if progress:
-            for line in lines:
-                if line.startswith("  batch "):
-                    progress(line)
+            for line in lines if merged is None else [line for line in lines if line.startswith("  batch ")]:
+                progress(line)
+        if merged is None:
+            merged = part
+            continue
         merged["results"] += part["results"]
         merged["fold_max_abs_diff"] = max(merged["fold_max_abs_diff"] or 0.0, part["fold_max_abs_diff"] or 0.0)
         if "exported" in part:

@@ -221,9 +221,14 @@ def _throughput_against_reference(job: ModelJob, subject: Subject, timing: Timin
     from .against_pyg import compare_in_fresh_processes, compare_with_reference
 
     config_file = subject.config_file  # the reference's --config
-    compare = compare_in_fresh_processes if timing.isolate else compare_with_reference
-    comparison = compare(job.reference, subject, job.batch_sizes, timing, fold=job.fold, progress=echo,
-                         exported=job.exported)
+    config = report["config"]
+    if timing.isolate:  # the first batch size here only where this process runs in the requested allocator mode
+        comparison = compare_in_fresh_processes(job.reference, subject, job.batch_sizes, timing, fold=job.fold,
+                                                progress=echo, exported=job.exported,
+                                                first_here=config["allocator_this_process"] == config["allocator"])
+    else:
+        comparison = compare_with_reference(job.reference, subject, job.batch_sizes, timing, fold=job.fold,
+                                            progress=echo, exported=job.exported)
     if "exported" in comparison:
         report["exported"] = comparison["exported"]
     memory_timing = dataclasses.replace(timing, repeats=1, warmup=1)
@@ -236,7 +241,6 @@ def _throughput_against_reference(job: ModelJob, subject: Subject, timing: Timin
     report["fold_max_abs_diff"] = comparison["fold_max_abs_diff"]
     if "parity_reference_statistics" in comparison:
         report["parity_reference_statistics"] = comparison["parity_reference_statistics"]
-    config = report["config"]
     where = "a process of its own per batch size" if timing.isolate else "one process"
     config.update(reference_dir=str(job.reference.ref_dir), throughput_source=(
         f"ours and the reference interleaved in {where} on the same pre-built batches; peak RSS from "

@@ -60,6 +60,23 @@ def test_the_first_batch_size_runs_here_and_every_other_in_a_fresh_process(monke
         "  batch 64: train ours ...", "  batch 16: train ours ...", "  batch 128: train ours ..."]
 
 
+def test_every_batch_size_in_a_fresh_process_where_this_one_runs_in_another_allocator_mode(monkeypatch):
+    """``--allocator system`` from a command started in hugetlb mode: no cell is timed in this process."""
+    started, lines = [], []
+    monkeypatch.setattr(against_pyg, "compare_with_reference", lambda *a, **k: pytest.fail("timed in this process"))
+
+    def fresh(task, kwargs, **_):
+        started.append(kwargs["batch_size"])
+        return dict(_report(kwargs["batch_size"], 0.0),
+                    progress=["parity on a batch of 16 graphs", f"  batch {kwargs['batch_size']}: train ours ..."])
+
+    monkeypatch.setattr(worker, "run_isolated", fresh)
+    out = compare_in_fresh_processes(Reference("/ref"), Subject.from_preset("mnist"), (16, 64), TIMING,
+                                     progress=lines.append, first_here=False)
+    assert started == [16, 64] and [row["batch_size"] for row in out["results"]] == [16, 64]
+    assert sum("parity" in line for line in lines) == 1  # the first process's checks, once
+
+
 def test_a_refusal_in_a_measuring_process_is_the_same_one_line_error(monkeypatch):
     monkeypatch.setattr(against_pyg, "compare_with_reference", lambda *a, **k: _report(16, 0.0))
     monkeypatch.setattr(worker, "run_isolated", lambda task, kwargs, **_: {
