@@ -15,6 +15,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from geaet_dgl.allocator import allocator_mode
 from geaet_dgl import cli
 from geaet_lab.interop import reference_model
 from geaet_lab.interop.reference_model import ReferenceFailure, reference_failure
@@ -44,6 +45,9 @@ def _fake_graphgym(monkeypatch, raised: Exception, merge_raises: Exception = Non
     yacs.config = types.SimpleNamespace(CfgNode=dict)
     monkeypatch.setitem(sys.modules, "yacs", yacs)
     monkeypatch.setitem(sys.modules, "yacs.config", yacs.config)
+    # The fake lives in this process: ask for the allocator mode it runs in, so that the comparison's first
+    # batch size runs here (else every batch size would run in a fresh process, without the fake).
+    monkeypatch.setenv("GEAET_DGL_ALLOCATOR", allocator_mode())
 
 
 def _eslappe_file(tmp_path) -> Path:
