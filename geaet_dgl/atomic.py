@@ -55,6 +55,30 @@ def atomic_write(path: PathLike, mode: str = "wb") -> Iterator[IO]:
     _fsync_dir(path.parent)
 
 
+@contextlib.contextmanager
+def atomic_path(path: PathLike) -> Iterator[Path]:
+    """A path next to ``path``, not yet existing, for a writer that takes a file name (a library's own save);
+    when the ``with`` block exits without an exception the file written there is fsynced and moved onto
+    ``path``, otherwise it is deleted. Named as :func:`atomic_write`'s temp files (a killed writer's is removed
+    by the next)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path.parent, path.name)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    os.unlink(tmp_name)  # the name is this writer's (pid and random part); the file is the writer's to create
+    try:
+        yield Path(tmp_name)
+        with open(tmp_name, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_dir(path.parent)
+
+
 def _current_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)

@@ -40,9 +40,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import os
 import pickle
-import secrets
 import tempfile
 from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
@@ -50,7 +48,7 @@ from typing import Iterator, List, Optional, Tuple
 import dgl
 import torch
 
-from ..atomic import remove_stale_temporaries
+from ..atomic import atomic_path
 from ..config import SAMPLERS, ConfigError
 from ..data.errors import DataError
 from ..data.fresh_process import run_apart
@@ -258,15 +256,10 @@ def metis_cluster_sampler(structure: dgl.DGLGraph, parts: int, path: Path,
 
 
 def _write_metis_cache(structure: dgl.DGLGraph, parts: int, path: Path) -> None:
-    """METIS by DGL's sampler into a temp file named as :func:`~geaet_dgl.atomic.atomic_write` names them (a
-    killed writer's is removed by the next), then moved onto ``path``."""
-    remove_stale_temporaries(path.parent, path.name)
-    temp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    try:
+    """METIS by DGL's sampler into a temp file next to ``path``, moved onto it when complete
+    (:func:`~geaet_dgl.atomic.atomic_path`)."""
+    with atomic_path(path) as temp:
         dgl.dataloading.ClusterGCNSampler(structure, parts, cache_path=str(temp))
-        os.replace(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
 
 
 def masked_rows(graph: dgl.DGLGraph, output: torch.Tensor, split: str = "train", ntype: str = ""

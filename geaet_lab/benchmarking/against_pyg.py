@@ -346,7 +346,8 @@ def compare_in_fresh_processes(reference: Reference, subject: Subject, batch_siz
             merged = part
             continue
         merged["results"] += part["results"]
-        merged["fold_max_abs_diff"] = max(merged["fold_max_abs_diff"] or 0.0, part["fold_max_abs_diff"] or 0.0)
+        if part["fold_max_abs_diff"] is not None:  # None without folding (--no-fold)
+            merged["fold_max_abs_diff"] = max(merged["fold_max_abs_diff"], part["fold_max_abs_diff"])
         if "exported" in part:
             merged["exported"]["results"] += part["exported"]["results"]
     return merged

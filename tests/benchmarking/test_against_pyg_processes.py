@@ -105,3 +105,10 @@ def test_a_measuring_process_compares_one_batch_size_against_the_real_reference(
         assert row["ratio_train"] > 0 and row["ratio_infer"] > 0
     assert out["parity"]["checked_diff"] < 1e-5
     assert any(line.startswith("  batch 3: ") for line in lines)
+
+
+def test_without_folding_the_merged_report_has_no_folding_difference(monkeypatch):
+    monkeypatch.setattr(against_pyg, "compare_with_reference", lambda *a, **k: _report(16, None))
+    monkeypatch.setattr(worker, "run_isolated", lambda task, kwargs, **_: dict(_report(64, None), progress=[]))
+    out = compare_in_fresh_processes(Reference("/ref"), Subject.from_preset("mnist"), (16, 64), TIMING, fold=False)
+    assert out["fold_max_abs_diff"] is None and [row["batch_size"] for row in out["results"]] == [16, 64]
