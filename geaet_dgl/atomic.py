@@ -37,30 +37,16 @@ def atomic_write(path: PathLike, mode: str = "wb") -> Iterator[IO]:
     """
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_write mode must be 'wb' or 'w', got {mode!r}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(path.parent, path.name)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, mode) as handle:
-            os.fchmod(handle.fileno(), 0o666 & ~_current_umask())  # mkstemp makes 0600; use the usual mode
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-        raise
-    _fsync_dir(path.parent)
+    with atomic_path(path) as temp, open(temp, mode) as handle:  # created with the usual mode (umask)
+        yield handle
 
 
 @contextlib.contextmanager
 def atomic_path(path: PathLike) -> Iterator[Path]:
     """A path next to ``path``, not yet existing, for a writer that takes a file name (a library's own save);
     when the ``with`` block exits without an exception the file written there is fsynced and moved onto
-    ``path``, otherwise it is deleted. Named as :func:`atomic_write`'s temp files (a killed writer's is removed
-    by the next)."""
+    ``path``, otherwise it is deleted. The temp file is named as the module docstring says (a killed writer's is
+    removed by the next); :func:`atomic_write` opens one for writing."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path.parent, path.name)
@@ -77,12 +63,6 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
             os.unlink(tmp_name)
         raise
     _fsync_dir(path.parent)
-
-
-def _current_umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _fsync_dir(folder: Path) -> None:
